@@ -1,0 +1,29 @@
+"""rlopt: worst-case re-identification risk by distance-based record linkage with
+distances learned by mixed-integer programming."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from rlopt.data import (
+    CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, LinkageData, load_census, load_eia, load_table,
+    standardise, validate_pair,
+)
+from rlopt.exceptions import DataWarning, InputError
+from rlopt.families import FAMILIES, get_family
+from rlopt.linkage import LinkageResult, dbrl
+from rlopt.masking import (
+    PUBLISHED_FILES, Recipe, additive_noise, build, load_recipe, microaggregate,
+    published_recipe, rank_swap,
+)
+
+try:
+    __version__ = version("rlopt")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "CENSUS_ATTRIBUTES", "EIA_ATTRIBUTES", "LinkageData", "load_census", "load_eia",
+    "load_table", "standardise", "validate_pair", "DataWarning", "InputError",
+    "FAMILIES", "get_family", "LinkageResult", "dbrl", "PUBLISHED_FILES", "Recipe",
+    "additive_noise", "build", "load_recipe", "microaggregate", "published_recipe",
+    "rank_swap", "__version__",
+]

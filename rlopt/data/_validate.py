@@ -1,0 +1,287 @@
+"""The one input validator of rlopt.
+
+Every public entry point that takes user data goes through :func:`validate_table`
+(one file, e.g. masking) or :func:`validate_pair` (an original and a masked file,
+e.g. linkage and learning). Private functions downstream assume validated input.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from rlopt.exceptions import DataWarning, InputError
+
+__all__ = ["LinkageData", "validate_pair", "validate_table", "as_frame"]
+
+
+@dataclass(frozen=True)
+class LinkageData:
+    """An original file and its masked file, validated and aligned record by record.
+
+    Attributes
+    ----------
+    original, masked : ndarray of shape (n_records, n_attributes)
+        Row ``i`` of ``masked`` is the protected version of row ``i`` of ``original``.
+    columns : tuple of str
+        Attribute names, in the order of the array columns.
+    ids : ndarray of shape (n_records,) or None
+        The identifier of each row when the files were aligned by an id column.
+    n_dropped : int
+        Rows dropped because of NaN/inf values (only with ``drop_nonfinite=True``).
+    n_duplicate_original : int
+        Original records whose attribute values equal those of another original
+        record; no distance can re-identify them with certainty.
+    """
+
+    original: np.ndarray
+    masked: np.ndarray
+    columns: tuple[str, ...]
+    ids: np.ndarray | None = None
+    n_dropped: int = 0
+    n_duplicate_original: int = 0
+
+    @property
+    def n_records(self) -> int:
+        return self.original.shape[0]
+
+    @property
+    def n_attributes(self) -> int:
+        return self.original.shape[1]
+
+
+def as_frame(data, *, name: str) -> pd.DataFrame:
+    """A DataFrame view of ``data`` (DataFrame, 2-d array or list of rows)."""
+    if isinstance(data, pd.DataFrame):
+        if all(isinstance(c, str) for c in data.columns):
+            return data
+        return data.rename(columns=str)
+    if isinstance(data, pd.Series):
+        raise InputError(f"{name}: expected a table (DataFrame or 2-d array), got a Series")
+    array = np.asarray(data)
+    if array.ndim != 2:
+        raise InputError(
+            f"{name}: expected a 2-d table of shape (n_records, n_attributes), "
+            f"got an array of shape {array.shape}"
+        )
+    return pd.DataFrame(array, columns=[f"x{k}" for k in range(array.shape[1])])
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds, so that messages read ``0``, not ``np.int64(0)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _select_columns(frame: pd.DataFrame, columns: Sequence[str] | None, *, name: str,
+                    exclude: str | None = None) -> list[str]:
+    available = [str(c) for c in frame.columns]
+    if len(set(available)) != len(available):
+        dup = sorted({c for c in available if available.count(c) > 1})
+        raise InputError(f"{name}: duplicate column name(s) {dup}")
+    if columns is None:
+        return [c for c in available if c != exclude]
+    columns = list(columns)
+    if not columns:
+        raise InputError(f"{name}: the list of columns is empty; expected at least one")
+    if len(set(columns)) != len(columns):
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        raise InputError(f"{name}: column(s) {dup} requested more than once")
+    unknown = [c for c in columns if c not in available]
+    if unknown:
+        raise InputError(f"{name}: unknown column(s) {unknown}; available: {available}")
+    if exclude is not None and exclude in columns:
+        raise InputError(f"{name}: the id column {exclude!r} cannot also be an attribute")
+    return columns
+
+
+def _numeric_block(frame: pd.DataFrame, columns: list[str], *, name: str) -> np.ndarray:
+    if not columns:
+        raise InputError(f"{name}: no attribute columns; expected at least one numeric column")
+    for column in columns:
+        series = frame[column]
+        if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            example = series.iloc[0] if len(series) else None
+            raise InputError(
+                f"{name}: column {column!r} is not numeric (dtype {series.dtype}, e.g. "
+                f"{_plain(example)!r}); expected numbers. Select numeric columns with columns=[...]"
+            )
+    return frame[columns].to_numpy(dtype=np.float64, copy=True)
+
+
+def _nonfinite_rows(block: np.ndarray) -> np.ndarray:
+    return ~np.isfinite(block).all(axis=1)
+
+
+def _raise_nonfinite(block: np.ndarray, columns: list[str], *, name: str) -> None:
+    bad = ~np.isfinite(block)
+    k = int(np.argmax(bad.any(axis=0)))
+    rows = np.flatnonzero(bad[:, k])
+    raise InputError(
+        f"{name}: column {columns[k]!r} has {rows.size} NaN/inf value(s) (first at row "
+        f"{int(rows[0])}: {_plain(block[rows[0], k])!r}); expected finite numbers. Clean the file, "
+        "or pass drop_nonfinite=True (CLI: --drop-nonfinite) to drop such rows from both files"
+    )
+
+
+def validate_table(data, *, columns: Sequence[str] | None = None, name: str = "input",
+                   min_records: int = 1) -> tuple[np.ndarray, list[str]]:
+    """Validate one numeric table; return its values (float64 copy) and column names.
+
+    Raises
+    ------
+    InputError
+        Unknown or non-numeric columns, NaN/inf values, fewer than ``min_records`` rows.
+    """
+    frame = as_frame(data, name=name)
+    cols = _select_columns(frame, columns, name=name)
+    block = _numeric_block(frame, cols, name=name)
+    if block.shape[0] < min_records:
+        raise InputError(f"{name}: {block.shape[0]} record(s); expected at least {min_records}")
+    if _nonfinite_rows(block).any():
+        _raise_nonfinite(block, cols, name=name)
+    return block, cols
+
+
+def _align_by_id(original: pd.DataFrame, masked: pd.DataFrame, id_column: str):
+    for frame, name in ((original, "original"), (masked, "masked")):
+        if id_column not in frame.columns:
+            raise InputError(
+                f"{name}: id column {id_column!r} not found; available: "
+                f"{list(map(str, frame.columns))}"
+            )
+        ids = frame[id_column]
+        if ids.isna().any():
+            row = int(np.flatnonzero(ids.isna().to_numpy())[0])
+            raise InputError(
+                f"{name}: id column {id_column!r} has {int(ids.isna().sum())} missing id(s) "
+                f"(first at row {row}); expected an id on every record"
+            )
+        duplicated = ids[ids.duplicated(keep=False)]
+        if len(duplicated):
+            raise InputError(
+                f"{name}: id column {id_column!r} has duplicate ids, e.g. "
+                f"{_plain(duplicated.iloc[0])!r} ({len(duplicated)} rows share an id); expected unique ids"
+            )
+    left = set(original[id_column])
+    right = set(masked[id_column])
+    if left != right:
+        only_o = [_plain(v) for v in sorted(left - right, key=str)[:5]]
+        only_m = [_plain(v) for v in sorted(right - left, key=str)[:5]]
+        raise InputError(
+            f"the id sets differ: {len(left - right)} id(s) only in the original (e.g. "
+            f"{only_o}), {len(right - left)} only in the masked file (e.g. {only_m}); "
+            "expected the same ids in both files"
+        )
+    masked = masked.set_index(id_column).loc[original[id_column].to_numpy()].reset_index()
+    return original, masked, original[id_column].to_numpy()
+
+
+def _count_duplicate_rows(block: np.ndarray) -> int:
+    _, inverse, counts = np.unique(block, axis=0, return_inverse=True, return_counts=True)
+    return int((counts[inverse.ravel()] > 1).sum())
+
+
+def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
+                  id_column: str | None = None, drop_nonfinite: bool = False) -> LinkageData:
+    """Validate an original file and its masked file and align them record by record.
+
+    Parameters
+    ----------
+    original, masked : DataFrame or array-like of shape (n_records, n_attributes)
+        The intruder's file (the original, worst case) and the protected file.
+    columns : list of str, default=None
+        Attributes to use; by default every column except ``id_column``, which
+        must then be the same set in both files.
+    id_column : str, default=None
+        Align the files by this identifier instead of by row order (released
+        files are often shuffled). Ids must be present, unique and the same set
+        in both files.
+    drop_nonfinite : bool, default=False
+        Drop the records with NaN/inf in either file (from both files) instead of
+        raising; a :class:`DataWarning` says how many.
+
+    Returns
+    -------
+    LinkageData
+
+    Raises
+    ------
+    InputError
+        Non-numeric, unknown or mismatched columns; NaN/inf (unless dropped);
+        zero-variance columns; different row counts; duplicate, missing or
+        mismatched ids; fewer than 2 records.
+
+    Warns
+    -----
+    DataWarning
+        When original records are duplicated (they cannot all be re-identified).
+    """
+    original = as_frame(original, name="original")
+    masked = as_frame(masked, name="masked")
+    cols = _select_columns(original, columns, name="original", exclude=id_column)
+    if columns is None:
+        masked_cols = _select_columns(masked, None, name="masked", exclude=id_column)
+        if set(masked_cols) != set(cols):
+            raise InputError(
+                "original and masked files have different columns: only in the original "
+                f"{sorted(set(cols) - set(masked_cols))}, only in the masked file "
+                f"{sorted(set(masked_cols) - set(cols))}; pass columns=[...] (CLI: --columns) "
+                "to choose the shared attributes"
+            )
+    else:
+        _select_columns(masked, cols, name="masked", exclude=id_column)
+
+    ids = None
+    if id_column is not None:
+        original, masked, ids = _align_by_id(original, masked, id_column)
+    elif len(original) != len(masked):
+        raise InputError(
+            f"the original file has {len(original)} records and the masked file "
+            f"{len(masked)}; expected the same number (aligned by row order), or pass "
+            "id_column= (CLI: --id-column) to align them by an identifier"
+        )
+
+    a = _numeric_block(original, cols, name="original")
+    b = _numeric_block(masked, cols, name="masked")
+
+    n_dropped = 0
+    bad = _nonfinite_rows(a) | _nonfinite_rows(b)
+    if bad.any():
+        if not drop_nonfinite:
+            _raise_nonfinite(a if _nonfinite_rows(a).any() else b, cols,
+                             name="original" if _nonfinite_rows(a).any() else "masked")
+        n_dropped = int(bad.sum())
+        warnings.warn(
+            f"dropped {n_dropped} of {len(bad)} records with NaN/inf values in either file",
+            DataWarning, stacklevel=2,
+        )
+        a, b = a[~bad], b[~bad]
+        if ids is not None:
+            ids = ids[~bad]
+
+    if a.shape[0] < 2:
+        raise InputError(f"{a.shape[0]} record(s) to link; expected at least 2")
+
+    for block, name in ((a, "original"), (b, "masked")):
+        sd = block.std(axis=0)
+        flat = np.flatnonzero(~(sd > 0))
+        if flat.size:
+            k = int(flat[0])
+            raise InputError(
+                f"{name}: column {cols[k]!r} is constant (every value is {_plain(block[0, k])!r}); "
+                "standardisation divides by the standard deviation, so expected a column "
+                "with at least two distinct values. Leave it out with columns=[...]"
+            )
+
+    n_dup = _count_duplicate_rows(a)
+    if n_dup:
+        warnings.warn(
+            f"{n_dup} original records share their values with another original record; "
+            "no distance can re-identify them with certainty",
+            DataWarning, stacklevel=2,
+        )
+    return LinkageData(a, b, tuple(cols), ids, n_dropped, n_dup)

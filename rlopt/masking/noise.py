@@ -1,0 +1,41 @@
+"""Additive noise."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from rlopt.data import as_frame, validate_table
+from rlopt.exceptions import InputError
+
+__all__ = ["additive_noise"]
+
+
+def additive_noise(data, k: float, *, seed: int | None = 0,
+                   columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Add normal noise ``e`` with ``E(e) = 0`` and ``Var(e) = k Var(X)`` per attribute.
+
+    Parameters
+    ----------
+    data : DataFrame or array-like of shape (n_records, n_attributes)
+    k : float
+        Noise variance as a fraction of each attribute's variance (sample
+        variance, ``ddof=1``), ``k >= 0``.
+    seed : int, default=0
+        Seed of ``numpy.random.default_rng``.
+    columns : list of str, default=None
+        Attributes to perturb (default: all); the others are left unchanged.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(k) or k < 0:
+        raise InputError(f"noise level k={k!r}; expected a finite number >= 0")
+    frame = as_frame(data, name="input")
+    values, cols = validate_table(frame, columns=columns, name="input", min_records=2)
+    sd = np.sqrt(k * values.var(axis=0, ddof=1))
+    rng = np.random.default_rng(seed)
+    result = frame.copy()
+    result[cols] = values + rng.normal(size=values.shape) * sd
+    return result

@@ -1,0 +1,67 @@
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from rlopt.cli import app, parse_groups
+from rlopt.exceptions import InputError
+from rlopt.linkage import dbrl
+from rlopt.masking import build, published_recipe
+
+runner = CliRunner()
+
+
+def test_preset_then_link_json(tmp_path):
+    out = tmp_path / "m433"
+    result = runner.invoke(app, ["mask", "--preset", "M4-33", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    original, masked = build(published_recipe("M4-33"))
+    pd.testing.assert_frame_equal(pd.read_csv(out / "original.csv"), original, check_dtype=False)
+    for distance in ("am", "md"):
+        result = runner.invoke(app, ["link", str(out / "original.csv"), str(out / "masked.csv"),
+                                     "--distance", distance, "--json"])
+        assert result.exit_code == 0, result.output
+        figures = json.loads(result.output)
+        assert set(figures) >= {"n_records", "n_correct", "n_ties", "rate"}
+        expected = dbrl(original, masked, distance=distance)
+        assert figures["n_correct"] == expected.n_correct and figures["n_records"] == 400
+
+
+def test_mask_file_with_groups_rank_swap_and_noise(tmp_path):
+    frame = pd.DataFrame({"a": range(20), "b": range(20, 40), "c": [1.5] * 20}, dtype=float)
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    cases = {
+        "mdav.csv": ["--method", "mdav", "--groups", "a,b:4"],
+        "rs.csv": ["--method", "rank-swap", "--p", "10", "--seed", "3", "--columns", "a,b"],
+        "noise.csv": ["--method", "noise", "--k", "0.1", "--columns", "a"],
+    }
+    for name, args in cases.items():
+        result = runner.invoke(app, ["mask", str(tmp_path / "in.csv"), "--out", str(tmp_path / name), *args])
+        assert result.exit_code == 0, result.output
+    mdav = pd.read_csv(tmp_path / "mdav.csv")
+    assert mdav["a"].nunique() == 5 and (mdav["c"] == 1.5).all()
+    assert sorted(pd.read_csv(tmp_path / "rs.csv")["a"]) == list(frame["a"])
+
+
+def test_parse_groups():
+    assert parse_groups("A,B:3;C:8") == [(["A", "B"], 3), (["C"], 8)]
+    with pytest.raises(InputError, match="expected COLUMN,COLUMN:K"):
+        parse_groups("A,B")
+    with pytest.raises(InputError, match="group size 'x'"):
+        parse_groups("A,B:x")
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path):
+    runner.invoke(app, ["mask", "--preset", "M4-33", "--out", str(tmp_path)])
+    proc = subprocess.run(
+        [sys.executable, "-m", "rlopt.cli", "link", str(tmp_path / "original.csv"),
+         str(tmp_path / "masked.csv"), "--columns", "AGI,NOPE"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: original: unknown column(s) ['NOPE']; available: ['AFNLWGT', 'AGI', 'EMCONTRB', 'FEDTAX']"
+    ]
