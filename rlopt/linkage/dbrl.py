@@ -36,6 +36,9 @@ class LinkageResult:
         Index of the nearest original record (the lowest index among ties).
     distance : str
         Name of the distance family.
+    separation : ndarray of float, shape (n_records,)
+        ``min_{j != i} d(a_i, b_j) - d(a_i, b_i)``: positive when record i is
+        re-identified, and by how much (compared with the MILP's margin).
     """
 
     n_records: int
@@ -46,6 +49,7 @@ class LinkageResult:
     correct: np.ndarray = field(repr=False)
     tied: np.ndarray = field(repr=False)
     linked_to: np.ndarray = field(repr=False)
+    separation: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict:
         """The summary figures (JSON keys ``n_records, n_correct, n_ties, rate, distance``)."""
@@ -66,6 +70,7 @@ def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
     correct = np.zeros(n, dtype=bool)
     tied = np.zeros(n, dtype=bool)
     linked_to = np.zeros(n, dtype=np.int64)
+    separation = np.zeros(n)
     step = chunk_rows(n, za.shape[1], max_bytes=max_bytes)
     for start in range(0, n, step):
         stop = min(n, start + step)
@@ -75,12 +80,13 @@ def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
         linked_to[start:stop] = d.argmin(axis=1)
         d[rows, rows + start] = np.inf
         nearest_other = d.min(axis=1)
+        separation[start:stop] = nearest_other - own
         tol = TIE_RTOL * np.maximum(np.abs(own), np.abs(nearest_other))
         correct[start:stop] = own < nearest_other - tol
         tied[start:stop] = np.abs(own - nearest_other) <= tol
     n_correct = int(correct.sum())
     return LinkageResult(n, n_correct, int(tied.sum()), n_correct / n, distance.family,
-                         correct, tied, linked_to)
+                         correct, tied, linked_to, separation)
 
 
 def dbrl(original, masked, *, distance: str | Distance = "am",

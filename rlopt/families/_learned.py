@@ -1,0 +1,126 @@
+"""The contract of a learned family, shared by every learned family module.
+
+A learned family has a parameter vector ``theta`` (length ``n_params(n)``) in which
+``d(a_i, b_j) = phi(a_i, b_j) . theta + offset(a_i, b_j)`` is linear. The MILP is
+built from :meth:`LearnedFamily.features`, its admissible set from
+:meth:`LearnedFamily.bounds` and :meth:`LearnedFamily.constraints`, its big-C from
+:meth:`LearnedFamily.max_excess`. The learned parameter is evaluated by the
+family's :class:`~rlopt.families.Distance`, written independently of ``features``
+(its own sort) so that it can arbitrate the solver's count.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rlopt.families._base import Distance, Family
+
+__all__ = ["LearnedFamily", "LinearRows", "default_delta"]
+
+
+def default_delta(n_attributes: int) -> float:
+    """The default lower bound of metric variants: ``1e-3 / n``."""
+    return 1e-3 / n_attributes
+
+
+@dataclass
+class LinearRows:
+    """Linear constraints ``lo <= A @ theta <= hi`` on the parameter (dense ``A``)."""
+
+    n_params: int
+    coefs: list[np.ndarray] = field(default_factory=list)
+    lo: list[float] = field(default_factory=list)
+    hi: list[float] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+    def add(self, terms: dict[int, float], lo: float = -np.inf, hi: float = np.inf,
+            *, constant: float = 0.0, name: str = "") -> None:
+        """Add ``lo <= sum(coef * theta[index]) + constant <= hi``."""
+        row = np.zeros(self.n_params)
+        for index, coef in terms.items():
+            row[index] += coef
+        self.coefs.append(row)
+        self.lo.append(lo - constant)
+        self.hi.append(hi - constant)
+        self.names.append(name)
+
+    def __len__(self) -> int:
+        return len(self.coefs)
+
+    def matrix(self) -> np.ndarray:
+        return np.array(self.coefs).reshape(len(self), self.n_params)
+
+    def violation(self, theta: np.ndarray) -> float:
+        """The largest violation of any row by ``theta`` (0 when all hold)."""
+        if not len(self):
+            return 0.0
+        values = self.matrix() @ theta
+        return float(max(0.0, np.max(np.array(self.lo) - values), np.max(values - np.array(self.hi))))
+
+
+class LearnedFamily(Family):
+    """A family whose parameter is learned by the MILP."""
+
+    learned = True
+    options: dict
+
+    def __init__(self, **options):
+        self.options = options
+
+    @abstractmethod
+    def n_params(self, n: int) -> int:
+        """Length of the parameter vector for ``n`` attributes."""
+
+    @abstractmethod
+    def param_names(self, columns: tuple[str, ...]) -> list[str]:
+        """A readable name of each parameter."""
+
+    @abstractmethod
+    def bounds(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of each parameter."""
+
+    @abstractmethod
+    def constraints(self, n: int) -> LinearRows:
+        """The family's linear constraints on the parameter (SPEC section 4)."""
+
+    @abstractmethod
+    def features(self, za: np.ndarray, zb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``phi`` of shape (rows, N, n_params) and ``offset`` of shape (rows, N)
+        with ``d(za[r], zb[j]) = phi[r, j] @ theta + offset[r, j]``."""
+
+    @abstractmethod
+    def max_excess(self, own: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """An upper bound, over every admissible parameter, of
+        ``d(a_i, b_i) - d(a_i, b_j)``.
+
+        Parameters
+        ----------
+        own : ndarray of shape (rows, 1, n)
+            ``za_i - zb_i``.
+        other : ndarray of shape (rows, N, n)
+            ``za_i - zb_j``.
+        """
+
+    @abstractmethod
+    def distance(self, theta: np.ndarray, columns: tuple[str, ...]) -> Distance:
+        """The reference evaluator of the distance with parameter ``theta``."""
+
+    @abstractmethod
+    def theta_from_params(self, params: dict, columns: tuple[str, ...]) -> np.ndarray:
+        """Inverse of ``distance(theta, columns).params()``."""
+
+    def separate(self, theta: np.ndarray, za: np.ndarray, zb: np.ndarray) -> list[tuple[np.ndarray, float]]:
+        """Cutting planes ``coef @ theta >= rhs`` that ``theta`` violates (none by default).
+
+        Families whose admissible set is not given by finitely many rows up front
+        (non-negativity over all pairs, positive definiteness) return the violated
+        ones; the solver adds them and solves again until none is returned.
+        """
+        return []
+
+    def repair(self, theta: np.ndarray) -> np.ndarray | None:
+        """An admissible parameter near ``theta`` when cutting planes stopped early."""
+        return None

@@ -1,0 +1,173 @@
+"""SB, SB_NC, SB_PD: symmetric bilinear forms ``(za - zb)^T Q (za - zb)``.
+
+Parameters: the upper triangle of ``Q`` (``k <= l``, row by row), with
+``trace(Q) = 1`` and ``|Q_kl| <= 1`` (SPEC section 4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
+from rlopt.exceptions import InputError
+from rlopt.families._base import Distance
+from rlopt.families._learned import LearnedFamily, LinearRows, default_delta
+
+__all__ = ["Bilinear", "NonNegativeBilinear", "PositiveDefiniteBilinear", "BilinearDistance"]
+
+SEPARATION_TOL = 1e-9
+"""A cutting plane is added when ``theta`` violates it by more than this."""
+
+
+def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n)
+
+
+def _pair_weights(n: int) -> np.ndarray:
+    k, l = _upper(n)
+    return np.where(k == l, 1.0, 2.0)
+
+
+def _quadratic_features(delta: np.ndarray) -> np.ndarray:
+    """``phi`` with ``delta^T Q delta = phi @ theta`` (last axis of ``delta`` = attributes)."""
+    n = delta.shape[-1]
+    k, l = _upper(n)
+    return delta[..., k] * delta[..., l] * _pair_weights(n)
+
+
+class BilinearDistance(Distance):
+    """``d(a, b) = (za - zb)^T Q (za - zb)`` with the full symmetric ``Q``."""
+
+    def __init__(self, matrix: np.ndarray, columns: tuple[str, ...], family: str = "sb"):
+        self.matrix = np.asarray(matrix, dtype=float)
+        self.columns = tuple(columns)
+        self.family = family
+
+    def pairwise(self, za, zb):
+        delta = za[:, None, :] - zb[None, :, :]
+        return np.einsum("ijk,kl,ijl->ij", delta, self.matrix, delta, optimize=True)
+
+    def params(self) -> dict:
+        return {"family": self.family, "columns": list(self.columns), "Q": self.matrix.tolist()}
+
+
+class Bilinear(LearnedFamily):
+    """SB: a symmetric matrix with ``trace(Q) = 1`` and ``|Q_kl| <= 1``."""
+
+    name = "sb"
+    summary = "symmetric bilinear form of the differences"
+
+    def n_params(self, n):
+        return n * (n + 1) // 2
+
+    def param_names(self, columns):
+        k, l = _upper(len(columns))
+        return [f"Q[{columns[a]},{columns[b]}]" for a, b in zip(k, l)]
+
+    def bounds(self, n):
+        return -np.ones(self.n_params(n)), np.ones(self.n_params(n))
+
+    def constraints(self, n):
+        rows = LinearRows(self.n_params(n))
+        k, l = _upper(n)
+        rows.add({int(t): 1.0 for t in np.flatnonzero(k == l)}, 1.0, 1.0, name="trace Q = 1")
+        return rows
+
+    def features(self, za, zb):
+        phi = _quadratic_features(za[:, None, :] - zb[None, :, :])
+        return phi, np.zeros(phi.shape[:2])
+
+    def max_excess(self, own, other):
+        """The exact maximum of ``d(a_i,b_i) - d(a_i,b_j) = <M, Q>``, ``M = dx dx^T - dy dy^T``,
+        over the box ``|Q_kl| <= 1`` with ``trace(Q) = 1``.
+
+        Off the diagonal each ``Q_kl = sign(M_kl)``. On it, ``Q_kk`` in ``[-1, 1]``
+        summing to 1: with ``n + 1 = 2q + r``, the ``q`` largest ``M_kk`` get +1,
+        then (if ``r = 1``) one gets 0, the rest -1.
+        """
+        n = own.shape[-1]
+        own = np.broadcast_to(own, other.shape)
+        m = own[..., :, None] * own[..., None, :] - other[..., :, None] * other[..., None, :]
+        off = np.abs(m).sum(axis=(-2, -1)) - np.abs(np.diagonal(m, axis1=-2, axis2=-1)).sum(axis=-1)
+        diag = -np.sort(-np.diagonal(m, axis1=-2, axis2=-1), axis=-1)
+        q, r = divmod(n + 1, 2)
+        return off + diag[..., :q].sum(axis=-1) - diag[..., q + r:].sum(axis=-1)
+
+    def matrix(self, theta, n):
+        k, l = _upper(n)
+        q = np.zeros((n, n))
+        q[k, l] = theta
+        q[l, k] = theta
+        return q
+
+    def distance(self, theta, columns):
+        return BilinearDistance(self.matrix(np.asarray(theta, dtype=float), len(columns)), columns, self.name)
+
+    def theta_from_params(self, params, columns):
+        order = [params["columns"].index(c) for c in columns]
+        q = np.asarray(params["Q"], dtype=float)[np.ix_(order, order)]
+        return q[_upper(len(columns))]
+
+
+class NonNegativeBilinear(Bilinear):
+    """SB_NC: SB with ``d(a_i, b_j) >= 0`` for all ``N^2`` pairs (``i = j`` included).
+
+    The pair rows are generated as cutting planes: after each solve every pair is
+    checked (in chunks) and the most violated ones (option ``cuts_per_round``,
+    default 200) are added, until none is violated.
+    """
+
+    name = "sb_nc"
+    summary = "symmetric bilinear form, non-negative on every pair of records"
+
+    def separate(self, theta, za, zb):
+        q = self.matrix(theta, za.shape[1])
+        found: list[tuple[float, np.ndarray]] = []
+        step = chunk_rows(zb.shape[0], zb.shape[1], max_bytes=DEFAULT_CHUNK_BYTES)
+        for start in range(0, za.shape[0], step):
+            delta = za[start:start + step, None, :] - zb[None, :, :]
+            values = np.einsum("ijk,kl,ijl->ij", delta, q, delta, optimize=True)
+            for r, j in zip(*np.nonzero(values < -SEPARATION_TOL)):
+                found.append((values[r, j], _quadratic_features(delta[r, j])))
+        found.sort(key=lambda item: item[0])
+        limit = int(self.options.get("cuts_per_round") or 200)
+        return [(coef, 0.0) for _, coef in found[:limit]]
+
+
+class PositiveDefiniteBilinear(Bilinear):
+    """SB_PD: SB with ``Q >= delta I`` (a Mahalanobis-type metric).
+
+    Cutting planes ``v^T Q v >= delta`` for the unit eigenvectors ``v`` of every
+    eigenvalue below ``delta``; ``delta`` defaults to ``1e-3 / n`` and must be at
+    most ``1 / n`` (``trace(Q) = 1``).
+    """
+
+    name = "sb_pd"
+    summary = "symmetric bilinear form with Q >= delta I"
+
+    def delta(self, n):
+        delta = self.options.get("delta") or default_delta(n)
+        if not 0 < delta <= 1 / n:
+            raise InputError(f"sb_pd delta={delta!r}; expected 0 < delta <= 1/n = {1 / n:g}")
+        return delta
+
+    def separate(self, theta, za, zb):
+        n = za.shape[1]
+        delta = self.delta(n)
+        values, vectors = np.linalg.eigh(self.matrix(theta, n))
+        return [(_quadratic_features(vectors[:, t]), delta)
+                for t in np.flatnonzero(values < delta - SEPARATION_TOL)]
+
+    def repair(self, theta):
+        """Clip the eigenvalues at ``delta``, rescale to trace 1, and mix with ``I / n``
+        until the smallest eigenvalue is ``delta`` (entries stay within [-1, 1])."""
+        n = int(round((np.sqrt(8 * len(theta) + 1) - 1) / 2))
+        delta = self.delta(n)
+        values, vectors = np.linalg.eigh(self.matrix(theta, n))
+        q = vectors @ np.diag(np.maximum(values, delta)) @ vectors.T
+        q /= np.trace(q)
+        low = np.linalg.eigvalsh(q)[0]
+        if low < delta:
+            t = (delta - low) / (1 / n - low)
+            q = (1 - t) * q + t * np.eye(n) / n
+        return q[_upper(n)]

@@ -1,0 +1,78 @@
+"""WM and WM_m: the weighted mean of the per-attribute squared differences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlopt.data import squared_diffs
+from rlopt.families._base import Distance
+from rlopt.families._learned import LearnedFamily, LinearRows, default_delta
+
+__all__ = ["WeightedMean", "MetricWeightedMean", "WeightedMeanDistance"]
+
+
+class WeightedMeanDistance(Distance):
+    """``d(a, b) = sum_k p_k (za_k - zb_k)^2``."""
+
+    def __init__(self, weights: np.ndarray, columns: tuple[str, ...], family: str = "wm"):
+        self.weights = np.asarray(weights, dtype=float)
+        self.columns = tuple(columns)
+        self.family = family
+
+    def pairwise(self, za, zb):
+        return squared_diffs(za, zb) @ self.weights
+
+    def params(self) -> dict:
+        return {"family": self.family,
+                "weights": {c: float(w) for c, w in zip(self.columns, self.weights)}}
+
+
+class WeightedMean(LearnedFamily):
+    """``sum_k p_k diff_k`` with ``sum p = 1``, ``p >= 0`` (SPEC section 4)."""
+
+    name = "wm"
+    summary = "weighted mean of squared differences"
+
+    def lower(self, n: int) -> float:
+        return 0.0
+
+    def n_params(self, n):
+        return n
+
+    def param_names(self, columns):
+        return [f"p[{c}]" for c in columns]
+
+    def bounds(self, n):
+        return np.full(n, self.lower(n)), np.ones(n)
+
+    def constraints(self, n):
+        rows = LinearRows(n)
+        rows.add({k: 1.0 for k in range(n)}, 1.0, 1.0, name="sum p = 1")
+        return rows
+
+    def features(self, za, zb):
+        phi = squared_diffs(za, zb)
+        return phi, np.zeros(phi.shape[:2])
+
+    def max_excess(self, own, other):
+        # max over the simplex of sum p_k (x_k - y_k) is attained at a vertex (tight)
+        return (own * own - other * other).max(axis=2)
+
+    def distance(self, theta, columns):
+        return WeightedMeanDistance(theta, columns, self.name)
+
+    def theta_from_params(self, params, columns):
+        return np.array([params["weights"][c] for c in columns], dtype=float)
+
+
+class MetricWeightedMean(WeightedMean):
+    """WM whose distance is a metric: every weight ``p_k >= delta > 0``.
+
+    ``delta`` defaults to ``1e-3 / n`` (option ``delta``).
+    """
+
+    name = "wm_m"
+    summary = "weighted mean with every weight >= delta (a metric)"
+
+    def lower(self, n):
+        return self.options.get("delta") or default_delta(n)

@@ -1,0 +1,300 @@
+"""Learning the worst-case distance: the scikit-learn-style learner.
+
+``LearnedDistanceLinkage(family="ci").fit(original, masked)`` validates and
+standardises the files, builds the MILP of the family, solves it with HiGHS and
+recounts the re-identifications from the learned parameter with the family's
+reference evaluator (plain numpy, independent of the coefficients the model was
+built from). The recount arbitrates: a disagreement with the solver's objective
+is an error by default.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from rlopt.data import LinkageData, standardise, validate_pair
+from rlopt.exceptions import InputError
+from rlopt.families import Distance, LearnedFamily, get_family
+from rlopt.linkage import LinkageResult, link_records
+from rlopt.milp import SolverOptions, build_model, export_model, solve_model
+
+__all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
+
+
+class RecountMismatchError(RuntimeError):
+    """The solver's count and the independent recount of its parameters disagree."""
+
+
+@dataclass
+class LearnResult:
+    """The outcome of learning one family on one pair of files.
+
+    ``n_correct`` is the solver's incumbent count; ``n_correct_verified`` the
+    recount at the margin (up to ``recount_tol``); ``n_correct_strict`` the
+    recount with ``> 0`` (ties not counted). ``bound`` is a proven upper bound
+    on the number of correct re-identifications for the family (at this margin);
+    the truth lies in ``[n_correct_verified, bound]``, a single value only when
+    ``status == "optimal"``.
+    """
+
+    family: str
+    n_records: int
+    n_correct: int | None
+    n_correct_verified: int | None
+    n_correct_strict: int | None
+    status: str
+    bound: int | None
+    gap: float | None
+    margin: float
+    params: dict | None
+    solver: dict
+    seconds: dict
+    model: dict
+    recount_tol: float
+    cut_rounds: int = 0
+    correct: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def rate(self) -> float | None:
+        return None if self.n_correct_verified is None else self.n_correct_verified / self.n_records
+
+    def to_dict(self) -> dict:
+        """JSON-ready figures (the keys of ``rlopt learn --json``)."""
+        return {
+            "family": self.family, "n_records": self.n_records, "n_correct": self.n_correct,
+            "n_correct_verified": self.n_correct_verified, "n_correct_strict": self.n_correct_strict,
+            "rate": self.rate, "status": self.status, "bound": self.bound, "gap": self.gap,
+            "margin": self.margin, "params": self.params, "solver": self.solver,
+            "seconds": self.seconds, "model": self.model, "recount_tol": self.recount_tol,
+            "cut_rounds": self.cut_rounds,
+        }
+
+
+def recount(za: np.ndarray, zb: np.ndarray, distance: Distance, *, margin: float,
+            tol: float) -> tuple[LinkageResult, np.ndarray]:
+    """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``."""
+    linked = link_records(za, zb, distance)
+    return linked, linked.separation >= margin - tol
+
+
+def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
+          big_c: str | float = "tight", drop_redundant: bool = True, on_mismatch: str = "raise",
+          export: str | Path | None = None) -> tuple[LearnResult, Distance | None]:
+    """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`)."""
+    t0 = time.perf_counter()
+    za, zb = standardise(data.masked), standardise(data.original)
+    model, info = build_model(za, zb, family, margin=margin, columns=data.columns,
+                              big_c=big_c, drop_redundant=drop_redundant)
+    build_seconds = time.perf_counter() - t0
+    if export is not None:
+        export_model(model, export)
+    separate = None
+    if type(family).separate is not LearnedFamily.separate:
+        separate = lambda theta: family.separate(theta, za, zb)  # noqa: E731
+    solved = solve_model(model, options, separate=separate)
+    n = data.n_records
+    tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
+
+    theta, status = solved.theta, solved.status
+    n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
+    bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
+    if status == "optimal" and solved.cut_cap_hit:
+        status = "cut_limit"  # the relaxed optimum bounds the family; repair theta for a count
+        theta = family.repair(theta)
+        n_correct = None
+    distance = verified = strict = correct = None
+    if theta is not None:
+        distance = family.distance(theta, data.columns)
+        linked, correct = recount(za, zb, distance, margin=margin, tol=tol)
+        verified, strict = int(correct.sum()), linked.n_correct
+        if n_correct is not None and (verified < n_correct or (status == "optimal" and verified != n_correct)):
+            message = (f"{family.name}: the solver claims {n_correct} correct re-identifications but the "
+                       f"independent recount of its parameters at margin {margin:g} finds {verified}")
+            if on_mismatch == "raise":
+                raise RecountMismatchError(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        if status == "cut_limit":
+            n_correct = verified
+    if status == "optimal":
+        bound = min(bound, n_correct) if n_correct is not None else bound
+    gap = None if n_correct is None else (bound - n_correct) / max(bound, 1)
+    result = LearnResult(
+        family=family.name, n_records=n, n_correct=n_correct, n_correct_verified=verified,
+        n_correct_strict=strict, status=status, bound=bound, gap=gap, margin=margin,
+        params=None if distance is None else {**distance.params(), **_options(family)},
+        solver=solved.solver,
+        seconds={"build": build_seconds, "solve": solved.seconds,
+                 "total": time.perf_counter() - t0},
+        model=info.to_dict(), recount_tol=tol, cut_rounds=solved.cut_rounds, correct=correct,
+    )
+    return result, distance
+
+
+def _options(family: LearnedFamily) -> dict:
+    return {"options": dict(family.options)} if family.options else {}
+
+
+class LearnedDistanceLinkage:
+    """Distance-based record linkage with the distance of a family learned to
+    maximise the correct re-identifications (the worst-case intruder).
+
+    Parameters
+    ----------
+    family : str, default="wm"
+        ``wm, wm_m, owa, ci, ci_m, ci_super, sb, sb_nc, sb_pd`` (SPEC section 4).
+    margin : float, default=1e-5
+        ``eps``: every learned re-identification wins by at least this distance.
+        0 counts ties as correct (upper end of SPEC section 3's interval).
+    time_limit : float, default=None
+        Seconds; a run stopped by it reports an interval, never "optimal".
+    rel_gap, threads, log, feasibility_tol, max_cut_rounds
+        See :class:`rlopt.milp.SolverOptions`.
+    family_options : dict, default=None
+        E.g. ``{"delta": 1e-4}`` for metric variants, ``{"published_relaxation": True}`` for ci_m.
+    big_c : "tight" or float, default="tight"
+        The per-row valid big-C, or one constant for every row (for experiments).
+    on_mismatch : {"raise", "warn"}, default="raise"
+        What to do when the recount disagrees with the solver.
+
+    Attributes
+    ----------
+    result_ : LearnResult
+    distance_ : Distance
+        The learned distance (on standardised records).
+    params_ : dict
+        The learned parameters, named by attribute.
+    n_correct_ : int
+        Verified number of correct re-identifications.
+    columns_ : tuple of str
+
+    Examples
+    --------
+    >>> from rlopt import build, published_recipe, LearnedDistanceLinkage
+    >>> original, masked = build(published_recipe("M4-33"))
+    >>> LearnedDistanceLinkage("wm").fit(original, masked).result_.status  # doctest: +SKIP
+    'optimal'
+    """
+
+    def __init__(self, family: str = "wm", *, margin: float = 1e-5, time_limit: float | None = None,
+                 rel_gap: float = 0.0, threads: int | None = None, log: bool = False,
+                 feasibility_tol: float = 1e-9, max_cut_rounds: int = 50,
+                 family_options: dict | None = None, big_c: str | float = "tight",
+                 on_mismatch: str = "raise"):
+        self.family = family
+        self.margin = margin
+        self.time_limit = time_limit
+        self.rel_gap = rel_gap
+        self.threads = threads
+        self.log = log
+        self.feasibility_tol = feasibility_tol
+        self.max_cut_rounds = max_cut_rounds
+        self.family_options = family_options
+        self.big_c = big_c
+        self.on_mismatch = on_mismatch
+
+    def _family(self) -> LearnedFamily:
+        family = get_family(self.family, **(self.family_options or {}))
+        if not isinstance(family, LearnedFamily):
+            raise InputError(f"family {self.family!r} is a baseline without parameters to learn; "
+                             "use rlopt.dbrl(..., distance=...) for it")
+        return family
+
+    def fit(self, original, masked, *, columns: Sequence[str] | None = None,
+            id_column: str | None = None, drop_nonfinite: bool = False,
+            export: str | Path | None = None) -> "LearnedDistanceLinkage":
+        """Learn the family's best distance on an original file and its masked file."""
+        family = self._family()
+        if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not self.margin >= 0:
+            raise InputError(f"margin={self.margin!r}; expected a number >= 0")
+        if self.on_mismatch not in ("raise", "warn"):
+            raise InputError(f"on_mismatch={self.on_mismatch!r}; expected 'raise' or 'warn'")
+        if not (self.big_c == "tight" or (isinstance(self.big_c, (int, float)) and self.big_c > 0)):
+            raise InputError(f"big_c={self.big_c!r}; expected 'tight' or a number > 0")
+        options = SolverOptions(time_limit=self.time_limit, rel_gap=self.rel_gap, threads=self.threads,
+                                log=self.log, feasibility_tol=self.feasibility_tol,
+                                max_cut_rounds=self.max_cut_rounds)
+        data = validate_pair(original, masked, columns=columns, id_column=id_column,
+                             drop_nonfinite=drop_nonfinite)
+        self.result_, self.distance_ = learn(data, family, margin=float(self.margin), options=options,
+                                             big_c=self.big_c, on_mismatch=self.on_mismatch,
+                                             export=export)
+        self.columns_ = data.columns
+        self._set_standardisation(data)
+        self.params_ = self.result_.params
+        self.n_correct_ = self.result_.n_correct_verified
+        return self
+
+    def _set_standardisation(self, data: LinkageData) -> None:
+        self.masked_mean_, self.masked_sd_ = data.masked.mean(axis=0), data.masked.std(axis=0, ddof=1)
+        self.original_mean_, self.original_sd_ = data.original.mean(axis=0), data.original.std(axis=0, ddof=1)
+
+    def _check_fitted(self) -> None:
+        if getattr(self, "distance_", None) is None:
+            raise InputError("this LearnedDistanceLinkage has no learned distance: call fit() or "
+                             "load_params() first (or the solver found no parameter)")
+
+    def distance(self, a, b) -> np.ndarray:
+        """Learned distances between masked records ``a`` and original records ``b``
+        (raw values, standardised with the statistics of the files it was fitted on).
+
+        Returns
+        -------
+        ndarray of shape (len(a), len(b))
+        """
+        self._check_fitted()
+        if not hasattr(self, "masked_mean_"):
+            raise InputError("distance() needs the standardisation of a fitted model; "
+                             "parameters loaded from JSON only support link() and score()")
+        a = np.atleast_2d(np.asarray(a, dtype=float))
+        b = np.atleast_2d(np.asarray(b, dtype=float))
+        za = (a - self.masked_mean_) / self.masked_sd_
+        zb = (b - self.original_mean_) / self.original_sd_
+        return self.distance_.pairwise(za, zb)
+
+    def link(self, original, masked, *, id_column: str | None = None,
+             drop_nonfinite: bool = False) -> LinkageResult:
+        """DBRL of ``masked`` against ``original`` with the learned distance (each
+        file standardised on its own, on the fitted columns)."""
+        self._check_fitted()
+        data = validate_pair(original, masked, columns=list(self.columns_), id_column=id_column,
+                             drop_nonfinite=drop_nonfinite)
+        return link_records(standardise(data.masked), standardise(data.original), self.distance_)
+
+    def score(self, original, masked, **kwargs) -> float:
+        """Share of records correctly re-identified (strictly nearest) by :meth:`link`."""
+        return self.link(original, masked, **kwargs).rate
+
+    def save_params(self, path: str | Path) -> Path:
+        """Write the learned parameters (the schema of ``params_``) as JSON."""
+        self._check_fitted()
+        path = Path(path)
+        path.write_text(json.dumps({**self.params_, "columns": list(self.columns_),
+                                    "margin": self.margin}, indent=2))
+        return path
+
+    @classmethod
+    def load_params(cls, path: str | Path) -> "LearnedDistanceLinkage":
+        """A learner whose distance is read from a JSON file written by :meth:`save_params`."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"parameter file not found: {str(path)!r}")
+        try:
+            params = json.loads(path.read_text())
+            name, columns = params["family"], tuple(params["columns"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{str(path)!r} is not an rlopt parameter file ({exc})") from None
+        learner = cls(name, margin=params.get("margin", 1e-5),
+                      family_options=params.get("options"))
+        family = learner._family()
+        learner.distance_ = family.distance(family.theta_from_params(params, columns), columns)
+        learner.columns_ = columns
+        learner.params_ = learner.distance_.params()
+        return learner

@@ -1,0 +1,189 @@
+"""The only module that talks to the solver API (HiGHS through Pyomo's
+``pyomo.contrib.solver`` interface, persistent).
+
+Everything else sees a :class:`SolveResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.core.expr.numeric_expr import LinearExpression
+
+from rlopt.exceptions import InputError
+
+__all__ = ["SolverOptions", "SolveResult", "SolverUnavailableError", "solve_model",
+           "export_model", "highs_version"]
+
+
+class SolverUnavailableError(RuntimeError):
+    """HiGHS (the ``highspy`` package) cannot be loaded."""
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """Options of a solve.
+
+    Parameters
+    ----------
+    time_limit : float, default=None
+        Seconds for the whole solve, cutting-plane rounds included; ``None``: no limit.
+    rel_gap : float, default=0.0
+        Relative MIP gap at which HiGHS may stop (0: prove the optimum).
+    threads : int, default=None
+        HiGHS threads (``None``: HiGHS's default).
+    log : bool, default=False
+        Print HiGHS's log.
+    feasibility_tol : float, default=1e-9
+        HiGHS's primal and MIP feasibility (and integrality) tolerance; keep it well
+        below ``margin / max C`` (SPEC section 3, numerics).
+    max_cut_rounds : int, default=50
+        Cap on cutting-plane rounds (sb_nc, sb_pd).
+    """
+
+    time_limit: float | None = None
+    rel_gap: float = 0.0
+    threads: int | None = None
+    log: bool = False
+    feasibility_tol: float = 1e-9
+    max_cut_rounds: int = 50
+
+    def __post_init__(self):
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise InputError(f"time_limit={self.time_limit!r}; expected a number of seconds > 0 (or None)")
+        if not 0 <= self.rel_gap < 1:
+            raise InputError(f"rel_gap={self.rel_gap!r}; expected 0 <= rel_gap < 1")
+        if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
+            raise InputError(f"threads={self.threads!r}; expected an integer >= 1 (or None)")
+        if not 1e-10 <= self.feasibility_tol <= 1e-5:
+            raise InputError(f"feasibility_tol={self.feasibility_tol!r}; expected 1e-10 <= tol <= 1e-5")
+        if not (isinstance(self.max_cut_rounds, int) and self.max_cut_rounds >= 0):
+            raise InputError(f"max_cut_rounds={self.max_cut_rounds!r}; expected an integer >= 0")
+
+
+@dataclass
+class SolveResult:
+    """What the solver returned.
+
+    ``incumbent`` and ``bound`` are the objective ``sum K`` (records *not*
+    re-identified): the incumbent found and the proven lower bound. ``status`` is
+    ``optimal`` only when HiGHS proved the optimum and no cutting plane is missing.
+    """
+
+    status: str
+    incumbent: float | None
+    bound: float | None
+    theta: np.ndarray | None
+    k: np.ndarray | None
+    seconds: float
+    cut_rounds: int = 0
+    cuts_added: int = 0
+    cut_cap_hit: bool = False
+    solver: dict = field(default_factory=dict)
+
+
+def _highs():
+    try:
+        from pyomo.contrib.solver.solvers.highs import Highs
+        solver = Highs()
+        available = bool(solver.available())
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise SolverUnavailableError(f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`") from None
+    if not available:
+        raise SolverUnavailableError("HiGHS is not available: the highspy package is missing or broken; "
+                                     "install it with `pip install highspy`")
+    return solver
+
+
+def highs_version() -> str:
+    return ".".join(map(str, _highs().version()))
+
+
+_STATUS = {
+    "convergenceCriteriaSatisfied": "optimal",
+    "maxTimeLimit": "time_limit",
+    "provenInfeasible": "infeasible",
+    "locallyInfeasible": "infeasible",
+    "infeasibleOrUnbounded": "infeasible",
+}
+
+
+def _values(var) -> np.ndarray:
+    return np.array([var[i].value if var[i].value is not None else np.nan for i in var])
+
+
+def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions(), *,
+                separate: Callable[[np.ndarray], list[tuple[np.ndarray, float]]] | None = None
+                ) -> SolveResult:
+    """Solve the model with HiGHS; with ``separate``, add its cutting planes and
+    re-solve (in place, through the persistent interface) until none is violated.
+
+    The model must have variables ``theta`` and ``K``, an objective, and a
+    ``ConstraintList`` named ``cuts``.
+    """
+    solver = _highs()
+    start = time.perf_counter()
+    highs_options = {
+        "primal_feasibility_tolerance": options.feasibility_tol,
+        "mip_feasibility_tolerance": options.feasibility_tol,
+        "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
+    }
+    rounds = cuts_added = 0
+    theta_vars = [model.theta[t] for t in model.theta]
+    while True:
+        remaining = None
+        if options.time_limit is not None:
+            remaining = max(1e-3, options.time_limit - (time.perf_counter() - start))
+        results = solver.solve(
+            model, tee=options.log, load_solutions=False,
+            raise_exception_on_nonoptimal_result=False, time_limit=remaining,
+            rel_gap=options.rel_gap, threads=options.threads, solver_options=highs_options,
+        )
+        status = _STATUS.get(results.termination_condition.name, "error")
+        has_solution = results.incumbent_objective is not None
+        if has_solution:
+            results.solution_loader.load_vars()
+        theta = _values(model.theta) if has_solution else None
+        if status != "optimal" or separate is None:
+            break
+        cuts = separate(theta)
+        if not cuts:
+            break
+        if rounds >= options.max_cut_rounds:
+            break
+        rounds += 1
+        for coef, rhs in cuts:
+            nz = np.flatnonzero(coef)
+            model.cuts.add(LinearExpression(constant=0.0, linear_coefs=[float(v) for v in coef[nz]],
+                                            linear_vars=[theta_vars[t] for t in nz]) >= float(rhs))
+        cuts_added += len(cuts)
+    cap_hit = separate is not None and status == "optimal" and theta is not None and bool(separate(theta))
+    bound = results.objective_bound
+    return SolveResult(
+        status=status,
+        incumbent=results.incumbent_objective,
+        bound=None if bound is None or not np.isfinite(bound) else float(bound),
+        theta=theta,
+        k=_values(model.K) if has_solution else None,
+        seconds=time.perf_counter() - start,
+        cut_rounds=rounds, cuts_added=cuts_added, cut_cap_hit=cap_hit,
+        solver={"name": "highs", "version": ".".join(map(str, solver.version())),
+                "feasibility_tol": options.feasibility_tol, "rel_gap": options.rel_gap,
+                "threads": options.threads, "time_limit": options.time_limit},
+    )
+
+
+def export_model(model: pyo.ConcreteModel, path: str | Path) -> Path:
+    """Write the model as ``.lp`` or ``.mps`` (by suffix) to try other solvers."""
+    path = Path(path)
+    formats = {".lp": "lp", ".mps": "mps"}
+    if path.suffix.lower() not in formats:
+        raise InputError(f"cannot export the model to {str(path)!r}; expected a .lp or .mps file")
+    model.write(str(path), format=formats[path.suffix.lower()],
+                io_options={"symbolic_solver_labels": True})
+    return path
