@@ -13,6 +13,8 @@ import typer
 
 from rlopt.data import load_table
 from rlopt.exceptions import InputError
+from rlopt.families import LEARNED
+from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import dbrl
 from rlopt.masking import (
     PUBLISHED_FILES, additive_noise, build, load_recipe, microaggregate, published_recipe,
@@ -140,6 +142,51 @@ def link(
     else:
         typer.echo(f"{result.distance}: {result.n_correct} of {result.n_records} records "
                    f"re-identified ({100 * result.rate:.2f}%), {result.n_ties} tie(s) not counted")
+
+
+@app.command()
+def learn(
+    original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
+    masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
+    family: Annotated[str, typer.Option(help=f"distance family: {', '.join(LEARNED)}")] = "wm",
+    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
+    margin: Annotated[float, typer.Option(help="margin eps of every learned re-identification (0: ties count)")] = 1e-5,
+    time_limit: Annotated[Optional[float], typer.Option(help="seconds; a stopped run reports an interval")] = None,
+    rel_gap: Annotated[float, typer.Option(help="relative MIP gap at which to stop (0: prove the optimum)")] = 0.0,
+    threads: Annotated[Optional[int], typer.Option(help="HiGHS threads")] = None,
+    log: Annotated[bool, typer.Option(help="show HiGHS's log")] = False,
+    delta: Annotated[Optional[float], typer.Option(help="lower bound delta of metric variants (wm_m, ci_m, sb_pd)")] = None,
+    published_relaxation: Annotated[bool, typer.Option(help="ci_m: submodularity on pairs of attributes only")] = False,
+    drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
+    params_out: Annotated[Optional[Path], typer.Option(help="write the learned parameters as JSON")] = None,
+    export: Annotated[Optional[Path], typer.Option(help="write the MILP as .lp or .mps")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Learn the family's distance that re-identifies the most records (MILP, HiGHS)."""
+    options = {}
+    if delta is not None:
+        options["delta"] = delta
+    if published_relaxation:
+        options["published_relaxation"] = True
+    learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, rel_gap=rel_gap,
+                                     threads=threads, log=log, family_options=options or None)
+    learner.fit(load_table(original), load_table(masked), columns=_split(columns),
+                id_column=id_column, drop_nonfinite=drop_nonfinite, export=export)
+    result = learner.result_
+    if params_out is not None and learner.distance_ is not None:
+        learner.save_params(params_out)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+        return
+    if result.status == "optimal":
+        figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"
+    else:
+        figure = (f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
+                  f"({result.status}, gap {result.gap if result.gap is None else round(result.gap, 4)})")
+    typer.echo(f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
+               f"strict count {result.n_correct_strict}; build {result.seconds['build']:.1f}s, "
+               f"solve {result.seconds['solve']:.1f}s")
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -65,3 +65,22 @@ def test_bad_input_exits_2_with_one_line(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         "error: original: unknown column(s) ['NOPE']; available: ['AFNLWGT', 'AGI', 'EMCONTRB', 'FEDTAX']"
     ]
+
+
+def test_learn_json_has_the_documented_keys(tmp_path):
+    from tests.test_milp import noisy_file
+    original, masked = noisy_file(9, 20, 3)
+    original.to_csv(tmp_path / "o.csv", index=False)
+    masked.to_csv(tmp_path / "m.csv", index=False)
+    result = runner.invoke(app, ["learn", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--family", "ci",
+                                 "--margin", "1e-4", "--json", "--params-out", str(tmp_path / "p.json")])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert {"family", "n_records", "n_correct", "n_correct_verified", "n_correct_strict", "status",
+            "bound", "gap", "margin", "params", "solver", "seconds"} <= set(figures)
+    assert set(figures["seconds"]) >= {"build", "solve", "total"}
+    assert figures["status"] == "optimal" and figures["n_correct"] == figures["n_correct_verified"] == 15
+    assert json.loads((tmp_path / "p.json").read_text())["family"] == "ci"
+    proc = subprocess.run([sys.executable, "-m", "rlopt.cli", "learn", str(tmp_path / "o.csv"),
+                           str(tmp_path / "m.csv"), "--family", "nope"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown distance family 'nope'")
