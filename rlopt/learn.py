@@ -24,7 +24,7 @@ from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily, get_family
 from rlopt.linkage import LinkageResult, link_records
-from rlopt.milp import SolverOptions, build_model, export_model, solve_model
+from rlopt.milp import Cut, SolverOptions, build_model, export_model, linkage_rows, solve_model
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
 
@@ -85,21 +85,78 @@ def recount(za: np.ndarray, zb: np.ndarray, distance: Distance, *, margin: float
     return linked, linked.separation >= margin - tol
 
 
+def _nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
+    """For each record, its ``count`` nearest other originals by the Euclidean distance."""
+    n = za.shape[0]
+    d = ((za[:, None, :] - zb[None, :, :]) ** 2).sum(axis=2)
+    d[np.arange(n), np.arange(n)] = np.inf
+    pairs = np.zeros((n, n), dtype=bool)
+    nearest = np.argsort(d, axis=1, kind="stable")[:, :min(count, n - 1)]
+    pairs[np.arange(n)[:, None], nearest] = True
+    return pairs
+
+
+class _LazyLinkageRows:
+    """Lazy constraint generation: after each solve, every pair of every record the
+    solver counts as re-identified is checked with the reference evaluator, and the
+    most violated rows not yet in the model are added. When none is violated, the
+    reduced model's optimum is the full model's (it is a relaxation whose solution
+    satisfies every row)."""
+
+    def __init__(self, za, zb, family, columns, margin, big_c, pairs, per_round, tol):
+        self.za, self.zb, self.family, self.columns = za, zb, family, columns
+        self.margin, self.big_c, self.pairs = margin, big_c, pairs
+        self.per_round, self.tol = per_round, tol
+        self.rows_added = 0
+
+    def __call__(self, theta: np.ndarray, k: np.ndarray) -> list[Cut]:
+        distance = self.family.distance(theta, self.columns)
+        counted = np.flatnonzero(k < 0.5)
+        new = np.zeros_like(self.pairs)
+        for start in range(0, counted.size, 256):
+            records = counted[start:start + 256]
+            d = distance.pairwise(self.za[records], self.zb)
+            slack = d - d[np.arange(records.size), records][:, None]
+            slack[np.arange(records.size), records] = np.inf
+            slack[self.pairs[records]] = np.inf
+            worst = np.argsort(slack, axis=1, kind="stable")[:, :self.per_round]
+            violated = np.take_along_axis(slack, worst, axis=1) < self.margin - self.tol
+            r, c = np.nonzero(violated)
+            new[records[r], worst[r, c]] = True
+        if not new.any():
+            return []
+        rows = linkage_rows(self.za, self.zb, self.family, margin=self.margin, big_c=self.big_c,
+                            pairs=new)
+        self.pairs |= new
+        self.rows_added += len(rows)
+        return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
+                for r in range(len(rows))]
+
+
 def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
-          big_c: str | float = "tight", drop_redundant: bool = True, on_mismatch: str = "raise",
+          big_c: str | float = "tight", drop_redundant: bool = True, lazy: bool = True,
+          lazy_start: int = 10, on_mismatch: str = "raise",
           export: str | Path | None = None) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`)."""
     t0 = time.perf_counter()
     za, zb = standardise(data.masked), standardise(data.original)
+    pairs = _nearest_pairs(za, zb, lazy_start) if lazy else None
     model, info = build_model(za, zb, family, margin=margin, columns=data.columns,
-                              big_c=big_c, drop_redundant=drop_redundant)
+                              big_c=big_c, drop_redundant=drop_redundant, pairs=pairs)
     build_seconds = time.perf_counter() - t0
     if export is not None:
         export_model(model, export)
+    own_cuts = type(family).separate is not LearnedFamily.separate
+    lazy_rows = (_LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
+                                  per_round=5, tol=options.feasibility_tol) if lazy else None)
     separate = None
-    if type(family).separate is not LearnedFamily.separate:
-        separate = lambda theta: family.separate(theta, za, zb)  # noqa: E731
+    if own_cuts or lazy_rows is not None:
+        def separate(theta, k):
+            cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
+            return cuts if cuts or lazy_rows is None else lazy_rows(theta, k)
     solved = solve_model(model, options, separate=separate)
+    if lazy_rows is not None:
+        info.n_linkage_rows += lazy_rows.rows_added
     n = data.n_records
     tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
 
@@ -108,21 +165,25 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
     if status == "optimal" and solved.cut_cap_hit:
         status = "cut_limit"  # the relaxed optimum bounds the family; repair theta for a count
-        theta = family.repair(theta)
+        theta = family.repair(theta) if own_cuts else theta
         n_correct = None
+    elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
+        theta = family.repair(theta)  # not admissible yet: only a repaired parameter gives a count
     distance = verified = strict = correct = None
     if theta is not None:
         distance = family.distance(theta, data.columns)
         linked, correct = recount(za, zb, distance, margin=margin, tol=tol)
         verified, strict = int(correct.sum()), linked.n_correct
+        if separate is not None and status != "optimal":
+            # stopped before every lazy row / cut was in: the incumbent is one of a
+            # relaxation, its recount is what the parameter really achieves
+            n_correct = verified
         if n_correct is not None and (verified < n_correct or (status == "optimal" and verified != n_correct)):
             message = (f"{family.name}: the solver claims {n_correct} correct re-identifications but the "
                        f"independent recount of its parameters at margin {margin:g} finds {verified}")
             if on_mismatch == "raise":
                 raise RecountMismatchError(message)
             warnings.warn(message, RuntimeWarning, stacklevel=2)
-        if status == "cut_limit":
-            n_correct = verified
     if status == "optimal":
         bound = min(bound, n_correct) if n_correct is not None else bound
     gap = None if n_correct is None else (bound - n_correct) / max(bound, 1)
@@ -161,6 +222,9 @@ class LearnedDistanceLinkage:
         E.g. ``{"delta": 1e-4}`` for metric variants, ``{"published_relaxation": True}`` for ci_m.
     big_c : "tight" or float, default="tight"
         The per-row valid big-C, or one constant for every row (for experiments).
+    lazy : bool, default=True
+        Lazy constraint generation (exact): start from the ``lazy_start`` nearest
+        originals of each record, add violated linkage rows until none is left.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.
 
@@ -185,9 +249,9 @@ class LearnedDistanceLinkage:
 
     def __init__(self, family: str = "wm", *, margin: float = 1e-5, time_limit: float | None = None,
                  rel_gap: float = 0.0, threads: int | None = None, log: bool = False,
-                 feasibility_tol: float = 1e-9, max_cut_rounds: int = 50,
+                 feasibility_tol: float = 1e-9, max_cut_rounds: int = 100,
                  family_options: dict | None = None, big_c: str | float = "tight",
-                 on_mismatch: str = "raise"):
+                 lazy: bool = True, lazy_start: int = 10, on_mismatch: str = "raise"):
         self.family = family
         self.margin = margin
         self.time_limit = time_limit
@@ -198,6 +262,8 @@ class LearnedDistanceLinkage:
         self.max_cut_rounds = max_cut_rounds
         self.family_options = family_options
         self.big_c = big_c
+        self.lazy = lazy
+        self.lazy_start = lazy_start
         self.on_mismatch = on_mismatch
 
     def _family(self) -> LearnedFamily:
@@ -224,7 +290,8 @@ class LearnedDistanceLinkage:
         data = validate_pair(original, masked, columns=columns, id_column=id_column,
                              drop_nonfinite=drop_nonfinite)
         self.result_, self.distance_ = learn(data, family, margin=float(self.margin), options=options,
-                                             big_c=self.big_c, on_mismatch=self.on_mismatch,
+                                             big_c=self.big_c, lazy=self.lazy,
+                                             lazy_start=self.lazy_start, on_mismatch=self.on_mismatch,
                                              export=export)
         self.columns_ = data.columns
         self._set_standardisation(data)

@@ -258,3 +258,18 @@ def test_model_export(tmp_path, separating_file):
     assert "K" in (tmp_path / "m.lp").read_text()
     with pytest.raises(InputError, match="expected a .lp or .mps"):
         LearnedDistanceLinkage("wm").fit(*separating_file, export=tmp_path / "m.txt")
+
+
+@pytest.mark.parametrize("name", ["wm", "owa", "ci", "ci_m", "sb", "sb_nc"])
+@pytest.mark.parametrize("seed", [31, 32])
+def test_lazy_constraint_generation_gives_the_full_model_optimum(name, seed):
+    original, masked = noisy_file(seed, 18, 3)
+    full = fit(name, original, masked, lazy=False)
+    lazy = LearnedDistanceLinkage(name, margin=MARGIN, lazy_start=1).fit(original, masked)
+    assert lazy.result_.n_correct == full.n_correct and lazy.result_.status == "optimal"
+    # independent of the solver: no record counted as re-identified has a violated pair
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    d = lazy.distance_.pairwise(za, zb)
+    slack = d - np.diag(d)[:, None] + np.diag(np.full(len(d), np.inf))
+    counted = lazy.result_.correct
+    assert (slack[counted].min(axis=1) >= MARGIN - lazy.result_.recount_tol).all()

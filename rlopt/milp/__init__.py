@@ -1,7 +1,7 @@
 """The MILP: a pure Pyomo builder (formulation) and the one module that calls HiGHS (solve)."""
 
 from rlopt.milp.formulation import ModelInfo, build_model, linkage_rows
-from rlopt.milp.solve import SolveResult, SolverOptions, export_model, solve_model
+from rlopt.milp.solve import Cut, SolveResult, SolverOptions, export_model, solve_model
 
-__all__ = ["build_model", "linkage_rows", "ModelInfo", "SolveResult", "SolverOptions",
+__all__ = ["build_model", "linkage_rows", "ModelInfo", "Cut", "SolveResult", "SolverOptions",
            "solve_model", "export_model"]

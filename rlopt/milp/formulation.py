@@ -43,7 +43,8 @@ class LinkageRows:
 
 
 def linkage_rows(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
-                 big_c: str | float = "tight", drop_redundant: bool = True) -> LinkageRows:
+                 big_c: str | float = "tight", drop_redundant: bool = True,
+                 pairs: np.ndarray | None = None) -> LinkageRows:
     """The coefficients of every linkage row, computed in numpy chunk by chunk.
 
     Parameters
@@ -54,6 +55,8 @@ def linkage_rows(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margi
         that is too small cuts off parameters and under-reports the risk.
     drop_redundant : bool, default=True
         Leave out the rows with ``C_ij <= 0`` (they hold for every admissible theta).
+    pairs : ndarray of bool, shape (n_records, n_records), default=None
+        Only the rows ``(i, j)`` with ``pairs[i, j]`` (lazy constraint generation).
     """
     n_records, n = za.shape
     p = family.n_params(n)
@@ -76,6 +79,8 @@ def linkage_rows(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margi
         keep[rows, own] = False
         if drop_redundant and isinstance(big_c, str):
             keep &= c > 0
+        if pairs is not None:
+            keep &= pairs[start:stop]
         r, j = np.nonzero(keep)
         parts.append((r + start, j, coefs[r, j], constants[r, j], c[r, j]))
     record, other, coefs, constants, c = (np.concatenate(x) for x in zip(*parts))
@@ -103,7 +108,8 @@ class ModelInfo:
 
 def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
                 columns: tuple[str, ...], big_c: str | float = "tight",
-                drop_redundant: bool = True) -> tuple[pyo.ConcreteModel, ModelInfo]:
+                drop_redundant: bool = True, pairs: np.ndarray | None = None
+                ) -> tuple[pyo.ConcreteModel, ModelInfo]:
     """Build the MILP of SPEC section 3 for ``family`` on standardised files.
 
     Parameters
@@ -115,6 +121,8 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
         ``eps >= 0``; 0 counts ties as correct (the upper end of SPEC section 3's interval).
     columns : tuple of str
         Attribute names (for readable variable names).
+    big_c, drop_redundant, pairs
+        See :func:`linkage_rows`.
 
     Returns
     -------
@@ -127,7 +135,8 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
     if not margin >= 0:
         raise InputError(f"margin={margin!r}; expected a number >= 0")
     n_records, n = za.shape
-    rows = linkage_rows(za, zb, family, margin=margin, big_c=big_c, drop_redundant=drop_redundant)
+    rows = linkage_rows(za, zb, family, margin=margin, big_c=big_c, drop_redundant=drop_redundant,
+                        pairs=pairs)
     lower, upper = family.bounds(n)
     family_rows = family.constraints(n)
 

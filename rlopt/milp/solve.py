@@ -17,12 +17,22 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.exceptions import InputError
 
-__all__ = ["SolverOptions", "SolveResult", "SolverUnavailableError", "solve_model",
+__all__ = ["Cut", "SolverOptions", "SolveResult", "SolverUnavailableError", "solve_model",
            "export_model", "highs_version"]
 
 
 class SolverUnavailableError(RuntimeError):
     """HiGHS (the ``highspy`` package) cannot be loaded."""
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A row ``coefs @ theta + k_coef * K[k_index] >= rhs`` added between solves."""
+
+    coefs: np.ndarray
+    rhs: float
+    k_index: int | None = None
+    k_coef: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -42,8 +52,8 @@ class SolverOptions:
     feasibility_tol : float, default=1e-9
         HiGHS's primal and MIP feasibility (and integrality) tolerance; keep it well
         below ``margin / max C`` (SPEC section 3, numerics).
-    max_cut_rounds : int, default=50
-        Cap on cutting-plane rounds (sb_nc, sb_pd).
+    max_cut_rounds : int, default=100
+        Cap on rounds of added rows (lazy linkage rows, sb_nc and sb_pd cuts).
     """
 
     time_limit: float | None = None
@@ -51,7 +61,7 @@ class SolverOptions:
     threads: int | None = None
     log: bool = False
     feasibility_tol: float = 1e-9
-    max_cut_rounds: int = 50
+    max_cut_rounds: int = 100
 
     def __post_init__(self):
         if self.time_limit is not None and not self.time_limit > 0:
@@ -118,10 +128,11 @@ def _values(var) -> np.ndarray:
 
 
 def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions(), *,
-                separate: Callable[[np.ndarray], list[tuple[np.ndarray, float]]] | None = None
+                separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None
                 ) -> SolveResult:
-    """Solve the model with HiGHS; with ``separate``, add its cutting planes and
-    re-solve (in place, through the persistent interface) until none is violated.
+    """Solve the model with HiGHS; with ``separate(theta, K)``, add the rows it
+    returns and re-solve (in place, through the persistent interface, from the
+    previous incumbent) until it returns none.
 
     The model must have variables ``theta`` and ``K``, an objective, and a
     ``ConstraintList`` named ``cuts``.
@@ -151,18 +162,24 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
         theta = _values(model.theta) if has_solution else None
         if status != "optimal" or separate is None:
             break
-        cuts = separate(theta)
+        cuts = separate(theta, _values(model.K))
         if not cuts:
             break
         if rounds >= options.max_cut_rounds:
             break
         rounds += 1
-        for coef, rhs in cuts:
-            nz = np.flatnonzero(coef)
-            model.cuts.add(LinearExpression(constant=0.0, linear_coefs=[float(v) for v in coef[nz]],
-                                            linear_vars=[theta_vars[t] for t in nz]) >= float(rhs))
+        for cut in cuts:
+            nz = np.flatnonzero(cut.coefs)
+            coefs = [float(v) for v in cut.coefs[nz]]
+            variables = [theta_vars[t] for t in nz]
+            if cut.k_index is not None:
+                coefs.append(float(cut.k_coef))
+                variables.append(model.K[cut.k_index])
+            model.cuts.add(LinearExpression(constant=0.0, linear_coefs=coefs,
+                                            linear_vars=variables) >= float(cut.rhs))
         cuts_added += len(cuts)
-    cap_hit = separate is not None and status == "optimal" and theta is not None and bool(separate(theta))
+    cap_hit = (separate is not None and status == "optimal" and theta is not None
+               and bool(separate(theta, _values(model.K))))
     bound = results.objective_bound
     return SolveResult(
         status=status,
