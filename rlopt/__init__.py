@@ -9,6 +9,7 @@ from rlopt.data import (
 )
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import FAMILIES, get_family
+from rlopt.learn import LearnedDistanceLinkage, LearnResult
 from rlopt.linkage import LinkageResult, dbrl
 from rlopt.masking import (
     PUBLISHED_FILES, Recipe, additive_noise, build, load_recipe, microaggregate,
@@ -23,7 +24,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 __all__ = [
     "CENSUS_ATTRIBUTES", "EIA_ATTRIBUTES", "LinkageData", "load_census", "load_eia",
     "load_table", "standardise", "validate_pair", "DataWarning", "InputError",
-    "FAMILIES", "get_family", "LinkageResult", "dbrl", "PUBLISHED_FILES", "Recipe",
+    "FAMILIES", "get_family", "LearnedDistanceLinkage", "LearnResult", "LinkageResult", "dbrl", "PUBLISHED_FILES", "Recipe",
     "additive_noise", "build", "load_recipe", "microaggregate", "published_recipe",
     "rank_swap", "__version__",
 ]
