@@ -35,6 +35,12 @@ def _quadratic_features(delta: np.ndarray) -> np.ndarray:
     return delta[..., k] * delta[..., l] * _pair_weights(n)
 
 
+def quadratic_pairwise(za: np.ndarray, zb: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``(za[i] - zb[j])^T matrix (za[i] - zb[j])`` for every pair, shape (rows, N)."""
+    delta = za[:, None, :] - zb[None, :, :]
+    return np.einsum("ijk,kl,ijl->ij", delta, matrix, delta, optimize=True)
+
+
 class BilinearDistance(Distance):
     """``d(a, b) = (za - zb)^T Q (za - zb)`` with the full symmetric ``Q``."""
 
@@ -44,8 +50,7 @@ class BilinearDistance(Distance):
         self.family = family
 
     def pairwise(self, za, zb):
-        delta = za[:, None, :] - zb[None, :, :]
-        return np.einsum("ijk,kl,ijl->ij", delta, self.matrix, delta, optimize=True)
+        return quadratic_pairwise(za, zb, self.matrix)
 
     def params(self) -> dict:
         return {"family": self.family, "columns": list(self.columns), "Q": self.matrix.tolist()}

@@ -8,6 +8,7 @@ import numpy as np
 
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families._base import BaselineFamily, Distance
+from rlopt.families.bilinear import quadratic_pairwise
 
 __all__ = ["Mahalanobis", "MahalanobisDistance"]
 
@@ -23,8 +24,7 @@ class MahalanobisDistance(Distance):
         self.rank = rank
 
     def pairwise(self, za: np.ndarray, zb: np.ndarray) -> np.ndarray:
-        delta = za[:, None, :] - zb[None, :, :]
-        return np.einsum("ijk,kl,ijl->ij", delta, self.precision, delta, optimize=True)
+        return quadratic_pairwise(za, zb, self.precision)
 
     def params(self) -> dict:
         return {"columns": list(self.columns), "precision": self.precision.tolist(),
