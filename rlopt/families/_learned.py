@@ -105,6 +105,11 @@ class LearnedFamily(Family):
         """
 
     @abstractmethod
+    def neutral(self, n: int) -> np.ndarray:
+        """The admissible parameter that treats all attributes alike (the ordering
+        of AM): the first incumbent handed to the solver."""
+
+    @abstractmethod
     def distance(self, theta: np.ndarray, columns: tuple[str, ...]) -> Distance:
         """The reference evaluator of the distance with parameter ``theta``."""
 

@@ -98,6 +98,9 @@ class Bilinear(LearnedFamily):
         q, r = divmod(n + 1, 2)
         return off + diag[..., :q].sum(axis=-1) - diag[..., q + r:].sum(axis=-1)
 
+    def neutral(self, n):
+        return (np.eye(n) / n)[_upper(n)]
+
     def matrix(self, theta, n):
         k, l = _upper(n)
         q = np.zeros((n, n))

@@ -129,6 +129,9 @@ class Choquet(LearnedFamily):
         # CI is monotone and translation-equivariant when mu(V) = 1 (SPEC section 3)
         return (own * own - other * other).max(axis=2)
 
+    def neutral(self, n):
+        return np.array([bin(mask).count("1") / n for mask in range(1, 2**n - 1)])
+
     def _measure(self, theta):
         return np.concatenate([[0.0], theta, [1.0]])
 

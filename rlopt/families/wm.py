@@ -58,6 +58,9 @@ class WeightedMean(LearnedFamily):
         # max over the simplex of sum p_k (x_k - y_k) is attained at a vertex (tight)
         return (own * own - other * other).max(axis=2)
 
+    def neutral(self, n):
+        return np.full(n, 1.0 / n)
+
     def distance(self, theta, columns):
         return WeightedMeanDistance(theta, columns, self.name)
 

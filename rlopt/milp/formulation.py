@@ -24,7 +24,7 @@ from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
 from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily
 
-__all__ = ["LinkageRows", "linkage_rows", "build_model", "ModelInfo"]
+__all__ = ["LinkageRows", "linkage_rows", "largest_big_c", "dominated", "build_model", "ModelInfo"]
 
 
 @dataclass
@@ -41,50 +41,96 @@ class LinkageRows:
     def __len__(self) -> int:
         return self.record.size
 
+    def subset(self, keep: np.ndarray) -> "LinkageRows":
+        return LinkageRows(self.record[keep], self.other[keep], self.coefs[keep],
+                           self.constants[keep], self.big_c[keep], self.n_pairs)
+
+
+def _record_chunks(za, records, width):
+    step = max(1, chunk_rows(za.shape[0], width, max_bytes=DEFAULT_CHUNK_BYTES) // 2)
+    for start in range(0, records.size, step):
+        yield records[start:start + step]
+
+
+def largest_big_c(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float) -> float:
+    """The largest valid ``C_ij`` over all pairs ``i != j``: the one constant of the naive model."""
+    n_records, n = za.shape
+    largest = -np.inf
+    for chunk in _record_chunks(za, np.arange(n_records), n):
+        delta = za[chunk, None, :] - zb[None, :, :]
+        own = delta[np.arange(chunk.size), chunk][:, None, :]
+        excess = family.max_excess(own, delta)
+        excess[np.arange(chunk.size), chunk] = -np.inf
+        largest = max(largest, float(excess.max()))
+    return largest + margin
+
 
 def linkage_rows(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
                  big_c: str | float = "tight", drop_redundant: bool = True,
-                 pairs: np.ndarray | None = None) -> LinkageRows:
-    """The coefficients of every linkage row, computed in numpy chunk by chunk.
+                 pairs: np.ndarray | None = None, records: np.ndarray | None = None) -> LinkageRows:
+    """The coefficients of the linkage rows, computed in numpy chunk by chunk.
 
     Parameters
     ----------
-    big_c : "tight" or float, default="tight"
-        ``"tight"``: the per-row ``C_ij`` of the family. A number: that constant for
-        every row, as a naive model writes it (no row is then left out); a constant
-        that is too small cuts off parameters and under-reports the risk.
+    big_c : "tight", "uniform" or float, default="tight"
+        ``"tight"``: the per-row ``C_ij`` of the family. ``"uniform"``: one constant,
+        the largest ``C_ij`` over all pairs (the naive model). A number: that
+        constant for every row; a constant that is too small cuts off parameters
+        and under-reports the risk.
     drop_redundant : bool, default=True
-        Leave out the rows with ``C_ij <= 0`` (they hold for every admissible theta).
+        Leave out the rows with tight ``C_ij <= 0`` (they hold for every admissible theta).
     pairs : ndarray of bool, shape (n_records, n_records), default=None
         Only the rows ``(i, j)`` with ``pairs[i, j]`` (lazy constraint generation).
+    records : ndarray of int, default=None
+        Only the rows of these records (default: every record).
     """
     n_records, n = za.shape
     p = family.n_params(n)
-    parts: list[tuple] = []
-    step = max(1, chunk_rows(n_records, max(n, p), max_bytes=DEFAULT_CHUNK_BYTES) // 2)
-    for start in range(0, n_records, step):
-        stop = min(n_records, start + step)
-        rows = np.arange(stop - start)
-        phi, offset = family.features(za[start:stop], zb)
-        own = rows + start
-        coefs = phi - phi[rows, own][:, None, :]
-        constants = offset - offset[rows, own][:, None]
-        delta = za[start:stop, None, :] - zb[None, :, :]
-        excess = family.max_excess(delta[rows, own][:, None, :], delta)
-        if isinstance(big_c, str):
-            c = excess + margin
-        else:
-            c = np.full(excess.shape, float(big_c))
+    if isinstance(big_c, str) and big_c == "uniform":
+        big_c = largest_big_c(za, zb, family, margin=margin)
+    records = np.arange(n_records) if records is None else np.asarray(records, dtype=int)
+    parts: list[tuple] = [(np.zeros(0, int), np.zeros(0, int), np.zeros((0, p)), np.zeros(0), np.zeros(0))]
+    for chunk in _record_chunks(za, records, max(n, p)):
+        rows = np.arange(chunk.size)
+        phi, offset = family.features(za[chunk], zb)
+        coefs = phi - phi[rows, chunk][:, None, :]
+        constants = offset - offset[rows, chunk][:, None]
+        delta = za[chunk, None, :] - zb[None, :, :]
+        tight = family.max_excess(delta[rows, chunk][:, None, :], delta) + margin
+        c = tight if isinstance(big_c, str) else np.full(tight.shape, float(big_c))
         keep = np.ones(c.shape, dtype=bool)
-        keep[rows, own] = False
-        if drop_redundant and isinstance(big_c, str):
-            keep &= c > 0
+        keep[rows, chunk] = False
+        if drop_redundant:
+            keep &= tight > 0
         if pairs is not None:
-            keep &= pairs[start:stop]
+            keep &= pairs[chunk]
         r, j = np.nonzero(keep)
-        parts.append((r + start, j, coefs[r, j], constants[r, j], c[r, j]))
+        parts.append((chunk[r], j, coefs[r, j], constants[r, j], c[r, j]))
     record, other, coefs, constants, c = (np.concatenate(x) for x in zip(*parts))
     return LinkageRows(record, other, coefs.reshape(-1, p), constants, c, n_records * (n_records - 1))
+
+
+def dominated(rows: LinkageRows) -> np.ndarray:
+    """Rows implied by another row of the same record, for a parameter ``theta >= 0``.
+
+    Row ``r`` is implied by row ``s`` when ``coefs[s] <= coefs[r]`` and
+    ``constants[s] <= constants[r]`` entrywise: then ``coefs[s] . theta + constants[s]
+    <= coefs[r] . theta + constants[r]`` for every ``theta >= 0``, and ``K_i = 1``
+    switches ``r`` off as well since its own ``C`` is valid. Of equal rows the first
+    is kept. Only valid for families whose parameters are all ``>= 0``.
+    """
+    out = np.zeros(len(rows), dtype=bool)
+    stacked = np.column_stack([rows.coefs, rows.constants])
+    order = np.lexsort((stacked.sum(axis=1), rows.record))
+    boundaries = np.flatnonzero(np.diff(rows.record[order])) + 1
+    for group in np.split(order, boundaries):
+        skyline = np.zeros((0, stacked.shape[1]))
+        for r in group:  # a row can only be implied by one with a smaller or equal sum
+            if skyline.shape[0] and (skyline <= stacked[r]).all(axis=1).any():
+                out[r] = True
+            else:
+                skyline = np.vstack([skyline, stacked[r]])
+    return out
 
 
 @dataclass
@@ -99,17 +145,21 @@ class ModelInfo:
     big_c_max: float
     margin: float
     param_names: list[str] = field(default_factory=list)
+    n_fixed: int = 0
+    n_conflicts: int = 0
 
     def to_dict(self) -> dict:
         return {"n_records": self.n_records, "n_params": self.n_params,
                 "n_linkage_rows": self.n_linkage_rows, "n_pairs": self.n_pairs,
-                "n_family_rows": self.n_family_rows, "big_c_max": self.big_c_max}
+                "n_family_rows": self.n_family_rows, "big_c_max": self.big_c_max,
+                "n_fixed": self.n_fixed, "n_conflicts": self.n_conflicts}
 
 
 def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
                 columns: tuple[str, ...], big_c: str | float = "tight",
-                drop_redundant: bool = True, pairs: np.ndarray | None = None
-                ) -> tuple[pyo.ConcreteModel, ModelInfo]:
+                drop_redundant: bool = True, drop_dominated: bool = False,
+                pairs: np.ndarray | None = None, fixed: np.ndarray | None = None,
+                conflicts: np.ndarray | None = None) -> tuple[pyo.ConcreteModel, ModelInfo]:
     """Build the MILP of SPEC section 3 for ``family`` on standardised files.
 
     Parameters
@@ -123,6 +173,15 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
         Attribute names (for readable variable names).
     big_c, drop_redundant, pairs
         See :func:`linkage_rows`.
+    drop_dominated : bool, default=False
+        Leave out rows implied by another row of the same record (:func:`dominated`;
+        only for families whose parameters are all >= 0, ignored otherwise).
+    fixed : ndarray of bool, shape (n_records,), default=None
+        Records that no admissible parameter re-identifies: ``K_i`` is fixed to 1
+        and their rows are left out.
+    conflicts : ndarray of int, shape (m, 2), default=None
+        Pairs of records no admissible parameter re-identifies together: the rows
+        ``K_i + K_j >= 1`` (valid inequalities; the optimum is unchanged).
 
     Returns
     -------
@@ -135,15 +194,20 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
     if not margin >= 0:
         raise InputError(f"margin={margin!r}; expected a number >= 0")
     n_records, n = za.shape
+    fixed = np.zeros(n_records, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
     rows = linkage_rows(za, zb, family, margin=margin, big_c=big_c, drop_redundant=drop_redundant,
-                        pairs=pairs)
+                        pairs=pairs, records=np.flatnonzero(~fixed))
     lower, upper = family.bounds(n)
+    if drop_dominated and (lower >= 0).all():
+        rows = rows.subset(~dominated(rows))
     family_rows = family.constraints(n)
 
     model = pyo.ConcreteModel(name=f"rlopt_{family.name}")
     model.P = pyo.RangeSet(0, family.n_params(n) - 1)
     model.theta = pyo.Var(model.P, bounds=lambda m, t: (float(lower[t]), float(upper[t])))
     model.K = pyo.Var(pyo.RangeSet(0, n_records - 1), within=pyo.Binary)
+    for i in np.flatnonzero(fixed):
+        model.K[int(i)].fix(1)
     theta = [model.theta[t] for t in model.P]
 
     matrix = family_rows.matrix()
@@ -169,8 +233,15 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
         )
         return expr >= margin
 
+    conflicts = np.zeros((0, 2), dtype=int) if conflicts is None else np.asarray(conflicts, dtype=int)
+
+    @model.Constraint(pyo.RangeSet(0, len(conflicts) - 1) if len(conflicts) else [])
+    def conflict(m, r):
+        return m.K[int(conflicts[r, 0])] + m.K[int(conflicts[r, 1])] >= 1
+
     model.cuts = pyo.ConstraintList()
     model.objective = pyo.Objective(expr=pyo.quicksum(model.K[i] for i in model.K), sense=pyo.minimize)
     info = ModelInfo(n_records, family.n_params(n), len(rows), rows.n_pairs, len(family_rows),
-                     float(big.max()) if len(rows) else 0.0, margin, family.param_names(columns))
+                     float(big.max()) if len(rows) else 0.0, margin, family.param_names(columns),
+                     n_fixed=int(fixed.sum()), n_conflicts=len(conflicts))
     return model, info

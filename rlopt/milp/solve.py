@@ -6,6 +6,7 @@ Everything else sees a :class:`SolveResult`.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 from rlopt.exceptions import InputError
 
 __all__ = ["Cut", "SolverOptions", "SolveResult", "SolverUnavailableError", "solve_model",
-           "export_model", "highs_version"]
+           "export_model", "highs_version", "max_min_slack"]
 
 
 class SolverUnavailableError(RuntimeError):
@@ -97,10 +98,39 @@ class SolveResult:
     solver: dict = field(default_factory=dict)
 
 
+@functools.cache
+def _highs_class():
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    class HighsWithStart(Highs):
+        """Pyomo's persistent HiGHS interface plus a MIP start: ``start`` is a list
+        of ``(pyomo variable, value)`` handed to HiGHS (``setSolution``) right
+        before each run. HiGHS checks the start and ignores an infeasible one, so
+        a start can only help. It reads the interface's variable map, a private
+        attribute; if that ever goes away, the start is skipped, never wrong."""
+
+        start: list | None = None
+        start_passed: bool = False
+
+        def _solve(self):
+            self.start_passed = False
+            if self.start:
+                try:
+                    index = np.array([self._pyomo_var_to_solver_var_map[id(v)] for v, _ in self.start],
+                                     dtype=np.int32)
+                    values = np.array([value for _, value in self.start], dtype=float)
+                    self._solver_model.setSolution(index.size, index, values)
+                    self.start_passed = True
+                except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
+                    pass
+            return super()._solve()
+
+    return HighsWithStart
+
+
 def _highs():
     try:
-        from pyomo.contrib.solver.solvers.highs import Highs
-        solver = Highs()
+        solver = _highs_class()()
         available = bool(solver.available())
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise SolverUnavailableError(f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`") from None
@@ -124,21 +154,32 @@ _STATUS = {
 
 
 def _values(var) -> np.ndarray:
-    return np.array([var[i].value if var[i].value is not None else np.nan for i in var])
+    """Values of an indexed variable; one the solver never saw (in no row) takes the
+    point of its bounds nearest 0, an optimal value like any other in its bounds."""
+    def value(v):
+        if v.value is not None:
+            return v.value
+        lo, hi = v.lb, v.ub
+        return min(max(0.0, -np.inf if lo is None else lo), np.inf if hi is None else hi)
+    return np.array([value(var[i]) for i in var], dtype=float)
 
 
 def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions(), *,
-                separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None
+                separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None,
+                start: Callable[[np.ndarray | None], tuple[np.ndarray, np.ndarray]] | None = None
                 ) -> SolveResult:
     """Solve the model with HiGHS; with ``separate(theta, K)``, add the rows it
-    returns and re-solve (in place, through the persistent interface, from the
-    previous incumbent) until it returns none.
+    returns and re-solve (in place, through the persistent interface) until it
+    returns none.
 
     The model must have variables ``theta`` and ``K``, an objective, and a
-    ``ConstraintList`` named ``cuts``.
+    ``ConstraintList`` named ``cuts``. ``start(previous_theta)`` (``None`` before
+    the first solve) returns a ``(theta, K)`` handed to HiGHS as a MIP start.
     """
     solver = _highs()
-    start = time.perf_counter()
+    k_vars = [model.K[i] for i in model.K]
+    starts_passed = 0
+    t0 = time.perf_counter()
     highs_options = {
         "primal_feasibility_tolerance": options.feasibility_tol,
         "mip_feasibility_tolerance": options.feasibility_tol,
@@ -147,14 +188,18 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     rounds = cuts_added = 0
     theta_vars = [model.theta[t] for t in model.theta]
     while True:
+        if start is not None:
+            theta0, k0 = start(theta if rounds else None)
+            solver.start = list(zip(theta_vars, theta0)) + [(v, k) for v, k in zip(k_vars, k0) if not v.fixed]
         remaining = None
         if options.time_limit is not None:
-            remaining = max(1e-3, options.time_limit - (time.perf_counter() - start))
+            remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
         results = solver.solve(
             model, tee=options.log, load_solutions=False,
             raise_exception_on_nonoptimal_result=False, time_limit=remaining,
             rel_gap=options.rel_gap, threads=options.threads, solver_options=highs_options,
         )
+        starts_passed += solver.start_passed
         status = _STATUS.get(results.termination_condition.name, "error")
         has_solution = results.incumbent_objective is not None
         if has_solution:
@@ -187,11 +232,12 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
         bound=None if bound is None or not np.isfinite(bound) else float(bound),
         theta=theta,
         k=_values(model.K) if has_solution else None,
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - t0,
         cut_rounds=rounds, cuts_added=cuts_added, cut_cap_hit=cap_hit,
         solver={"name": "highs", "version": ".".join(map(str, solver.version())),
                 "feasibility_tol": options.feasibility_tol, "rel_gap": options.rel_gap,
-                "threads": options.threads, "time_limit": options.time_limit},
+                "threads": options.threads, "time_limit": options.time_limit,
+                "starts_passed": starts_passed},
     )
 
 
@@ -204,3 +250,49 @@ def export_model(model: pyo.ConcreteModel, path: str | Path) -> Path:
     model.write(str(path), format=formats[path.suffix.lower()],
                 io_options={"symbolic_solver_labels": True})
     return path
+
+
+def max_min_slack(coefs: np.ndarray, constants: np.ndarray, family_matrix: np.ndarray,
+                  family_lo: np.ndarray, family_hi: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                  *, cuts: list[tuple[np.ndarray, float]] = (), cap: float = 1e3,
+                  feasibility_tol: float = 1e-9) -> tuple[float | None, np.ndarray | None]:
+    """The LP ``max s`` s.t. ``coefs @ theta + constants >= s`` (every row),
+    ``family_lo <= family_matrix @ theta <= family_hi``, ``lower <= theta <= upper``
+    and ``cut @ theta >= rhs`` for each cut; ``s <= cap``.
+
+    Returns ``(s, theta)`` at the optimum, or ``(None, None)`` when HiGHS does not
+    prove one (the caller must then assume nothing).
+    """
+    try:
+        import highspy
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise SolverUnavailableError(f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`") from None
+    p = coefs.shape[1]
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("primal_feasibility_tolerance", feasibility_tol)
+    h.setOptionValue("dual_feasibility_tolerance", feasibility_tol)
+    h.addVars(p + 1, np.append(lower, -highspy.kHighsInf).astype(float),
+              np.append(upper, cap).astype(float))
+    h.changeColsCost(1, np.array([p], dtype=np.int32), np.array([1.0]))
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    blocks = [(np.column_stack([coefs, -np.ones(len(coefs))]), -constants, np.full(len(coefs), np.inf)),
+              (np.column_stack([family_matrix, np.zeros(len(family_matrix))]), family_lo, family_hi)]
+    if len(cuts):
+        blocks.append((np.array([np.append(c, 0.0) for c, _ in cuts]), np.array([r for _, r in cuts]),
+                       np.full(len(cuts), np.inf)))
+    for matrix, lo, hi in blocks:
+        matrix = np.asarray(matrix, dtype=float).reshape(-1, p + 1)
+        if not matrix.shape[0]:
+            continue
+        rows, cols = np.nonzero(matrix)
+        starts = np.searchsorted(rows, np.arange(matrix.shape[0])).astype(np.int32)
+        inf = highspy.kHighsInf
+        h.addRows(matrix.shape[0], np.where(np.isinf(lo), -inf, lo).astype(float),
+                  np.where(np.isinf(hi), inf, hi).astype(float), rows.size, starts,
+                  cols.astype(np.int32), matrix[rows, cols])
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None, None
+    values = np.array(h.getSolution().col_value)
+    return float(values[p]), values[:p]
