@@ -24,7 +24,10 @@ from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily, get_family
 from rlopt.linkage import LinkageResult, link_records
-from rlopt.milp import Cut, SolverOptions, build_model, export_model, linkage_rows, solve_model
+from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
+from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, find_conflicts, nearest_pairs,
+                                     screen_records, start_from)
+from rlopt.milp.formulation import largest_big_c
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
 
@@ -41,6 +44,8 @@ class LearnResult:
     recount at the margin (up to ``recount_tol``); ``n_correct_strict`` the
     recount with ``> 0`` (ties not counted). ``bound`` is a proven upper bound
     on the number of correct re-identifications for the family (at this margin);
+    ``at_risk`` marks the records some admissible parameter re-identifies (with
+    ``fix_unreachable``), whichever optimum the solver returned;
     the truth lies in ``[n_correct_verified, bound]``, a single value only when
     ``status == "optimal"``.
     """
@@ -61,6 +66,15 @@ class LearnResult:
     recount_tol: float
     cut_rounds: int = 0
     correct: np.ndarray | None = field(default=None, repr=False)
+    reductions: dict = field(default_factory=dict)
+    at_risk: np.ndarray | None = field(default=None, repr=False)
+    at_risk_exact: bool | None = None
+
+    @property
+    def n_at_risk(self) -> int | None:
+        """Records that *some* admissible parameter re-identifies at the margin
+        (``None`` without screening; an over-count where ``at_risk_exact`` is false)."""
+        return None if self.at_risk is None else int(self.at_risk.sum())
 
     @property
     def rate(self) -> float | None:
@@ -74,7 +88,8 @@ class LearnResult:
             "rate": self.rate, "status": self.status, "bound": self.bound, "gap": self.gap,
             "margin": self.margin, "params": self.params, "solver": self.solver,
             "seconds": self.seconds, "model": self.model, "recount_tol": self.recount_tol,
-            "cut_rounds": self.cut_rounds,
+            "cut_rounds": self.cut_rounds, "reductions": self.reductions,
+            "n_at_risk": self.n_at_risk, "at_risk_exact": self.at_risk_exact,
         }
 
 
@@ -85,84 +100,60 @@ def recount(za: np.ndarray, zb: np.ndarray, distance: Distance, *, margin: float
     return linked, linked.separation >= margin - tol
 
 
-def _nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
-    """For each record, its ``count`` nearest other originals by the Euclidean distance."""
-    n = za.shape[0]
-    d = ((za[:, None, :] - zb[None, :, :]) ** 2).sum(axis=2)
-    d[np.arange(n), np.arange(n)] = np.inf
-    pairs = np.zeros((n, n), dtype=bool)
-    nearest = np.argsort(d, axis=1, kind="stable")[:, :min(count, n - 1)]
-    pairs[np.arange(n)[:, None], nearest] = True
-    return pairs
-
-
-class _LazyLinkageRows:
-    """Lazy constraint generation: after each solve, every pair of every record the
-    solver counts as re-identified is checked with the reference evaluator, and the
-    most violated rows not yet in the model are added. When none is violated, the
-    reduced model's optimum is the full model's (it is a relaxation whose solution
-    satisfies every row)."""
-
-    def __init__(self, za, zb, family, columns, margin, big_c, pairs, per_round, tol):
-        self.za, self.zb, self.family, self.columns = za, zb, family, columns
-        self.margin, self.big_c, self.pairs = margin, big_c, pairs
-        self.per_round, self.tol = per_round, tol
-        self.rows_added = 0
-
-    def __call__(self, theta: np.ndarray, k: np.ndarray) -> list[Cut]:
-        distance = self.family.distance(theta, self.columns)
-        counted = np.flatnonzero(k < 0.5)
-        new = np.zeros_like(self.pairs)
-        for start in range(0, counted.size, 256):
-            records = counted[start:start + 256]
-            d = distance.pairwise(self.za[records], self.zb)
-            slack = d - d[np.arange(records.size), records][:, None]
-            slack[np.arange(records.size), records] = np.inf
-            slack[self.pairs[records]] = np.inf
-            worst = np.argsort(slack, axis=1, kind="stable")[:, :self.per_round]
-            violated = np.take_along_axis(slack, worst, axis=1) < self.margin - self.tol
-            r, c = np.nonzero(violated)
-            new[records[r], worst[r, c]] = True
-        if not new.any():
-            return []
-        rows = linkage_rows(self.za, self.zb, self.family, margin=self.margin, big_c=self.big_c,
-                            pairs=new)
-        self.pairs |= new
-        self.rows_added += len(rows)
-        return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
-                for r in range(len(rows))]
-
-
 def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
-          big_c: str | float = "tight", drop_redundant: bool = True, lazy: bool = True,
-          lazy_start: int = 10, on_mismatch: str = "raise",
-          export: str | Path | None = None) -> tuple[LearnResult, Distance | None]:
+          big_c: str | float = "tight", reductions: Reductions = Reductions(),
+          on_mismatch: str = "raise", export: str | Path | None = None
+          ) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`)."""
     t0 = time.perf_counter()
     za, zb = standardise(data.masked), standardise(data.original)
-    pairs = _nearest_pairs(za, zb, lazy_start) if lazy else None
-    model, info = build_model(za, zb, family, margin=margin, columns=data.columns,
-                              big_c=big_c, drop_redundant=drop_redundant, pairs=pairs)
-    build_seconds = time.perf_counter() - t0
+    n, n_attributes = za.shape
+    if big_c == "uniform":
+        big_c = largest_big_c(za, zb, family, margin=margin)
+    neutral = family.neutral(n_attributes)
+    screening = conflicts = None
+    fixed = np.zeros(n, dtype=bool)
+    t_reduce = time.perf_counter()
+    if reductions.fix_unreachable or reductions.conflicts:
+        screening = screen_records(za, zb, family, margin=margin, known=neutral,
+                                   feasibility_tol=options.feasibility_tol)
+        if reductions.fix_unreachable:
+            fixed = screening.unreachable
+        if reductions.conflicts:
+            conflicts = find_conflicts(za, zb, family, screening, margin=margin,
+                                       feasibility_tol=options.feasibility_tol)
+    reduce_seconds = time.perf_counter() - t_reduce
+    pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
+    model, info = build_model(za, zb, family, margin=margin, columns=data.columns, big_c=big_c,
+                              drop_redundant=reductions.drop_redundant,
+                              drop_dominated=reductions.drop_dominated, pairs=pairs, fixed=fixed,
+                              conflicts=conflicts)
+    build_seconds = time.perf_counter() - t0 - reduce_seconds
     if export is not None:
         export_model(model, export)
     own_cuts = type(family).separate is not LearnedFamily.separate
-    lazy_rows = (_LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
-                                  per_round=5, tol=options.feasibility_tol) if lazy else None)
-    separate = None
+    lazy_rows = (LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
+                                 per_round=reductions.lazy_per_round, tol=options.feasibility_tol)
+                 if reductions.lazy else None)
+    separate = start = None
     if own_cuts or lazy_rows is not None:
-        def separate(theta, k):
+        def separate(theta, k):  # the family's cuts and the violated linkage rows, in one round
             cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
-            return cuts if cuts or lazy_rows is None else lazy_rows(theta, k)
-    solved = solve_model(model, options, separate=separate)
+            return cuts + (lazy_rows(theta, k) if lazy_rows is not None else [])
+    if reductions.warm_start:
+        def start(previous):
+            theta = neutral if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
+            return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
+    solved = solve_model(model, options, separate=separate, start=start)
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
-    n = data.n_records
     tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
 
     theta, status = solved.theta, solved.status
     n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
     bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
+    if screening is not None:  # at_risk over-approximates where not exact: still a bound
+        bound = min(bound, screening.n_at_risk)
     if status == "optimal" and solved.cut_cap_hit:
         status = "cut_limit"  # the relaxed optimum bounds the family; repair theta for a count
         theta = family.repair(theta) if own_cuts else theta
@@ -192,9 +183,11 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         n_correct_strict=strict, status=status, bound=bound, gap=gap, margin=margin,
         params=None if distance is None else {**distance.params(), **_options(family)},
         solver=solved.solver,
-        seconds={"build": build_seconds, "solve": solved.seconds,
+        seconds={"reduce": reduce_seconds, "build": build_seconds, "solve": solved.seconds,
                  "total": time.perf_counter() - t0},
         model=info.to_dict(), recount_tol=tol, cut_rounds=solved.cut_rounds, correct=correct,
+        reductions=reductions.to_dict(), at_risk=None if screening is None else screening.at_risk,
+        at_risk_exact=None if screening is None else bool(screening.exact.all()),
     )
     return result, distance
 
@@ -220,11 +213,13 @@ class LearnedDistanceLinkage:
         See :class:`rlopt.milp.SolverOptions`.
     family_options : dict, default=None
         E.g. ``{"delta": 1e-4}`` for metric variants, ``{"published_relaxation": True}`` for ci_m.
-    big_c : "tight" or float, default="tight"
-        The per-row valid big-C, or one constant for every row (for experiments).
-    lazy : bool, default=True
-        Lazy constraint generation (exact): start from the ``lazy_start`` nearest
-        originals of each record, add violated linkage rows until none is left.
+    big_c : "tight", "uniform" or float, default="tight"
+        The per-row valid big-C; ``"uniform"``: the largest of them for every row
+        (the naive model); a number: that constant (for experiments).
+    reductions : "all", "none", dict or Reductions, default="all"
+        The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
+        ``drop_redundant, drop_dominated, fix_unreachable, lazy, lazy_start,
+        warm_start``. ``"none"`` with ``big_c="uniform"`` is the naive model.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.
 
@@ -251,7 +246,7 @@ class LearnedDistanceLinkage:
                  rel_gap: float = 0.0, threads: int | None = None, log: bool = False,
                  feasibility_tol: float = 1e-9, max_cut_rounds: int = 100,
                  family_options: dict | None = None, big_c: str | float = "tight",
-                 lazy: bool = True, lazy_start: int = 10, on_mismatch: str = "raise"):
+                 reductions: str | dict | Reductions = "all", on_mismatch: str = "raise"):
         self.family = family
         self.margin = margin
         self.time_limit = time_limit
@@ -262,8 +257,7 @@ class LearnedDistanceLinkage:
         self.max_cut_rounds = max_cut_rounds
         self.family_options = family_options
         self.big_c = big_c
-        self.lazy = lazy
-        self.lazy_start = lazy_start
+        self.reductions = reductions
         self.on_mismatch = on_mismatch
 
     def _family(self) -> LearnedFamily:
@@ -282,16 +276,18 @@ class LearnedDistanceLinkage:
             raise InputError(f"margin={self.margin!r}; expected a number >= 0")
         if self.on_mismatch not in ("raise", "warn"):
             raise InputError(f"on_mismatch={self.on_mismatch!r}; expected 'raise' or 'warn'")
-        if not (self.big_c == "tight" or (isinstance(self.big_c, (int, float)) and self.big_c > 0)):
-            raise InputError(f"big_c={self.big_c!r}; expected 'tight' or a number > 0")
+        if not (self.big_c in ("tight", "uniform")
+                or (isinstance(self.big_c, (int, float)) and not isinstance(self.big_c, bool) and self.big_c > 0)):
+            raise InputError(f"big_c={self.big_c!r}; expected 'tight', 'uniform' or a number > 0")
+        reductions = Reductions.coerce(self.reductions)
         options = SolverOptions(time_limit=self.time_limit, rel_gap=self.rel_gap, threads=self.threads,
                                 log=self.log, feasibility_tol=self.feasibility_tol,
                                 max_cut_rounds=self.max_cut_rounds)
         data = validate_pair(original, masked, columns=columns, id_column=id_column,
                              drop_nonfinite=drop_nonfinite)
         self.result_, self.distance_ = learn(data, family, margin=float(self.margin), options=options,
-                                             big_c=self.big_c, lazy=self.lazy,
-                                             lazy_start=self.lazy_start, on_mismatch=self.on_mismatch,
+                                             big_c=self.big_c, reductions=reductions,
+                                             on_mismatch=self.on_mismatch,
                                              export=export)
         self.columns_ = data.columns
         self._set_standardisation(data)

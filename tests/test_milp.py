@@ -17,19 +17,7 @@ from rlopt.linkage import link_records
 from rlopt.families.am import ArithmeticMeanDistance
 import rlopt.milp.solve as solve_module
 
-MARGIN = 1e-4
-
-
-def noisy_file(seed, n_records=20, n_attributes=3, scale=(0.2, 0.5, 1.0)):
-    rng = np.random.default_rng(seed)
-    original = rng.normal(size=(n_records, n_attributes))
-    masked = original + rng.normal(size=original.shape) * np.asarray(scale)[:n_attributes]
-    columns = list("abcdef"[:n_attributes])
-    return pd.DataFrame(original, columns=columns), pd.DataFrame(masked, columns=columns)
-
-
-def fit(family, original, masked, **kwargs):
-    return LearnedDistanceLinkage(family, margin=MARGIN, **kwargs).fit(original, masked).result_
+from tests._helpers import MARGIN, brute_force_one_weight, fit, noisy_file
 
 
 # ---- reference evaluators, by hand -------------------------------------------------
@@ -67,34 +55,6 @@ def test_model_coefficients_agree_with_reference_evaluator(name):
 
 
 # ---- brute force, n = 2 -------------------------------------------------------------
-
-def _deepest_overlap(intervals):
-    points = [p for lo, hi in intervals if lo <= hi for p in (lo, hi)]
-    return max((sum(lo - 1e-9 <= p <= hi + 1e-9 for lo, hi in intervals) for p in points), default=0)
-
-
-def brute_force_one_weight(diff_own, diff_other, margin):
-    """Max over p in [0, 1] of #records whose every row p*u + (1-p)*v >= margin holds,
-    with u = y_0 - x_0, v = y_1 - x_1 (for WM on raw, for OWA on sorted differences)."""
-    intervals = []
-    for i in range(diff_own.shape[0]):
-        lo, hi = 0.0, 1.0
-        for j in range(diff_other.shape[1]):
-            if j == i:
-                continue
-            u, v = diff_other[i, j] - diff_own[i]
-            # v + p (u - v) >= margin
-            slope, const = u - v, v - margin
-            if abs(slope) < 1e-15:
-                if const < 0:
-                    lo, hi = 1.0, 0.0
-            elif slope > 0:
-                lo = max(lo, -const / slope)
-            else:
-                hi = min(hi, -const / slope)
-        intervals.append((lo, hi))
-    return _deepest_overlap(intervals)
-
 
 @pytest.mark.parametrize("seed", range(10))
 def test_wm_and_owa_equal_brute_force_on_two_attributes(seed):
@@ -224,6 +184,9 @@ def test_params_round_trip_and_link(tmp_path, separating_file):
     ({"margin": -1}, r"margin=-1; expected a number >= 0"),
     ({"time_limit": 0}, r"time_limit=0; expected a number of seconds > 0"),
     ({"big_c": -3}, r"big_c=-3"),
+    ({"reductions": {"lazzy": True}}, r"unknown reduction\(s\) \['lazzy'\]"),
+    ({"reductions": {"lazy_per_round": 0}}, r"lazy_per_round=0; expected an integer >= 1"),
+    ({"reductions": "some"}, r"reductions='some'"),
 ])
 def test_bad_arguments(kwargs, message, separating_file):
     with pytest.raises(InputError, match=message):
@@ -240,7 +203,7 @@ def test_missing_highs_is_a_clear_error(monkeypatch, separating_file):
     class Missing:
         def available(self):
             return False
-    monkeypatch.setattr("pyomo.contrib.solver.solvers.highs.Highs", Missing)
+    monkeypatch.setattr(solve_module, "_highs_class", lambda: Missing)
     with pytest.raises(solve_module.SolverUnavailableError, match="pip install highspy"):
         LearnedDistanceLinkage("wm").fit(*separating_file)
 
@@ -258,18 +221,3 @@ def test_model_export(tmp_path, separating_file):
     assert "K" in (tmp_path / "m.lp").read_text()
     with pytest.raises(InputError, match="expected a .lp or .mps"):
         LearnedDistanceLinkage("wm").fit(*separating_file, export=tmp_path / "m.txt")
-
-
-@pytest.mark.parametrize("name", ["wm", "owa", "ci", "ci_m", "sb", "sb_nc"])
-@pytest.mark.parametrize("seed", [31, 32])
-def test_lazy_constraint_generation_gives_the_full_model_optimum(name, seed):
-    original, masked = noisy_file(seed, 18, 3)
-    full = fit(name, original, masked, lazy=False)
-    lazy = LearnedDistanceLinkage(name, margin=MARGIN, lazy_start=1).fit(original, masked)
-    assert lazy.result_.n_correct == full.n_correct and lazy.result_.status == "optimal"
-    # independent of the solver: no record counted as re-identified has a violated pair
-    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
-    d = lazy.distance_.pairwise(za, zb)
-    slack = d - np.diag(d)[:, None] + np.diag(np.full(len(d), np.inf))
-    counted = lazy.result_.correct
-    assert (slack[counted].min(axis=1) >= MARGIN - lazy.result_.recount_tol).all()

@@ -1,0 +1,331 @@
+"""Exact reductions of the MILP: each one switchable, none changes the optimum.
+
+- ``tight big-C``: the per-row ``C_ij`` of the family (:func:`~rlopt.milp.linkage_rows`);
+  the naive model uses one constant, the largest ``C_ij``.
+- ``drop_redundant``: rows with ``C_ij <= 0`` hold for every admissible parameter.
+- ``drop_dominated``: rows implied by another row of the same record
+  (:func:`~rlopt.milp.formulation.dominated`, families with parameters >= 0).
+- ``fix_unreachable``: :func:`screen_records` solves, for every record that a
+  known parameter does not already re-identify, the LP ``max_theta min_j
+  d(a_i,b_j) - d(a_i,b_i)``; a record whose best separation is below the margin
+  cannot be re-identified by any admissible parameter and gets ``K_i = 1``.
+  The same LPs tell which records are at risk at all, a bound on the optimum
+  that does not depend on which optimum the solver returns.
+- ``conflicts``: pairs of records that no admissible parameter re-identifies
+  together (:func:`find_conflicts`) give ``K_i + K_j >= 1``, valid inequalities
+  that raise the LP bound the solver has to close.
+- ``lazy``: start from the ``lazy_start`` nearest originals of each record; after
+  each solve, check every pair of every counted record and add the violated rows
+  (:class:`LazyLinkageRows`); when none is violated the optimum is the full one's.
+- ``warm_start``: a MIP start for HiGHS, the neutral parameter (all attributes
+  alike, the AM ordering) at the first solve, the previous parameter after.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from rlopt.exceptions import InputError
+from rlopt.families import Distance, LearnedFamily
+from rlopt.milp.formulation import linkage_rows
+from rlopt.milp.solve import Cut, max_min_slack
+
+__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "nearest_pairs", "LazyLinkageRows",
+           "separation", "start_from"]
+
+SCREEN_TOL = 1e-7
+"""A record is fixed only when its best separation is below ``margin - SCREEN_TOL``
+(far beyond the LP's 1e-9 tolerances), so a rounding error can never fix a record
+that some parameter re-identifies."""
+
+_RECORD_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class Reductions:
+    """Which exact reductions to apply (all on by default; :meth:`none` is the naive model)."""
+
+    drop_redundant: bool = True
+    drop_dominated: bool = True
+    fix_unreachable: bool = True
+    conflicts: bool = True
+    lazy: bool = True
+    lazy_start: int = 1
+    lazy_per_round: int = 2
+    warm_start: bool = True
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("lazy_start", "lazy_per_round"):
+                if isinstance(value, bool) or not isinstance(value, int) or value < (0 if f.name == "lazy_start" else 1):
+                    raise InputError(f"{f.name}={value!r}; expected an integer >= {0 if f.name == 'lazy_start' else 1}")
+            elif not isinstance(value, bool):
+                raise InputError(f"reduction {f.name}={value!r}; expected true or false")
+
+    @classmethod
+    def none(cls) -> "Reductions":
+        return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
+                   lazy=False, warm_start=False)
+
+    @classmethod
+    def coerce(cls, value) -> "Reductions":
+        """From ``None``/``"all"`` (every reduction), ``"none"``, a dict of switches, or an instance."""
+        if value is None or value == "all":
+            return cls()
+        if value == "none":
+            return cls.none()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - {f.name for f in fields(cls)})
+            if unknown:
+                raise InputError(f"unknown reduction(s) {unknown}; expected some of "
+                                 f"{[f.name for f in fields(cls)]}")
+            return cls(**value)
+        raise InputError(f"reductions={value!r}; expected 'all', 'none' or a dict of switches")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def slack_blocks(za: np.ndarray, zb: np.ndarray, distance: Distance, records: np.ndarray):
+    """``(block, slack)`` with ``slack[r, j] = d(a_i, b_j) - d(a_i, b_i)`` for the
+    records ``i = block[r]``, ``slack[r, i] = inf``; a block of records at a time."""
+    for start in range(0, records.size, _RECORD_BLOCK):
+        block = records[start:start + _RECORD_BLOCK]
+        d = distance.pairwise(za[block], zb)
+        rows = np.arange(block.size)
+        slack = d - d[rows, block][:, None]
+        slack[rows, block] = np.inf
+        yield block, slack
+
+
+def separation(za: np.ndarray, zb: np.ndarray, distance: Distance,
+               records: np.ndarray | None = None) -> np.ndarray:
+    """``min_{j != i} d(a_i, b_j) - d(a_i, b_i)`` for each record ``i`` of
+    ``records`` (default: all), in that order."""
+    records = np.arange(za.shape[0]) if records is None else np.asarray(records)
+    out = np.empty(records.size)
+    done = 0
+    for block, slack in slack_blocks(za, zb, distance, records):
+        out[done:done + block.size] = slack.min(axis=1)
+        done += block.size
+    return out
+
+
+@dataclass
+class Screening:
+    """Per record: can *some* admissible parameter re-identify it at the margin?
+
+    ``best[i]`` is ``max_theta min_j d(a_i,b_j) - d(a_i,b_i)`` over the admissible
+    set, exact below the margin (``nan`` when the known parameter already
+    re-identifies the record and no LP was needed; an upper bound where
+    ``exact[i]`` is false, i.e. the family's cutting planes were capped).
+    ``at_risk`` is the set of records some admissible parameter re-identifies
+    (over-approximated where not exact); ``unreachable`` the records no
+    admissible parameter re-identifies (exact: safe to fix ``K_i = 1``).
+    ``witnesses`` are parameters that re-identify at least one record (the known
+    one and the LP optima), used to find conflicts.
+    """
+
+    best: np.ndarray
+    at_risk: np.ndarray
+    unreachable: np.ndarray
+    exact: np.ndarray
+    witnesses: list[np.ndarray]
+    n_lps: int
+    seconds: float
+
+    @property
+    def n_at_risk(self) -> int:
+        return int(self.at_risk.sum())
+
+
+class _FamilyLP:
+    """The family's admissible set as LP data, and the per-record LP over it."""
+
+    def __init__(self, family: LearnedFamily, n: int, za, zb, margin: float, tol: float,
+                 max_cut_rounds: int):
+        self.family, self.za, self.zb, self.margin, self.tol = family, za, zb, margin, tol
+        self.lower, self.upper = family.bounds(n)
+        rows = family.constraints(n)
+        self.matrix, self.lo, self.hi = rows.matrix(), np.array(rows.lo), np.array(rows.hi)
+        self.own_cuts = type(family).separate is not LearnedFamily.separate
+        self.max_cut_rounds = max_cut_rounds
+        self.pool: list[tuple[np.ndarray, float]] = []
+        self.n_lps = 0
+
+    def best(self, coefs: np.ndarray, constants: np.ndarray) -> tuple[float, np.ndarray | None, bool]:
+        """``(value, theta, exact)`` of ``max_theta min_r coefs[r] @ theta + constants[r]``;
+        ``(inf, None, False)`` when HiGHS proves nothing (the caller assumes the worst)."""
+        for round_ in range(self.max_cut_rounds + 1):
+            value, theta = max_min_slack(coefs, constants, self.matrix, self.lo, self.hi, self.lower,
+                                         self.upper, cuts=self.pool, feasibility_tol=self.tol)
+            self.n_lps += 1
+            if value is None:
+                return np.inf, None, False
+            if not self.own_cuts or value < self.margin - SCREEN_TOL:
+                return value, theta, True  # a relaxation already below the margin is conclusive
+            new = self.family.separate(theta, self.za, self.zb)
+            if not new:
+                return value, theta, True
+            if round_ == self.max_cut_rounds:
+                return value, None, False
+            self.pool.extend(new)  # cuts are valid for every record: shared
+        raise AssertionError("unreachable")
+
+
+def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
+                   known: np.ndarray | None = None, feasibility_tol: float = 1e-9,
+                   max_cut_rounds: int = 50) -> Screening:
+    """Solve the per-record LP for every record that the parameter ``known`` does
+    not re-identify at ``margin`` (with a ``SCREEN_TOL`` safety)."""
+    t0 = time.perf_counter()
+    n_records, n = za.shape
+    best = np.full(n_records, np.nan)
+    exact = np.ones(n_records, dtype=bool)
+    todo = np.arange(n_records)
+    witnesses: list[np.ndarray] = []
+    if known is not None:
+        witnesses.append(np.asarray(known, dtype=float))
+        todo = np.flatnonzero(separation(za, zb, family.distance(known, _names(n))) < margin + SCREEN_TOL)
+    lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds)
+    for start in range(0, todo.size, 64):
+        block = todo[start:start + 64]
+        rows = linkage_rows(za, zb, family, margin=margin, records=block)
+        for i in block:
+            mine = rows.record == i
+            best[i], theta, exact[i] = lp.best(rows.coefs[mine], rows.constants[mine])
+            if theta is not None and best[i] >= margin:
+                witnesses.append(theta)
+    unreachable = np.zeros(n_records, dtype=bool)
+    unreachable[todo] = best[todo] < margin - SCREEN_TOL
+    return Screening(best=best, at_risk=~unreachable, unreachable=unreachable, exact=exact,
+                     witnesses=witnesses, n_lps=lp.n_lps, seconds=time.perf_counter() - t0)
+
+
+def _names(n: int) -> tuple[str, ...]:
+    return tuple(f"x{k}" for k in range(n))
+
+
+def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening: Screening, *,
+                   margin: float, feasibility_tol: float = 1e-9, max_lps: int = 20000,
+                   rows_per_record: int = 64) -> np.ndarray:
+    """Pairs of records that no admissible parameter re-identifies together: each
+    gives the valid inequality ``K_i + K_j >= 1``, which tightens the relaxation
+    without changing the optimum.
+
+    Pairs re-identified together by a witness parameter are compatible and
+    skipped; for the others, the LP ``max_theta`` of the smaller separation of the
+    two records, over a subset of each record's rows (its ``rows_per_record``
+    tightest at the neutral parameter -- a relaxation, so a conflict it proves is
+    a conflict of the full model), decides. At most ``max_lps`` LPs; any subset
+    of conflicts is valid.
+
+    Returns
+    -------
+    ndarray of int, shape (n_conflicts, 2)
+    """
+    n_records, n = za.shape
+    risky = np.flatnonzero(screening.at_risk)
+    compatible = np.zeros((risky.size, risky.size), dtype=bool)
+    for theta in screening.witnesses:
+        hit = separation(za, zb, family.distance(theta, _names(n)), records=risky) >= margin + SCREEN_TOL
+        compatible[np.ix_(hit, hit)] = True
+    a, b = np.nonzero(np.triu(~compatible, k=1))
+    if not a.size:
+        return np.zeros((0, 2), dtype=int)
+    a, b = a[:max_lps], b[:max_lps]
+    needed = np.unique(np.concatenate([risky[a], risky[b]]))
+    own_rows = _tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
+    lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds=0)
+    found = []
+    for i, j in zip(risky[a], risky[b]):
+        coefs = np.vstack([own_rows[i][0], own_rows[j][0]])
+        constants = np.concatenate([own_rows[i][1], own_rows[j][1]])
+        value, _, _ = lp.best(coefs, constants)
+        if value < margin - SCREEN_TOL:
+            found.append((i, j))
+    return np.array(found, dtype=int).reshape(-1, 2)
+
+
+def _tightest_rows(za, zb, family, records, *, margin, count):
+    """For each record, its ``count`` non-redundant rows with the smallest slack at
+    the neutral parameter (its other rows left out: a relaxation)."""
+    neutral = family.neutral(za.shape[1])
+    out = {}
+    for start in range(0, records.size, 64):
+        rows = linkage_rows(za, zb, family, margin=margin, records=records[start:start + 64])
+        slack = rows.coefs @ neutral + rows.constants
+        for i in records[start:start + 64]:
+            mine = np.flatnonzero(rows.record == i)
+            mine = mine[np.argsort(slack[mine], kind="stable")[:count]]
+            out[i] = (rows.coefs[mine], rows.constants[mine])
+    return out
+
+
+def nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
+    """For each record, its ``count`` nearest other originals by the Euclidean distance."""
+    n = za.shape[0]
+    pairs = np.zeros((n, n), dtype=bool)
+    for start in range(0, n, _RECORD_BLOCK):
+        block = np.arange(start, min(n, start + _RECORD_BLOCK))
+        d = ((za[block, None, :] - zb[None, :, :]) ** 2).sum(axis=2)
+        d[np.arange(block.size), block] = np.inf
+        nearest = np.argsort(d, axis=1, kind="stable")[:, :min(count, n - 1)]
+        pairs[block[:, None], nearest] = True
+    return pairs
+
+
+class LazyLinkageRows:
+    """Lazy constraint generation: after each solve, every pair of every record the
+    solver counts as re-identified is checked with the reference evaluator, and the
+    ``per_round`` most violated rows per record not yet in the model are added.
+    When none is violated, the reduced model's optimum is the full model's (it is a
+    relaxation whose solution satisfies every row)."""
+
+    def __init__(self, za, zb, family: LearnedFamily, columns, margin: float, big_c,
+                 pairs: np.ndarray, *, per_round: int = 2, tol: float = 1e-9):
+        self.za, self.zb, self.family, self.columns = za, zb, family, columns
+        self.margin, self.big_c, self.pairs = margin, big_c, pairs
+        self.per_round, self.tol = per_round, tol
+        self.rows_added = 0
+
+    def violated(self, theta: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Pairs not in the model whose row ``theta`` violates, for the records with ``K_i = 0``."""
+        distance = self.family.distance(theta, self.columns)
+        new = np.zeros_like(self.pairs)
+        for block, slack in slack_blocks(self.za, self.zb, distance, np.flatnonzero(k < 0.5)):
+            slack[self.pairs[block]] = np.inf
+            slack[np.isnan(slack)] = -np.inf
+            worst = np.argsort(slack, axis=1, kind="stable")[:, :self.per_round]
+            bad = np.take_along_axis(slack, worst, axis=1) < self.margin - self.tol
+            r, c = np.nonzero(bad)
+            new[block[r], worst[r, c]] = True
+        return new
+
+    def __call__(self, theta: np.ndarray, k: np.ndarray) -> list[Cut]:
+        new = self.violated(theta, k)
+        if not new.any():
+            return []
+        rows = linkage_rows(self.za, self.zb, self.family, margin=self.margin, big_c=self.big_c,
+                            pairs=new, records=np.flatnonzero(new.any(axis=1)))
+        self.pairs |= new
+        self.rows_added += len(rows)
+        return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
+                for r in range(len(rows))]
+
+
+def start_from(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, *,
+               margin: float, fixed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A MIP start ``(theta, K)``: ``K_i = 0`` exactly for the records ``theta``
+    re-identifies with the margin (plus ``SCREEN_TOL``), ``K_i = 1`` for the rest."""
+    sep = separation(za, zb, family.distance(theta, _names(za.shape[1])))
+    k = (sep < margin + SCREEN_TOL).astype(float)
+    if fixed is not None:
+        k[fixed] = 1.0
+    return np.asarray(theta, dtype=float), k

@@ -1,0 +1,54 @@
+"""Small generated files and exact brute force shared by the MILP tests."""
+
+import numpy as np
+import pandas as pd
+
+from rlopt.learn import LearnedDistanceLinkage
+
+MARGIN = 1e-4
+
+
+def noisy_file(seed, n_records=20, n_attributes=3, scale=(0.2, 0.5, 1.0)):
+    rng = np.random.default_rng(seed)
+    original = rng.normal(size=(n_records, n_attributes))
+    masked = original + rng.normal(size=original.shape) * np.asarray(scale)[:n_attributes]
+    columns = list("abcdef"[:n_attributes])
+    return pd.DataFrame(original, columns=columns), pd.DataFrame(masked, columns=columns)
+
+
+def fit(family, original, masked, **kwargs):
+    return LearnedDistanceLinkage(family, margin=MARGIN, **kwargs).fit(original, masked).result_
+
+
+def _deepest_overlap(intervals):
+    points = [p for lo, hi in intervals if lo <= hi for p in (lo, hi)]
+    return max((sum(lo - 1e-9 <= p <= hi + 1e-9 for lo, hi in intervals) for p in points), default=0)
+
+
+def one_weight_intervals(diff_own, diff_other, margin):
+    """Per record, the interval of p in [0, 1] on which every row p*u + (1-p)*v >= margin
+    holds, with u = y_0 - x_0, v = y_1 - x_1 (WM on raw, OWA on sorted differences);
+    empty when lo > hi."""
+    intervals = []
+    for i in range(diff_own.shape[0]):
+        lo, hi = 0.0, 1.0
+        for j in range(diff_other.shape[1]):
+            if j == i:
+                continue
+            u, v = diff_other[i, j] - diff_own[i]
+            # v + p (u - v) >= margin
+            slope, const = u - v, v - margin
+            if abs(slope) < 1e-15:
+                if const < 0:
+                    lo, hi = 1.0, 0.0
+            elif slope > 0:
+                lo = max(lo, -const / slope)
+            else:
+                hi = min(hi, -const / slope)
+        intervals.append((lo, hi))
+    return intervals
+
+
+def brute_force_one_weight(diff_own, diff_other, margin):
+    """Max over p in [0, 1] of #records re-identified (the deepest overlap of the intervals)."""
+    return _deepest_overlap(one_weight_intervals(diff_own, diff_other, margin))

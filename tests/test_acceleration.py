@@ -1,0 +1,134 @@
+"""Exact reductions: each one alone, and all together, leave the optimum of the
+naive model unchanged; lazy generation ends with no violated pair; the
+screening is exact against brute force; conflicts are really conflicts."""
+
+import numpy as np
+import pytest
+
+from rlopt import load_census
+from rlopt.data import standardise
+from rlopt.families import LEARNED, get_family
+from rlopt.masking import microaggregate, rank_swap
+from rlopt.milp.acceleration import Reductions, find_conflicts, screen_records, separation
+from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
+from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
+
+NONE = Reductions.none().to_dict()
+VARIANTS = {
+    "tight big-C only": dict(reductions="none"),
+    "drop_redundant": dict(reductions={**NONE, "drop_redundant": True}),
+    "drop_dominated": dict(reductions={**NONE, "drop_dominated": True}),
+    "fix_unreachable": dict(reductions={**NONE, "fix_unreachable": True}),
+    "conflicts": dict(reductions={**NONE, "conflicts": True}),
+    "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
+    "warm_start": dict(reductions={**NONE, "warm_start": True}),
+    "all": dict(reductions="all"),
+}
+
+
+def census_masked(method, seed, n_records=22):
+    census = load_census()[["AFNLWGT", "AGI", "EMCONTRB"]]
+    original = census.sample(n_records, random_state=seed).reset_index(drop=True)
+    if method == "mdav":
+        return original, microaggregate(original, k=3)
+    return original, rank_swap(original, p=15, seed=seed)
+
+
+FILES = {
+    "noise 31": lambda: noisy_file(31, 18, 3),
+    "noise 32": lambda: noisy_file(32, 20, 3, scale=(0.5, 0.5, 0.8)),
+    "mdav k=3": lambda: census_masked("mdav", 4),
+    "rank swap p=15": lambda: census_masked("rank-swap", 5),
+}
+
+
+@pytest.fixture(scope="module", params=list(FILES))
+def masked_file(request):
+    return FILES[request.param]()
+
+
+@pytest.mark.parametrize("name", LEARNED)
+def test_every_reduction_leaves_the_naive_optimum_unchanged(name, masked_file):
+    naive = fit(name, *masked_file, big_c="uniform", reductions="none")
+    assert naive.status == "optimal" and naive.model["n_linkage_rows"] == naive.model["n_pairs"]
+    for label, kwargs in VARIANTS.items():
+        reduced = fit(name, *masked_file, **kwargs)
+        assert reduced.status == "optimal", label
+        assert reduced.n_correct == reduced.n_correct_verified == naive.n_correct, label
+
+
+@pytest.mark.parametrize("name", ["wm", "owa", "ci", "ci_m", "sb", "sb_nc"])
+@pytest.mark.parametrize("seed", [31, 32])
+def test_lazy_generation_ends_with_no_violated_pair(name, seed):
+    original, masked = noisy_file(seed, 18, 3)
+    lazy = fit(name, original, masked, reductions={**NONE, "lazy": True, "lazy_start": 1})
+    assert lazy.status == "optimal"
+    # independent of the solver: every pair of every record counted as re-identified
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    family = get_family(name)
+    d = family.distance(family.theta_from_params(lazy.params, ("a", "b", "c")), ("a", "b", "c")).pairwise(za, zb)
+    slack = d - np.diag(d)[:, None] + np.diag(np.full(len(d), np.inf))
+    assert (slack[lazy.correct].min(axis=1) >= MARGIN - lazy.recount_tol).all()
+    assert lazy.correct.sum() == lazy.n_correct
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_screening_equals_brute_force_on_two_attributes(seed):
+    original, masked = noisy_file(200 + seed, 30, 2, scale=(0.6, 0.9))
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    diff = (za[:, None, :] - zb[None, :, :]) ** 2
+    own = diff[np.arange(len(za)), np.arange(len(za))]
+    intervals = one_weight_intervals(own, diff, MARGIN)
+    reachable = np.array([lo <= hi for lo, hi in intervals])
+    screening = screen_records(za, zb, get_family("wm"), margin=MARGIN, known=np.array([0.5, 0.5]))
+    clear = np.array([hi - lo > 1e-6 or lo > hi + 1e-6 for lo, hi in intervals])  # not a knife edge
+    assert (screening.at_risk[clear] == reachable[clear]).all()
+    assert screening.exact.all()
+    optimum = fit("wm", original, masked)
+    assert optimum.n_at_risk == screening.n_at_risk >= optimum.n_correct == optimum.bound
+    assert not (optimum.correct & ~optimum.at_risk).any()  # the optimum only uses records at risk
+
+
+def test_unreachable_records_exist_and_are_fixed():
+    original, masked = noisy_file(3, 30, 2, scale=(1.5, 1.5))
+    result = fit("wm", original, masked)
+    assert result.model["n_fixed"] > 0 and result.model["n_fixed"] == result.n_records - result.n_at_risk
+
+
+@pytest.mark.parametrize("name", ["wm", "ci", "sb"])
+def test_conflicts_are_never_reidentified_together(name):
+    original, masked = noisy_file(207, 30, 2, scale=(0.9, 1.2))
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    family = get_family(name)
+    screening = screen_records(za, zb, family, margin=MARGIN, known=family.neutral(2))
+    pairs = find_conflicts(za, zb, family, screening, margin=MARGIN)
+    assert len(pairs) > 0
+    if name == "wm":  # brute force on a fine grid of the one free weight
+        hits = [separation(za, zb, family.distance(np.array([p, 1 - p]), ("a", "b"))) >= MARGIN
+                for p in np.linspace(0, 1, 2001)]
+        for i, j in pairs:
+            assert not any(h[i] and h[j] for h in hits)
+
+
+def test_dominated_rows_by_hand():
+    rows = LinkageRows(record=np.array([0, 0, 0, 1, 1]), other=np.array([1, 2, 3, 0, 2]),
+                       coefs=np.array([[1.0, 2.0], [2.0, 2.0], [1.0, 3.0], [1.0, 2.0], [0.5, 5.0]]),
+                       constants=np.array([0.0, 0.0, -1.0, 0.0, 0.0]), big_c=np.ones(5), n_pairs=6)
+    # row 1 >= row 0 entrywise: implied; row 2 has a smaller constant: kept; record 1 is apart
+    assert dominated(rows).tolist() == [False, True, False, False, False]
+    equal = LinkageRows(np.array([0, 0]), np.array([1, 2]), np.ones((2, 2)), np.zeros(2), np.ones(2), 2)
+    assert dominated(equal).tolist() == [False, True]
+
+
+def test_uniform_big_c_is_the_largest_tight_one():
+    original, masked = noisy_file(5, 15, 3)
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    for name in ("wm", "owa", "sb"):
+        family = get_family(name)
+        tight = linkage_rows(za, zb, family, margin=MARGIN, drop_redundant=False)
+        assert largest_big_c(za, zb, family, margin=MARGIN) == pytest.approx(tight.big_c.max())
+
+
+def test_warm_start_reaches_the_solver():
+    result = fit("wm", *noisy_file(9, 20, 3))
+    assert result.solver["starts_passed"] >= 1
