@@ -161,6 +161,7 @@ def learn(
     drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
     params_out: Annotated[Optional[Path], typer.Option(help="write the learned parameters as JSON")] = None,
     export: Annotated[Optional[Path], typer.Option(help="write the MILP as .lp or .mps")] = None,
+    naive: Annotated[bool, typer.Option(help="the naive model: every pair, one big-C, no reduction")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Learn the family's distance that re-identifies the most records (MILP, HiGHS)."""
@@ -170,7 +171,8 @@ def learn(
     if published_relaxation:
         options["published_relaxation"] = True
     learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, rel_gap=rel_gap,
-                                     threads=threads, log=log, family_options=options or None)
+                                     threads=threads, log=log, family_options=options or None,
+                                     **(dict(big_c="uniform", reductions="none") if naive else {}))
     learner.fit(load_table(original), load_table(masked), columns=_split(columns),
                 id_column=id_column, drop_nonfinite=drop_nonfinite, export=export)
     result = learner.result_
@@ -184,9 +186,60 @@ def learn(
     else:
         figure = (f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
                   f"({result.status}, gap {result.gap if result.gap is None else round(result.gap, 4)})")
+    at_risk = "" if result.n_at_risk is None else f"; {result.n_at_risk} records at risk under some parameter"
     typer.echo(f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
-               f"strict count {result.n_correct_strict}; build {result.seconds['build']:.1f}s, "
-               f"solve {result.seconds['solve']:.1f}s")
+               f"strict count {result.n_correct_strict}{at_risk}; reduce {result.seconds['reduce']:.1f}s, "
+               f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s")
+
+
+def _print_summary(run, out: Path) -> None:
+    frame = run.frame
+    typer.echo(f"{len(run.computed)} cell(s) computed, {len(run.skipped)} already finished, "
+               f"{len(run.failed)} failed; {len(frame)} row(s) in {out / 'results.csv'}")
+    for message in run.failed.values():
+        typer.echo(f"failed: {message}", err=True)
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
+    out: Annotated[Optional[Path], typer.Option(help="results folder (default: runs/<config name>)")] = None,
+    jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
+    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address, e.g. tcp://host:8786")] = None,
+    progress: Annotated[bool, typer.Option(help="progress bar")] = True,
+) -> None:
+    """Run an experiment grid; a re-run with the same --out skips finished cells."""
+    from rlopt.experiments import load_config, run_grid
+
+    spec = load_config(config)
+    out = out or Path("runs") / spec.name
+    result = run_grid(spec, out, base=config.parent, jobs=jobs, scheduler=scheduler, progress=progress)
+    _print_summary(result, out)
+    if result.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def reproduce(
+    quick: Annotated[bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")] = False,
+    out: Annotated[Optional[Path], typer.Option(help="results folder")] = None,
+    jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
+    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address")] = None,
+    progress: Annotated[bool, typer.Option(help="progress bar")] = True,
+) -> None:
+    """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out)."""
+    from rlopt.experiments import paper_config, run_grid, write_tables
+
+    spec = paper_config(quick=quick)
+    out = out or Path("runs") / spec.name
+    result = run_grid(spec, out, jobs=jobs, scheduler=scheduler, progress=progress)
+    _print_summary(result, out)
+    if result.rows:
+        table1, table2 = write_tables(result.frame, out)
+        typer.echo(table1)
+        typer.echo(table2)
+    if result.failed:
+        raise typer.Exit(1)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -1,0 +1,227 @@
+"""The experiment runner: cells in parallel on this machine or on a Dask cluster,
+one tidy row per cell, atomic writes, resumable.
+
+Every finished cell is written to ``OUT/cells/<key>.json`` (write to a temporary
+file, then rename) and ``OUT/results.csv`` is rewritten from them after each
+cell, so a killed run loses at most the cells in flight; a re-run with the same
+``OUT`` skips every cell whose file exists. A cell that raises is reported and
+not written, so the next run retries exactly it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from rlopt.experiments.config import Cell, ExperimentConfig, expand
+from rlopt.exceptions import InputError
+
+__all__ = ["run_cell", "run_grid", "GridRun", "COLUMNS"]
+
+COLUMNS = [
+    "dataset", "sample_seed", "family", "n_records", "n_correct", "rate", "status", "bound", "gap",
+    "n_at_risk", "reduce_seconds", "build_seconds", "solve_seconds", "total_seconds", "margin",
+    "time_limit", "threads", "rlopt_version", "highs_version", "pyomo_version", "key", "worker",
+]
+"""The columns of ``results.csv``, one row per cell."""
+
+TIMING_COLUMNS = ["reduce_seconds", "build_seconds", "solve_seconds", "total_seconds", "worker"]
+
+
+def _data(cell: Cell):
+    from rlopt.data import load_table
+    from rlopt.masking import Recipe, build
+
+    if "recipe" in cell.file:
+        return build(Recipe.model_validate(cell.file["recipe"]))
+    return load_table(cell.file["original"]), load_table(cell.file["masked"])
+
+
+def run_cell(cell: Cell) -> dict:
+    """Run one cell where this function is called (a local process or a Dask worker)."""
+    from rlopt.learn import LearnedDistanceLinkage
+    from rlopt.linkage import dbrl
+    from rlopt.milp.solve import highs_version
+
+    t0 = time.perf_counter()
+    original, masked = _data(cell)
+    columns = cell.file.get("columns")
+    id_column = cell.file.get("id_column")
+    row = {"dataset": cell.dataset, "sample_seed": cell.sample_seed, "family": cell.family,
+           "margin": cell.solver.margin, "time_limit": cell.solver.time_limit,
+           "threads": cell.solver.threads, "rlopt_version": version("rlopt"),
+           "highs_version": highs_version(), "pyomo_version": version("pyomo"), "key": cell.key,
+           "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    if cell.family in ("am", "md"):
+        linked = dbrl(original, masked, distance=cell.family, columns=columns, id_column=id_column)
+        seconds = time.perf_counter() - t0
+        row.update(n_records=linked.n_records, n_correct=linked.n_correct, rate=linked.rate,
+                   status="baseline", bound=None, gap=None, n_at_risk=None, reduce_seconds=0.0,
+                   build_seconds=0.0, solve_seconds=seconds, total_seconds=seconds)
+        return row
+    s = cell.solver
+    learner = LearnedDistanceLinkage(cell.family, margin=s.margin, time_limit=s.time_limit,
+                                     rel_gap=s.rel_gap, threads=s.threads, reductions=s.reductions)
+    r = learner.fit(original, masked, columns=columns, id_column=id_column).result_
+    row.update(n_records=r.n_records, n_correct=r.n_correct_verified, rate=r.rate, status=r.status,
+               bound=r.bound, gap=r.gap, n_at_risk=r.n_at_risk,
+               reduce_seconds=r.seconds.get("reduce", 0.0), build_seconds=r.seconds["build"],
+               solve_seconds=r.seconds["solve"], total_seconds=time.perf_counter() - t0)
+    return row
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@dataclass
+class GridRun:
+    """What a run did: the rows of every cell of the config (finished now or before)."""
+
+    out: Path
+    rows: list[dict]
+    computed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=COLUMNS)
+
+
+def _executor(jobs: int, scheduler: str | None):
+    """``submit(cells) -> iterator of (cell, row or exception)`` and a closer."""
+    if scheduler is not None:
+        try:
+            from distributed import Client, as_completed as dask_completed
+        except ImportError:  # pragma: no cover - distributed is a dependency
+            raise InputError("--scheduler needs dask.distributed: pip install distributed") from None
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
+
+        def submit(cells):
+            futures = {client.submit(run_cell, c, pure=False, key=f"rlopt-{c.key}-{time.time_ns()}"): c
+                       for c in cells}
+            for future in dask_completed(futures):
+                try:
+                    yield futures[future], future.result()
+                except Exception as exc:  # the cell's own error, raised on the worker
+                    yield futures[future], exc
+        return submit, client.close
+    if jobs == 1:
+        def submit(cells):
+            for c in cells:
+                try:
+                    yield c, run_cell(c)
+                except Exception as exc:
+                    traceback.print_exc()
+                    yield c, exc
+        return submit, lambda: None
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"))
+
+    def submit(cells):
+        futures = {pool.submit(run_cell, c): c for c in cells}
+        for future in as_completed(futures):
+            try:
+                yield futures[future], future.result()
+            except Exception as exc:
+                yield futures[future], exc
+    return submit, lambda: pool.shutdown(cancel_futures=True)
+
+
+def run_grid(config: ExperimentConfig, out: str | Path, *, base: str | Path = ".", jobs: int = 1,
+             scheduler: str | None = None, progress: bool = True,
+             on_row: Callable[[dict], None] | None = None) -> GridRun:
+    """Run every cell of ``config`` not already finished in ``out``.
+
+    Parameters
+    ----------
+    config : ExperimentConfig
+    out : path
+        Results folder: ``cells/<key>.json`` per finished cell, ``results.csv``, ``run.json``.
+    base : path
+        Folder that relative paths of the config are resolved against.
+    jobs : int
+        Local worker processes (1: run in this process).
+    scheduler : str, optional
+        Address of a running Dask distributed scheduler (``tcp://host:port``); the
+        cells then run on its workers.
+    """
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
+    out = Path(out)
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    cells = expand(config, base)
+    run = GridRun(out=out, rows=[])
+    todo = []
+    for cell in cells:
+        if (out / "cells" / f"{cell.key}.json").is_file():
+            run.skipped.append(cell.key)
+        else:
+            todo.append(cell)
+    _atomic_write(out / "run.json", json.dumps({
+        "config": config.model_dump(mode="json"), "n_cells": len(cells),
+        "machine": {"platform": platform.platform(), "processor": platform.machine(),
+                    "cpus": os.cpu_count(), "python": platform.python_version()},
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "jobs": jobs, "scheduler": scheduler}, indent=2))
+    keys = [c.key for c in cells]
+    if todo:
+        submit, close = _executor(jobs, scheduler)
+        try:
+            for cell, outcome in _with_progress(submit(todo), len(todo), config.name, progress):
+                if isinstance(outcome, Exception):
+                    run.failed[cell.key] = f"{cell.dataset} / seed {cell.sample_seed} / {cell.family}: " \
+                                           f"{type(outcome).__name__}: {outcome}"
+                    continue
+                _atomic_write(out / "cells" / f"{cell.key}.json", json.dumps(outcome, indent=1))
+                run.computed.append(cell.key)
+                if on_row is not None:
+                    on_row(outcome)
+                _write_results(out, keys)
+        finally:
+            close()
+    run.rows = _write_results(out, keys)
+    return run
+
+
+def _with_progress(items: Iterable, total: int, label: str, enabled: bool):
+    if not enabled:
+        yield from items
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as bar:
+        task = bar.add_task(f"{label}: cells", total=total)
+        for item in items:
+            bar.advance(task)
+            yield item
+
+
+def _write_results(out: Path, keys: list[str]) -> list[dict]:
+    """``results.csv`` from the finished cells of this config, in grid order."""
+    rows = []
+    for key in keys:
+        path = out / "cells" / f"{key}.json"
+        if path.is_file():
+            rows.append(json.loads(path.read_text()))
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    _atomic_write(out / "results.csv", frame.to_csv(index=False))
+    return rows
