@@ -121,7 +121,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             fixed = screening.unreachable
         if reductions.conflicts:
             conflicts = find_conflicts(za, zb, family, screening, margin=margin,
-                                       feasibility_tol=options.feasibility_tol)
+                                       feasibility_tol=options.feasibility_tol,
+                                       max_lps=reductions.max_conflict_lps)
     reduce_seconds = time.perf_counter() - t_reduce
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
     model, info = build_model(za, zb, family, margin=margin, columns=data.columns, big_c=big_c,
@@ -175,6 +176,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             if on_mismatch == "raise":
                 raise RecountMismatchError(message)
             warnings.warn(message, RuntimeWarning, stacklevel=2)
+    if status == "optimal" and n_correct is not None and bound > n_correct:
+        status = "gap_limit"  # stopped at a relative gap > 0: an interval, not the optimum
     if status == "optimal":
         bound = min(bound, n_correct) if n_correct is not None else bound
     gap = None if n_correct is None else (bound - n_correct) / max(bound, 1)

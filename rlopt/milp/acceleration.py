@@ -52,6 +52,7 @@ class Reductions:
     drop_dominated: bool = True
     fix_unreachable: bool = True
     conflicts: bool = True
+    max_conflict_lps: int = 20000
     lazy: bool = True
     lazy_start: int = 1
     lazy_per_round: int = 2
@@ -60,7 +61,7 @@ class Reductions:
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("lazy_start", "lazy_per_round"):
+            if f.name in ("lazy_start", "lazy_per_round", "max_conflict_lps"):
                 if isinstance(value, bool) or not isinstance(value, int) or value < (0 if f.name == "lazy_start" else 1):
                     raise InputError(f"{f.name}={value!r}; expected an integer >= {0 if f.name == 'lazy_start' else 1}")
             elif not isinstance(value, bool):
@@ -223,8 +224,9 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     skipped; for the others, the LP ``max_theta`` of the smaller separation of the
     two records, over a subset of each record's rows (its ``rows_per_record``
     tightest at the neutral parameter -- a relaxation, so a conflict it proves is
-    a conflict of the full model), decides. At most ``max_lps`` LPs; any subset
-    of conflicts is valid.
+    a conflict of the full model), decides. At most ``max_lps`` LPs, and none
+    after the first 2000 if fewer than 1 % of them were conflicts; any subset of
+    conflicts is valid.
 
     Returns
     -------
@@ -239,12 +241,15 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     a, b = np.nonzero(np.triu(~compatible, k=1))
     if not a.size:
         return np.zeros((0, 2), dtype=int)
-    a, b = a[:max_lps], b[:max_lps]
+    order = np.random.default_rng(0).permutation(a.size)[:max_lps]  # a fixed, spread-out subset
+    a, b = a[order], b[order]
     needed = np.unique(np.concatenate([risky[a], risky[b]]))
     own_rows = _tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
     lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds=0)
     found = []
-    for i, j in zip(risky[a], risky[b]):
+    for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
+        if tried >= 2000 and len(found) < 0.01 * tried:
+            break  # conflicts are rare here (a broad family): more LPs would not pay
         coefs = np.vstack([own_rows[i][0], own_rows[j][0]])
         constants = np.concatenate([own_rows[i][1], own_rows[j][1]])
         value, _, _ = lp.best(coefs, constants)
