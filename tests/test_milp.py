@@ -221,3 +221,13 @@ def test_model_export(tmp_path, separating_file):
     assert "K" in (tmp_path / "m.lp").read_text()
     with pytest.raises(InputError, match="expected a .lp or .mps"):
         LearnedDistanceLinkage("wm").fit(*separating_file, export=tmp_path / "m.txt")
+
+
+def test_a_relative_gap_gives_an_interval_unless_closed():
+    original, masked = noisy_file(5, 40, 3, scale=(0.6, 0.9, 1.2))
+    exact = fit("ci", original, masked)
+    loose = fit("ci", original, masked, rel_gap=0.5)
+    assert loose.status in ("optimal", "gap_limit")
+    assert loose.n_correct <= exact.n_correct <= loose.bound
+    if loose.status == "optimal":
+        assert loose.n_correct == exact.n_correct

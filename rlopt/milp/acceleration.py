@@ -171,6 +171,8 @@ class _FamilyLP:
                 return np.inf, None, False
             if not self.own_cuts or value < self.margin - SCREEN_TOL:
                 return value, theta, True  # a relaxation already below the margin is conclusive
+            if self.max_cut_rounds == 0:
+                return value, theta, False  # an upper bound is all the caller asked for
             new = self.family.separate(theta, self.za, self.zb)
             if not new:
                 return value, theta, True
