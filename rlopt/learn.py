@@ -10,6 +10,7 @@ is an error by default.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -145,7 +146,11 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         def start(previous):
             theta = neutral if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
             return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
+    limit = options.time_limit
+    if limit is not None:  # the limit covers the whole fit, reductions included
+        options = dataclasses.replace(options, time_limit=max(1.0, limit - (time.perf_counter() - t0)))
     solved = solve_model(model, options, separate=separate, start=start)
+    solved.solver["time_limit"] = limit
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
     tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
@@ -211,7 +216,8 @@ class LearnedDistanceLinkage:
         ``eps``: every learned re-identification wins by at least this distance.
         0 counts ties as correct (upper end of SPEC section 3's interval).
     time_limit : float, default=None
-        Seconds; a run stopped by it reports an interval, never "optimal".
+        Seconds for the whole fit (reductions, build and solve; the solver gets at
+        least 1 s); a run stopped by it reports an interval, never "optimal".
     rel_gap, threads, log, feasibility_tol, max_cut_rounds
         See :class:`rlopt.milp.SolverOptions`.
     family_options : dict, default=None
