@@ -132,3 +132,16 @@ def test_uniform_big_c_is_the_largest_tight_one():
 def test_warm_start_reaches_the_solver():
     result = fit("wm", *noisy_file(9, 20, 3))
     assert result.solver["starts_passed"] >= 1
+
+
+@pytest.mark.parametrize("name", ["sb_nc", "sb_pd"])
+def test_screening_with_cuts_refines_the_relaxed_one(name):
+    original, masked = noisy_file(207, 25, 3, scale=(0.9, 1.2, 1.5))
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    family = get_family(name)
+    relaxed = screen_records(za, zb, family, margin=MARGIN, known=family.neutral(3))
+    exact = screen_records(za, zb, family, margin=MARGIN, known=family.neutral(3), max_cut_rounds=50)
+    assert exact.exact.all()
+    assert not (exact.at_risk & ~relaxed.at_risk).any()  # the relaxation never misses a record at risk
+    assert (relaxed.unreachable <= exact.unreachable).all()
+    assert fit(name, original, masked).n_correct <= exact.n_at_risk

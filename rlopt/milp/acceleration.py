@@ -184,9 +184,15 @@ class _FamilyLP:
 
 def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
                    known: np.ndarray | None = None, feasibility_tol: float = 1e-9,
-                   max_cut_rounds: int = 50) -> Screening:
+                   max_cut_rounds: int = 0) -> Screening:
     """Solve the per-record LP for every record that the parameter ``known`` does
-    not re-identify at ``margin`` (with a ``SCREEN_TOL`` safety)."""
+    not re-identify at ``margin`` (with a ``SCREEN_TOL`` safety).
+
+    For families with cutting planes (sb_nc, sb_pd) the LP is over the relaxed
+    admissible set unless ``max_cut_rounds > 0`` rounds of the family's cuts are
+    allowed: the unreachable records stay exact (a relaxation cannot miss one),
+    ``at_risk`` may then over-count (``exact`` false for those records).
+    """
     t0 = time.perf_counter()
     n_records, n = za.shape
     best = np.full(n_records, np.nan)
