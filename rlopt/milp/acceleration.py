@@ -233,7 +233,7 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     two records, over a subset of each record's rows (its ``rows_per_record``
     tightest at the neutral parameter -- a relaxation, so a conflict it proves is
     a conflict of the full model), decides. At most ``max_lps`` LPs, and none
-    after the first 2000 if fewer than 1 % of them were conflicts; any subset of
+    after the first 500 if fewer than 1 % of them were conflicts; any subset of
     conflicts is valid.
 
     Returns
@@ -256,7 +256,7 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds=0)
     found = []
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
-        if tried >= 2000 and len(found) < 0.01 * tried:
+        if tried >= 500 and len(found) < 0.01 * tried:
             break  # conflicts are rare here (a broad family): more LPs would not pay
         coefs = np.vstack([own_rows[i][0], own_rows[j][0]])
         constants = np.concatenate([own_rows[i][1], own_rows[j][1]])
