@@ -26,8 +26,8 @@ from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily, get_family
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
-from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, find_conflicts, nearest_pairs,
-                                     screen_records, start_from)
+from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, find_conflicts,
+                                     nearest_pairs, screen_records, start_from)
 from rlopt.milp.formulation import largest_big_c
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
@@ -143,8 +143,10 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
             return cuts + (lazy_rows(theta, k) if lazy_rows is not None else [])
     if reductions.warm_start:
+        first = neutral if own_cuts or screening is None else best_start(za, zb, family, screening, margin=margin)
+
         def start(previous):
-            theta = neutral if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
+            theta = first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
             return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
     limit = options.time_limit
     if limit is not None:  # the limit covers the whole fit, reductions included

@@ -17,8 +17,9 @@
 - ``lazy``: start from the ``lazy_start`` nearest originals of each record; after
   each solve, check every pair of every counted record and add the violated rows
   (:class:`LazyLinkageRows`); when none is violated the optimum is the full one's.
-- ``warm_start``: a MIP start for HiGHS, the neutral parameter (all attributes
-  alike, the AM ordering) at the first solve, the previous parameter after.
+- ``warm_start``: a MIP start for HiGHS: at the first solve the best of the
+  neutral parameter (all attributes alike, the AM ordering) and the screening's
+  LP optima (:func:`best_start`), the previous parameter after.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from rlopt.families import Distance, LearnedFamily
 from rlopt.milp.formulation import linkage_rows
 from rlopt.milp.solve import Cut, max_min_slack
 
-__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "nearest_pairs", "LazyLinkageRows",
+__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "best_start", "nearest_pairs", "LazyLinkageRows",
            "separation", "start_from"]
 
 SCREEN_TOL = 1e-7
@@ -331,6 +332,22 @@ class LazyLinkageRows:
         self.rows_added += len(rows)
         return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
                 for r in range(len(rows))]
+
+
+def best_start(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening: Screening, *,
+               margin: float, max_candidates: int = 50) -> np.ndarray:
+    """Of the screening's witnesses (the neutral parameter first, then up to
+    ``max_candidates`` LP optima spread over the list), the one that re-identifies
+    the most records: the first MIP start. Only for families without cutting
+    planes, whose witnesses are admissible."""
+    witnesses = screening.witnesses
+    if len(witnesses) > max_candidates:
+        picks = np.linspace(0, len(witnesses) - 1, max_candidates).round().astype(int)
+        witnesses = [witnesses[0]] + [witnesses[i] for i in picks if i]
+    names = _names(za.shape[1])
+    counts = [int((separation(za, zb, family.distance(theta, names)) >= margin + SCREEN_TOL).sum())
+              for theta in witnesses]
+    return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)
 
 
 def start_from(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, *,
