@@ -137,7 +137,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     lazy_rows = (LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
                                  per_round=reductions.lazy_per_round, tol=options.feasibility_tol)
                  if reductions.lazy else None)
-    separate = start = None
+    separate = start = first = None
     if own_cuts or lazy_rows is not None:
         def separate(theta, k):  # the family's cuts and the violated linkage rows, in one round
             cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
@@ -169,6 +169,12 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
         theta = family.repair(theta)  # not admissible yet: only a repaired parameter gives a count
     distance = verified = strict = correct = None
+    if status != "optimal" and first is not None:
+        # stopped early: an incumbent of a relaxed model (lazy rows, cuts) can be worse
+        # in truth than the start; report whichever parameter really re-identifies more
+        theta = max([t for t in (theta, first) if t is not None],
+                    key=lambda t: int(recount(za, zb, family.distance(t, data.columns), margin=margin,
+                                              tol=tol)[1].sum()))
     if theta is not None:
         distance = family.distance(theta, data.columns)
         linked, correct = recount(za, zb, distance, margin=margin, tol=tol)
@@ -177,7 +183,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             # stopped before every lazy row / cut was in: the incumbent is one of a
             # relaxation, its recount is what the parameter really achieves
             n_correct = verified
-        if n_correct is not None and (verified < n_correct or (status == "optimal" and verified != n_correct)):
+        proven = status == "optimal" and options.rel_gap == 0  # else K_i = 1 may hide a re-identification
+        if n_correct is not None and (verified < n_correct or (proven and verified != n_correct)):
             message = (f"{family.name}: the solver claims {n_correct} correct re-identifications but the "
                        f"independent recount of its parameters at margin {margin:g} finds {verified}")
             if on_mismatch == "raise":
