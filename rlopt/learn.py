@@ -33,6 +33,10 @@ from rlopt.milp.formulation import largest_big_c
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
 
 
+REDUCE_SHARE = 0.3
+"""Share of a time limit the screening and conflict LPs may use."""
+
+
 class RecountMismatchError(RuntimeError):
     """The solver's count and the independent recount of its parameters disagree."""
 
@@ -115,15 +119,17 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     screening = conflicts = None
     fixed = np.zeros(n, dtype=bool)
     t_reduce = time.perf_counter()
+    # with a time limit the reductions get at most REDUCE_SHARE of it (stopping them early is exact)
+    deadline = None if options.time_limit is None else t0 + REDUCE_SHARE * options.time_limit
     if reductions.fix_unreachable or reductions.conflicts:
         screening = screen_records(za, zb, family, margin=margin, known=neutral,
-                                   feasibility_tol=options.feasibility_tol)
+                                   feasibility_tol=options.feasibility_tol, deadline=deadline)
         if reductions.fix_unreachable:
             fixed = screening.unreachable
         if reductions.conflicts:
             conflicts = find_conflicts(za, zb, family, screening, margin=margin,
                                        feasibility_tol=options.feasibility_tol,
-                                       max_lps=reductions.max_conflict_lps)
+                                       max_lps=reductions.max_conflict_lps, deadline=deadline)
     reduce_seconds = time.perf_counter() - t_reduce
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
     model, info = build_model(za, zb, family, margin=margin, columns=data.columns, big_c=big_c,

@@ -145,3 +145,10 @@ def test_screening_with_cuts_refines_the_relaxed_one(name):
     assert not (exact.at_risk & ~relaxed.at_risk).any()  # the relaxation never misses a record at risk
     assert (relaxed.unreachable <= exact.unreachable).all()
     assert fit(name, original, masked).n_correct <= exact.n_at_risk
+
+
+def test_screening_past_its_deadline_fixes_nothing():
+    original, masked = noisy_file(3, 30, 2, scale=(1.5, 1.5))
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    late = screen_records(za, zb, get_family("wm"), margin=MARGIN, known=np.array([0.5, 0.5]), deadline=0.0)
+    assert late.n_at_risk == len(za) and not late.unreachable.any() and not late.exact.all()

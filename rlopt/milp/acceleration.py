@@ -185,7 +185,7 @@ class _FamilyLP:
 
 def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
                    known: np.ndarray | None = None, feasibility_tol: float = 1e-9,
-                   max_cut_rounds: int = 0) -> Screening:
+                   max_cut_rounds: int = 0, deadline: float | None = None) -> Screening:
     """Solve the per-record LP for every record that the parameter ``known`` does
     not re-identify at ``margin`` (with a ``SCREEN_TOL`` safety).
 
@@ -193,6 +193,8 @@ def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, mar
     admissible set unless ``max_cut_rounds > 0`` rounds of the family's cuts are
     allowed: the unreachable records stay exact (a relaxation cannot miss one),
     ``at_risk`` may then over-count (``exact`` false for those records).
+    Past ``deadline`` (a ``time.perf_counter()`` value) the remaining records are
+    left unscreened: at risk, not exact, never fixed.
     """
     t0 = time.perf_counter()
     n_records, n = za.shape
@@ -205,6 +207,9 @@ def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, mar
         todo = np.flatnonzero(separation(za, zb, family.distance(known, _names(n))) < margin + SCREEN_TOL)
     lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds)
     for start in range(0, todo.size, 64):
+        if deadline is not None and time.perf_counter() > deadline:
+            exact[todo[start:]] = False
+            break
         block = todo[start:start + 64]
         rows = linkage_rows(za, zb, family, margin=margin, records=block)
         for i in block:
@@ -224,7 +229,7 @@ def _names(n: int) -> tuple[str, ...]:
 
 def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening: Screening, *,
                    margin: float, feasibility_tol: float = 1e-9, max_lps: int = 20000,
-                   rows_per_record: int = 64) -> np.ndarray:
+                   rows_per_record: int = 64, deadline: float | None = None) -> np.ndarray:
     """Pairs of records that no admissible parameter re-identifies together: each
     gives the valid inequality ``K_i + K_j >= 1``, which tightens the relaxation
     without changing the optimum.
@@ -235,7 +240,7 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     tightest at the neutral parameter -- a relaxation, so a conflict it proves is
     a conflict of the full model), decides. At most ``max_lps`` LPs, and none
     after the first 500 if fewer than 1 % of them were conflicts; any subset of
-    conflicts is valid.
+    conflicts is valid (so is stopping at ``deadline``).
 
     Returns
     -------
@@ -259,6 +264,8 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
         if tried >= 500 and len(found) < 0.01 * tried:
             break  # conflicts are rare here (a broad family): more LPs would not pay
+        if deadline is not None and time.perf_counter() > deadline:
+            break
         coefs = np.vstack([own_rows[i][0], own_rows[j][0]])
         constants = np.concatenate([own_rows[i][1], own_rows[j][1]])
         value, _, _ = lp.best(coefs, constants)
