@@ -213,6 +213,9 @@ def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, mar
         block = todo[start:start + 64]
         rows = linkage_rows(za, zb, family, margin=margin, records=block)
         for i in block:
+            if deadline is not None and time.perf_counter() > deadline:
+                exact[i] = False  # left unscreened: at risk (best stays nan), never fixed
+                continue
             mine = rows.record == i
             best[i], theta, exact[i] = lp.best(rows.coefs[mine], rows.constants[mine])
             if theta is not None and best[i] >= margin:
