@@ -20,6 +20,9 @@
 - ``warm_start``: a MIP start for HiGHS: at the first solve the best of the
   neutral parameter (all attributes alike, the AM ordering) and the screening's
   LP optima (:func:`best_start`), the previous parameter after.
+
+Screening and conflict LPs may stop at a deadline (a share of the time limit):
+stopping them early is exact, it only leaves records unscreened and pairs unchecked.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from rlopt.families import Distance, LearnedFamily
 from rlopt.milp.formulation import linkage_rows
 from rlopt.milp.solve import Cut, max_min_slack
 
-__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "best_start", "nearest_pairs", "LazyLinkageRows",
-           "separation", "start_from"]
+__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "best_start",
+           "nearest_pairs", "LazyLinkageRows", "separation", "start_from"]
 
 SCREEN_TOL = 1e-7
 """A record is fixed only when its best separation is below ``margin - SCREEN_TOL``
@@ -60,11 +63,12 @@ class Reductions:
     warm_start: bool = True
 
     def __post_init__(self):
+        minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("lazy_start", "lazy_per_round", "max_conflict_lps"):
-                if isinstance(value, bool) or not isinstance(value, int) or value < (0 if f.name == "lazy_start" else 1):
-                    raise InputError(f"{f.name}={value!r}; expected an integer >= {0 if f.name == 'lazy_start' else 1}")
+            if f.name in minimum:
+                if isinstance(value, bool) or not isinstance(value, int) or value < minimum[f.name]:
+                    raise InputError(f"{f.name}={value!r}; expected an integer >= {minimum[f.name]}")
             elif not isinstance(value, bool):
                 raise InputError(f"reduction {f.name}={value!r}; expected true or false")
 
