@@ -139,7 +139,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     build_seconds = time.perf_counter() - t0 - reduce_seconds
     if export is not None:
         export_model(model, export)
-    own_cuts = type(family).separate is not LearnedFamily.separate
+    own_cuts = family.has_cuts
     lazy_rows = (LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
                                  per_round=reductions.lazy_per_round, tol=options.feasibility_tol)
                  if reductions.lazy else None)

@@ -117,6 +117,11 @@ class LearnedFamily(Family):
     def theta_from_params(self, params: dict, columns: tuple[str, ...]) -> np.ndarray:
         """Inverse of ``distance(theta, columns).params()``."""
 
+    @property
+    def has_cuts(self) -> bool:
+        """Whether the admissible set needs the cutting planes of :meth:`separate`."""
+        return type(self).separate is not LearnedFamily.separate
+
     def separate(self, theta: np.ndarray, za: np.ndarray, zb: np.ndarray) -> list[tuple[np.ndarray, float]]:
         """Cutting planes ``coef @ theta >= rhs`` that ``theta`` violates (none by default).
 

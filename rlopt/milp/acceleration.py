@@ -160,7 +160,7 @@ class _FamilyLP:
         self.lower, self.upper = family.bounds(n)
         rows = family.constraints(n)
         self.matrix, self.lo, self.hi = rows.matrix(), np.array(rows.lo), np.array(rows.hi)
-        self.own_cuts = type(family).separate is not LearnedFamily.separate
+        self.own_cuts = family.has_cuts
         self.max_cut_rounds = max_cut_rounds
         self.pool: list[tuple[np.ndarray, float]] = []
         self.n_lps = 0
