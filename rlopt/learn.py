@@ -149,7 +149,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
             return cuts + (lazy_rows(theta, k) if lazy_rows is not None else [])
     if reductions.warm_start:
-        first = neutral if own_cuts or screening is None else best_start(za, zb, family, screening, margin=margin)
+        first = (neutral if own_cuts or screening is None
+                 else best_start(za, zb, family, screening, margin=margin, deadline=deadline))
 
         def start(previous):
             theta = first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous

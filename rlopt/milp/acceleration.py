@@ -46,6 +46,8 @@ SCREEN_TOL = 1e-7
 that some parameter re-identifies."""
 
 _RECORD_BLOCK = 256
+MAX_WITNESSES = 200
+"""Witness parameters evaluated on all pairs to skip compatible pairs in the conflict search."""
 
 
 @dataclass(frozen=True)
@@ -256,7 +258,9 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     n_records, n = za.shape
     risky = np.flatnonzero(screening.at_risk)
     compatible = np.zeros((risky.size, risky.size), dtype=bool)
-    for theta in screening.witnesses:
+    for theta in _spread(screening.witnesses, MAX_WITNESSES):
+        if deadline is not None and time.perf_counter() > deadline:
+            return np.zeros((0, 2), dtype=int)
         hit = separation(za, zb, family.distance(theta, _names(n)), records=risky) >= margin + SCREEN_TOL
         compatible[np.ix_(hit, hit)] = True
     a, b = np.nonzero(np.triu(~compatible, k=1))
@@ -349,19 +353,27 @@ class LazyLinkageRows:
 
 
 def best_start(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening: Screening, *,
-               margin: float, max_candidates: int = 50) -> np.ndarray:
+               margin: float, max_candidates: int = 50, deadline: float | None = None) -> np.ndarray:
     """Of the screening's witnesses (the neutral parameter first, then up to
     ``max_candidates`` LP optima spread over the list), the one that re-identifies
     the most records: the first MIP start. Only for families without cutting
     planes, whose witnesses are admissible."""
-    witnesses = screening.witnesses
-    if len(witnesses) > max_candidates:
-        picks = np.linspace(0, len(witnesses) - 1, max_candidates).round().astype(int)
-        witnesses = [witnesses[0]] + [witnesses[i] for i in picks if i]
+    witnesses = _spread(screening.witnesses, max_candidates)
     names = _names(za.shape[1])
-    counts = [int((separation(za, zb, family.distance(theta, names)) >= margin + SCREEN_TOL).sum())
-              for theta in witnesses]
+    counts = []
+    for theta in witnesses:
+        if counts and deadline is not None and time.perf_counter() > deadline:
+            break
+        counts.append(int((separation(za, zb, family.distance(theta, names)) >= margin + SCREEN_TOL).sum()))
     return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)
+
+
+def _spread(items: list, count: int) -> list:
+    """The first item and ``count - 1`` others spread evenly over the list."""
+    if len(items) <= count:
+        return list(items)
+    picks = np.linspace(0, len(items) - 1, count).round().astype(int)
+    return [items[0]] + [items[i] for i in picks if i]
 
 
 def start_from(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, *,
