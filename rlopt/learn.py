@@ -176,15 +176,16 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
         theta = family.repair(theta)  # not admissible yet: only a repaired parameter gives a count
     distance = verified = strict = correct = None
+    candidates = [] if theta is None else [theta]
     if status != "optimal" and first is not None:
         # stopped early: an incumbent of a relaxed model (lazy rows, cuts) can be worse
         # in truth than the start; report whichever parameter really re-identifies more
-        theta = max([t for t in (theta, first) if t is not None],
-                    key=lambda t: int(recount(za, zb, family.distance(t, data.columns), margin=margin,
-                                              tol=tol)[1].sum()))
-    if theta is not None:
+        candidates.append(first)
+    if candidates:
+        recounts = [(t, recount(za, zb, family.distance(t, data.columns), margin=margin, tol=tol))
+                    for t in candidates]
+        theta, (linked, correct) = max(recounts, key=lambda item: int(item[1][1].sum()))
         distance = family.distance(theta, data.columns)
-        linked, correct = recount(za, zb, distance, margin=margin, tol=tol)
         verified, strict = int(correct.sum()), linked.n_correct
         if separate is not None and status != "optimal":
             # stopped before every lazy row / cut was in: the incumbent is one of a
