@@ -15,11 +15,12 @@ from rlopt.data import load_table
 from rlopt.exceptions import InputError
 from rlopt.families import LEARNED
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.linkage import dbrl
+from rlopt.linkage import dbrl, pld
 from rlopt.masking import (
     PUBLISHED_FILES, additive_noise, build, load_recipe, microaggregate, published_recipe,
     rank_swap,
 )
+from rlopt.masking.rank_swap import VARIANTS
 
 app = typer.Typer(
     name="rlopt", no_args_is_help=True, add_completion=False,
@@ -33,9 +34,18 @@ class MaskMethod(str, Enum):
     noise = "noise"
 
 
+SwapVariant = Enum("SwapVariant", {v.replace("-", "_"): v for v in VARIANTS}, type=str)
+
+
 class BaselineDistance(str, Enum):
     am = "am"
     md = "md"
+    pld = "pld"
+
+
+class AttackMethod(str, Enum):
+    rank_swapping = "rank-swapping"
+    microaggregation = "microaggregation"
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -79,6 +89,8 @@ def mask(
     groups: Annotated[Optional[str], typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
     k: Annotated[Optional[float], typer.Option(help="MDAV group size (one group of all columns), or noise variance ratio")] = None,
     p: Annotated[Optional[float], typer.Option(help="rank swapping range in percent of the records, 0 < p <= 100")] = None,
+    window: Annotated[Optional[int], typer.Option(help="rank swapping range in ranks (instead of --p)")] = None,
+    variant: Annotated[SwapVariant, typer.Option(help="rank swapping variant")] = SwapVariant.plain,
     columns: Annotated[Optional[str], typer.Option(help="comma-separated columns to mask (default: all)")] = None,
     seed: Annotated[int, typer.Option(help="random seed (rank swapping, noise)")] = 0,
     preset: Annotated[Optional[str], typer.Option(help=f"a published file: {', '.join(PUBLISHED_FILES)}")] = None,
@@ -113,9 +125,11 @@ def mask(
         else:
             raise InputError(f"MDAV needs --groups or an integer --k, got k={k!r}")
     elif method is MaskMethod.rank_swap:
-        if p is None:
-            raise InputError("rank swapping needs --p (percent of the records, 0 < p <= 100)")
-        masked = rank_swap(frame, p, seed=seed, columns=cols)
+        if (p is None) == (window is None):
+            raise InputError("rank swapping needs one of --p (percent of the records, "
+                             "0 < p <= 100) and --window (ranks)")
+        masked = rank_swap(frame, p, window=window, variant=variant.value, seed=seed,
+                           columns=cols)
     else:
         if k is None:
             raise InputError("noise needs --k (noise variance as a fraction of each attribute's variance)")
@@ -134,7 +148,17 @@ def link(
     drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
-    """Distance-based record linkage: how many masked records link to their original."""
+    """Record linkage (distance-based, or probabilistic with --distance pld): how many
+    masked records link to their original."""
+    if distance is BaselineDistance.pld:
+        if drop_nonfinite:
+            raise InputError("--drop-nonfinite is not available with --distance pld")
+        result = pld(load_table(original), load_table(masked), columns=_split(columns),
+                     id_column=id_column)
+        typer.echo(json.dumps(result.to_dict()) if as_json else
+                   f"pld: {result.n_correct} of {result.n_records} records re-identified "
+                   f"({100 * result.rate:.2f}%), EM {result.em.n_iter} iterations")
+        return
     result = dbrl(load_table(original), load_table(masked), distance=distance.value,
                   columns=_split(columns), id_column=id_column, drop_nonfinite=drop_nonfinite)
     if as_json:
@@ -142,6 +166,52 @@ def link(
     else:
         typer.echo(f"{result.distance}: {result.n_correct} of {result.n_records} records "
                    f"re-identified ({100 * result.rate:.2f}%), {result.n_ties} tie(s) not counted")
+
+
+@app.command()
+def attack(
+    original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
+    masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
+    method: Annotated[AttackMethod, typer.Option(help="the published masking method")],
+    p: Annotated[Optional[float], typer.Option(help="rank swapping: published p in percent (or an upper bound)")] = None,
+    window: Annotated[Optional[int], typer.Option(help="rank swapping: published range in ranks (instead of --p)")] = None,
+    k: Annotated[Optional[int], typer.Option(help="microaggregation: k (all columns in one group)")] = None,
+    groups: Annotated[Optional[str], typer.Option(help="microaggregation: attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
+    distance: Annotated[BaselineDistance, typer.Option(help="distance inside the intersections (am or md)")] = BaselineDistance.am,
+    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Transparency attack: narrow each record's candidates with the published masking
+    parameters, then link inside the intersection."""
+    from rlopt.attacks import microaggregation_attack, rank_swap_attack
+
+    if distance is BaselineDistance.pld:
+        raise InputError("--distance pld is a linkage of its own (rlopt link --distance pld); "
+                         "inside the intersections use am or md")
+    a, b = load_table(original), load_table(masked)
+    if method is AttackMethod.rank_swapping:
+        if k is not None or groups is not None:
+            raise InputError("--k/--groups belong to --method microaggregation")
+        result = rank_swap_attack(a, b, p=p, window=window, distance=distance.value,
+                                  columns=_split(columns), id_column=id_column)
+    else:
+        if p is not None or window is not None:
+            raise InputError("--p/--window belong to --method rank-swapping")
+        result = microaggregation_attack(a, b, k=k, groups=parse_groups(groups) if groups else None,
+                                         distance=distance.value, columns=_split(columns),
+                                         id_column=id_column)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+        return
+    typer.echo(f"{result.method} attack ({result.distance} inside the intersections): "
+               f"{result.n_correct} of {result.n_records} records re-identified "
+               f"({100 * result.rate:.2f}%); {result.n_sure_correct} sure matches "
+               f"({100 * result.sure_rate:.2f}%), {result.n_empty} empty intersection(s), "
+               f"mean intersection size {result.candidates.mean():.2f}")
+    if result.n_empty:
+        typer.echo("empty intersections: the assumed parameter is smaller than the one used "
+                   "for masking (or the file was masked otherwise)")
 
 
 @app.command()
@@ -222,13 +292,25 @@ def run(
 @app.command()
 def reproduce(
     quick: Annotated[bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")] = False,
+    table: Annotated[int, typer.Option(help="1 (Tables 1 and 2) or 5 (rank swapping attacks)")] = 1,
     out: Annotated[Optional[Path], typer.Option(help="results folder")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address")] = None,
+    seeds: Annotated[str, typer.Option(help="Table 5: masking seeds")] = "0,1,2",
+    datasets: Annotated[str, typer.Option(help="Table 5: census, eia")] = "census,eia",
+    variant: Annotated[SwapVariant, typer.Option(help="Table 5: rank swapping variant")] = SwapVariant.plain,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
-    """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out)."""
+    """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out),
+    or with --table 5 the rank swapping table (table5.md, table5.csv)."""
     from rlopt.experiments import paper_config, run_grid, write_tables
+
+    if table == 5:
+        _reproduce_table5(out, jobs, scheduler, _split(seeds), _split(datasets), variant.value,
+                          progress)
+        return
+    if table not in (1, 2):
+        raise InputError(f"--table {table}; expected 1 (Tables 1 and 2) or 5")
 
     spec = paper_config(quick=quick)
     out = out or Path("runs") / spec.name
@@ -238,6 +320,25 @@ def reproduce(
         table1, table2 = write_tables(result.frame, out)
         typer.echo(table1)
         typer.echo(table2)
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, progress) -> None:
+    from rlopt.experiments.runner import run_tasks
+    from rlopt.experiments.transparency import (TABLE5_COLUMNS, run_attack_cell, table5_cells,
+                                                write_table5)
+    try:
+        seed_values = [int(s) for s in seeds]
+    except ValueError:
+        raise InputError(f"--seeds {','.join(seeds)!r}; expected integers separated by commas") from None
+    cells = table5_cells(datasets, seeds=seed_values, variant=variant)
+    out = out or Path("runs") / "table5"
+    result = run_tasks(cells, out, work=run_attack_cell, columns=TABLE5_COLUMNS, label="table 5",
+                       jobs=jobs, scheduler=scheduler, progress=progress)
+    _print_summary(result, out)
+    if result.rows:
+        typer.echo(write_table5(result.frame, out))
     if result.failed:
         raise typer.Exit(1)
 

@@ -169,6 +169,9 @@ class Cell(_Strict):
     def dataset(self) -> str:
         return self.file["name"]
 
+    def describe(self) -> str:
+        return f"{self.dataset} / seed {self.sample_seed} / {self.family}"
+
     @property
     def key(self) -> str:
         payload = self.model_dump(mode="json")

@@ -97,14 +97,16 @@ class GridRun:
     computed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    columns: list[str] = field(default_factory=lambda: list(COLUMNS))
 
     @property
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows, columns=COLUMNS)
+        return pd.DataFrame(self.rows, columns=self.columns)
 
 
-def _executor(jobs: int, scheduler: str | None):
-    """``submit(cells) -> iterator of (cell, row or exception)`` and a closer."""
+def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
+    """``submit(cells) -> iterator of (cell, row or exception)`` and a closer; each cell
+    is computed by ``work(cell)`` (a module-level function, so that it pickles)."""
     if scheduler is not None:
         try:
             from distributed import Client, as_completed as dask_completed
@@ -116,7 +118,7 @@ def _executor(jobs: int, scheduler: str | None):
             raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
 
         def submit(cells):
-            futures = {client.submit(run_cell, c, pure=False, key=f"rlopt-{c.key}-{time.time_ns()}"): c
+            futures = {client.submit(work, c, pure=False, key=f"rlopt-{c.key}-{time.time_ns()}"): c
                        for c in cells}
             for future in dask_completed(futures):
                 try:
@@ -128,7 +130,7 @@ def _executor(jobs: int, scheduler: str | None):
         def submit(cells):
             for c in cells:
                 try:
-                    yield c, run_cell(c)
+                    yield c, work(c)
                 except Exception as exc:
                     traceback.print_exc()
                     yield c, exc
@@ -136,7 +138,7 @@ def _executor(jobs: int, scheduler: str | None):
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"))
 
     def submit(cells):
-        futures = {pool.submit(run_cell, c): c for c in cells}
+        futures = {pool.submit(work, c): c for c in cells}
         for future in as_completed(futures):
             try:
                 yield futures[future], future.result()
@@ -168,36 +170,52 @@ def run_grid(config: ExperimentConfig, out: str | Path, *, base: str | Path = ".
     out = Path(out)
     (out / "cells").mkdir(parents=True, exist_ok=True)
     cells = expand(config, base)
-    run = GridRun(out=out, rows=[])
-    todo = []
-    for cell in cells:
-        if (out / "cells" / f"{cell.key}.json").is_file():
-            run.skipped.append(cell.key)
-        else:
-            todo.append(cell)
     _atomic_write(out / "run.json", json.dumps({
         "config": config.model_dump(mode="json"), "n_cells": len(cells),
         "machine": {"platform": platform.platform(), "processor": platform.machine(),
                     "cpus": os.cpu_count(), "python": platform.python_version()},
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "jobs": jobs, "scheduler": scheduler}, indent=2))
+    return run_tasks(cells, out, work=run_cell, columns=COLUMNS, label=config.name, jobs=jobs,
+                     scheduler=scheduler, progress=progress, on_row=on_row)
+
+
+def run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], label: str,
+              jobs: int = 1, scheduler: str | None = None, progress: bool = True,
+              on_row: Callable[[dict], None] | None = None) -> GridRun:
+    """Compute the cells not yet in ``out/cells`` with ``work`` and write ``results.csv``.
+
+    Each cell has a ``key`` (its file name) and a ``describe()`` for error
+    messages; a finished cell is written atomically at once, so a killed run
+    loses at most the cells in flight, and a re-run skips the finished ones.
+    """
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
+    out = Path(out)
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    run = GridRun(out=out, rows=[], columns=columns)
+    todo = []
+    for cell in cells:
+        if (out / "cells" / f"{cell.key}.json").is_file():
+            run.skipped.append(cell.key)
+        else:
+            todo.append(cell)
     keys = [c.key for c in cells]
     if todo:
-        submit, close = _executor(jobs, scheduler)
+        submit, close = _executor(jobs, scheduler, work)
         try:
-            for cell, outcome in _with_progress(submit(todo), len(todo), config.name, progress):
+            for cell, outcome in _with_progress(submit(todo), len(todo), label, progress):
                 if isinstance(outcome, Exception):
-                    run.failed[cell.key] = f"{cell.dataset} / seed {cell.sample_seed} / {cell.family}: " \
-                                           f"{type(outcome).__name__}: {outcome}"
+                    run.failed[cell.key] = f"{cell.describe()}: {type(outcome).__name__}: {outcome}"
                     continue
                 _atomic_write(out / "cells" / f"{cell.key}.json", json.dumps(outcome, indent=1))
                 run.computed.append(cell.key)
                 if on_row is not None:
                     on_row(outcome)
-                _write_results(out, keys)
+                _write_results(out, keys, columns)
         finally:
             close()
-    run.rows = _write_results(out, keys)
+    run.rows = _write_results(out, keys, columns)
     return run
 
 
@@ -215,13 +233,13 @@ def _with_progress(items: Iterable, total: int, label: str, enabled: bool):
             yield item
 
 
-def _write_results(out: Path, keys: list[str]) -> list[dict]:
+def _write_results(out: Path, keys: list[str], columns: list[str]) -> list[dict]:
     """``results.csv`` from the finished cells of this config, in grid order."""
     rows = []
     for key in keys:
         path = out / "cells" / f"{key}.json"
         if path.is_file():
             rows.append(json.loads(path.read_text()))
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = pd.DataFrame(rows, columns=columns)
     _atomic_write(out / "results.csv", frame.to_csv(index=False))
     return rows

@@ -45,6 +45,7 @@ class MDAVSpec(_Strict):
 class RankSwapSpec(_Strict):
     method: Literal["rank_swap"] = "rank_swap"
     p: float = Field(gt=0, le=100)
+    variant: Literal["plain", "p-buckets", "p-distribution"] = "plain"
     seed: int = 0
 
 
@@ -155,7 +156,7 @@ def build(recipe: Recipe) -> tuple[pd.DataFrame, pd.DataFrame]:
     if isinstance(spec, MDAVSpec):
         masked = microaggregate(original, groups=[(g.columns, g.k) for g in spec.groups])
     elif isinstance(spec, RankSwapSpec):
-        masked = rank_swap(original, spec.p, seed=spec.seed)
+        masked = rank_swap(original, spec.p, variant=spec.variant, seed=spec.seed)
     else:
         masked = additive_noise(original, spec.k, seed=spec.seed)
     return original, masked
