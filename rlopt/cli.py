@@ -262,6 +262,141 @@ def learn(
                f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s")
 
 
+def _attack_spec(method: str | None, p, window, k, groups) -> dict | None:
+    if method is None:
+        if any(v is not None for v in (p, window, k, groups)):
+            raise InputError("--p/--window/--k/--groups describe the published masking: give "
+                             "--attack-method too")
+        return None
+    if method == "rank-swapping":
+        return {"method": method, "p": p, "window": window}
+    if method == "microaggregation":
+        return {"method": method, "k": k, "groups": parse_groups(groups) if groups else None}
+    raise InputError(f"--attack-method {method!r}; expected rank-swapping or microaggregation")
+
+
+def _numbers(text: str, option: str) -> list[float]:
+    """``"2,4,6"`` or a range ``"2-10"`` (step 1) or ``"2-20:2"``."""
+    try:
+        if "-" in text and "," not in text:
+            span, _, step = text.partition(":")
+            lo, hi = (float(v) for v in span.split("-"))
+            step_value = float(step) if step else 1.0
+            return [lo + i * step_value for i in range(int(round((hi - lo) / step_value)) + 1)]
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise InputError(f"{option} {text!r}; expected numbers like '2,3,5', a range '2-10' "
+                         "or '2-20:2'") from None
+
+
+@app.command()
+def risk(
+    original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
+    masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
+    families: Annotated[str, typer.Option(help="learned families to assess, comma-separated")] = "wm,owa,ci,sb",
+    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
+    report: Annotated[Optional[Path], typer.Option(help="write the HTML report here")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="write every figure as JSON here")] = None,
+    records_csv: Annotated[Optional[Path], typer.Option(help="write the per-record table as CSV here")] = None,
+    time_limit: Annotated[float, typer.Option(help="seconds per family (a stopped family is an interval)")] = 60.0,
+    margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
+    threads: Annotated[int, typer.Option(help="HiGHS threads")] = 1,
+    params: Annotated[Optional[list[Path]], typer.Option(help="saved parameters to evaluate without solving (repeatable)")] = None,
+    attack_method: Annotated[Optional[str], typer.Option(help="published masking for the transparency attack: rank-swapping or microaggregation")] = None,
+    p: Annotated[Optional[float], typer.Option(help="attack: published rank swapping p (%)")] = None,
+    window: Annotated[Optional[int], typer.Option(help="attack: published rank swapping range in ranks")] = None,
+    k: Annotated[Optional[int], typer.Option(help="attack: published MDAV k (one group)")] = None,
+    groups: Annotated[Optional[str], typer.Option(help="attack: published MDAV groups 'A,B:3;C,D:8'")] = None,
+    folds: Annotated[int, typer.Option(help="k-fold generalisation (0: skip)")] = 5,
+    generalisation: Annotated[str, typer.Option(help="families of the generalisation check")] = "wm",
+    interval_p: Annotated[float, typer.Option(help="interval disclosure width (%)")] = 10.0,
+    tradeoff_method: Annotated[Optional[str], typer.Option(help="add a risk-utility trade-off: mdav, rank-swap or noise")] = None,
+    tradeoff_values: Annotated[Optional[str], typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")] = None,
+    seed: Annotated[int, typer.Option(help="seed of folds, PLD tie-breaks and the trade-off masking")] = 0,
+) -> None:
+    """Worst-case re-identification risk of MASKED against ORIGINAL: every family's
+    proven optimum (or interval), baselines, attack, records at risk, report."""
+    from rlopt.report import render_risk_report
+    from rlopt.risk import assess_risk, tradeoff
+
+    family_list = _split(families) or []
+    a, b = load_table(original), load_table(masked)
+    table = None
+    if tradeoff_method is not None:
+        if tradeoff_values is None:
+            raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
+        table = tradeoff(a, method=tradeoff_method, values=_numbers(tradeoff_values, "--tradeoff-values"),
+                         families=_split(generalisation), columns=_split(columns), margin=margin,
+                         time_limit=time_limit, threads=threads, seed=seed,
+                         progress=lambda m: typer.echo(f"trade-off: {m}", err=True))
+    result = assess_risk(a, b, families=family_list, columns=_split(columns), id_column=id_column,
+                         margin=margin, time_limit=time_limit, threads=threads, params=params or (),
+                         attack=_attack_spec(attack_method, p, window, k, groups), folds=folds,
+                         generalisation_families=_split(generalisation) if folds else (),
+                         seed=seed, interval_p=interval_p, tradeoff=table,
+                         names=(original.name, masked.name),
+                         progress=lambda m: typer.echo(m, err=True))
+    h = result.headline
+    if h["rate"] is not None:
+        text = (f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
+                f"{h['source']}, {h['status']}")
+        if h["status"] != "proven":
+            text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
+        typer.echo(text)
+    for row in result.figures["families"]:
+        bound = "" if row["status"] in ("optimal", "applied") or row["bound"] is None \
+            else f" (bound {row['bound']})"
+        rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
+        typer.echo(f"  {row['family']}: {rate} {row['status']}{bound}")
+    if json_out is not None:
+        result.to_json(json_out)
+        typer.echo(f"figures -> {json_out}")
+    if records_csv is not None:
+        result.records.to_csv(records_csv, index=False)
+        typer.echo(f"records -> {records_csv}")
+    if report is not None:
+        render_risk_report(result, report)
+        typer.echo(f"report -> {report}")
+
+
+@app.command(name="tradeoff")
+def tradeoff_command(
+    original: Annotated[Path, typer.Argument(help="original file, CSV or Parquet")],
+    method: Annotated[str, typer.Option(help="mdav, rank-swap or noise")],
+    values: Annotated[str, typer.Option(help="parameter values, e.g. '2-10', '2-20:2' or '2,3,5'")],
+    families: Annotated[str, typer.Option(help="learned families")] = "wm",
+    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes")] = None,
+    time_limit: Annotated[float, typer.Option(help="seconds per MILP")] = 60.0,
+    margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
+    seed: Annotated[int, typer.Option(help="masking seed")] = 0,
+    out: Annotated[Optional[Path], typer.Option(help="write the table as CSV here")] = None,
+) -> None:
+    """Risk against utility: worst-case rate and information loss of one masking method
+    over a range of its parameter."""
+    from rlopt.risk import tradeoff
+
+    table = tradeoff(load_table(original), method=method, values=_numbers(values, "--values"),
+                     families=_split(families), columns=_split(columns), margin=margin,
+                     time_limit=time_limit, seed=seed,
+                     progress=lambda m: typer.echo(m, err=True))
+    typer.echo(table.to_string(index=False))
+    if out is not None:
+        table.to_csv(out, index=False)
+
+
+@app.command()
+def report(
+    results_dir: Annotated[Path, typer.Argument(help="the --out folder of rlopt run / rlopt reproduce")],
+    out: Annotated[Optional[Path], typer.Option(help="HTML file (default: RESULTS_DIR/report.html)")] = None,
+) -> None:
+    """Render an HTML report of an experiment run's results."""
+    from rlopt.report import render_results_report
+
+    path = render_results_report(results_dir, out)
+    typer.echo(f"report -> {path}")
+
+
 def _print_summary(run, out: Path) -> None:
     frame = run.frame
     typer.echo(f"{len(run.computed)} cell(s) computed, {len(run.skipped)} already finished, "

@@ -107,11 +107,16 @@ def recount(za: np.ndarray, zb: np.ndarray, distance: Distance, *, margin: float
 
 def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
           big_c: str | float = "tight", reductions: Reductions = Reductions(),
-          on_mismatch: str = "raise", export: str | Path | None = None
-          ) -> tuple[LearnResult, Distance | None]:
-    """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`)."""
+          on_mismatch: str = "raise", export: str | Path | None = None,
+          standardised: bool = False) -> tuple[LearnResult, Distance | None]:
+    """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`).
+
+    ``standardised=True``: the files are already z-scores (e.g. of larger files
+    that these records were drawn from) and are used as they are.
+    """
     t0 = time.perf_counter()
-    za, zb = standardise(data.masked), standardise(data.original)
+    za, zb = ((data.masked, data.original) if standardised
+              else (standardise(data.masked), standardise(data.original)))
     n, n_attributes = za.shape
     if big_c == "uniform":
         big_c = largest_big_c(za, zb, family, margin=margin)

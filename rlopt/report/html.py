@@ -1,0 +1,143 @@
+"""Self-contained HTML reports: figures embedded, every user string escaped."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from rlopt.exceptions import InputError
+from rlopt.report import plots
+
+__all__ = ["render_risk_report", "render_results_report"]
+
+MAX_RECORD_ROWS = 100
+MAX_SUBSET_ROWS = 30
+
+
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("rlopt.report", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.globals["pct"] = lambda x: "" if x is None else f"{100 * x:.2f}%"
+    return env
+
+
+def _table(frame: pd.DataFrame, limit: int | None = None) -> dict:
+    shown = frame if limit is None else frame.head(limit)
+    return {"columns": [str(c) for c in shown.columns],
+            "rows": [[_cell(v) for v in row] for row in shown.itertuples(index=False)],
+            "more": 0 if limit is None else max(0, len(frame) - limit)}
+
+
+def _cell(value):
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return value
+
+
+def _params_views(figures: dict) -> list[dict]:
+    views = []
+    for family, params in figures["params"].items():
+        if not params:
+            continue
+        label = f"{family}"
+        if "weights" in params:  # wm, wm_m
+            names, values = list(params["weights"]), list(params["weights"].values())
+            views.append({"label": f"{label}: attribute weights",
+                          "note": "Which attributes carry the risk: the weight of each attribute's "
+                                  "squared (standardised) difference.",
+                          "image": plots.bar_chart(names, values, title=f"{family} weights",
+                                                   ylabel="weight"),
+                          "table": {"columns": ["attribute", "weight"],
+                                    "rows": [[n, f"{v:.4f}"] for n, v in zip(names, values)]}})
+        elif "weights_by_rank" in params:  # owa
+            values = params["weights_by_rank"]
+            ranks = [f"{k + 1}" for k in range(len(values))]
+            views.append({"label": f"{label}: OWA weights",
+                          "note": "Weight 1 applies to the largest squared difference of a pair, "
+                                  "weight 2 to the second largest, and so on.",
+                          "image": plots.bar_chart(ranks, values, title=f"{family} weights by rank",
+                                                   ylabel="weight"), "table": None})
+        elif "measure" in params:  # choquet
+            shapley = figures["shapley"].get(family, {})
+            measure = sorted(params["measure"], key=lambda m: -m["value"])
+            rows = [[", ".join(m["subset"]) or "(empty)", f"{m['value']:.4f}"]
+                    for m in measure[:MAX_SUBSET_ROWS]]
+            views.append({"label": f"{label}: fuzzy measure",
+                          "note": f"Shapley value of each attribute (its share of the measure); "
+                                  f"below, the {min(len(measure), MAX_SUBSET_ROWS)} subsets with "
+                                  f"the largest measure of {len(measure)}.",
+                          "image": plots.bar_chart(list(shapley), list(shapley.values()),
+                                                   title=f"{family} Shapley values",
+                                                   ylabel="Shapley value"),
+                          "table": {"columns": ["subset", "measure"], "rows": rows}})
+        elif "Q" in params:  # bilinear
+            q, names = np.asarray(params["Q"]), params["columns"]
+            view = {"label": f"{label}: matrix Q",
+                    "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; the diagonal "
+                            "weights each attribute, off-diagonal entries couple attributes.",
+                    "image": None, "table": None}
+            if len(names) > 2:
+                view["image"] = plots.heatmap(q, names, title=f"{family}: Q")
+            else:
+                view["table"] = {"columns": [""] + list(names),
+                                 "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)]}
+            views.append(view)
+    return views
+
+
+def render_risk_report(assessment, path: str | Path) -> Path:
+    """Write the HTML risk report of a :class:`rlopt.risk.RiskAssessment`."""
+    figures = assessment.figures
+    # round-trip through JSON: the report shows exactly what the JSON file holds
+    figures = json.loads(json.dumps(figures, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+    records = assessment.records
+    reid = [c for c in records if c.startswith("reid_")]
+    # the records the methods disagree on, or that none re-identifies: the informative ones
+    flagged = records[~records[reid].all(axis=1)].sort_values("n_families", ascending=False,
+                                                              kind="stable")
+    csv = base64.b64encode(records.to_csv(index=False).encode()).decode("ascii")
+    plot_uris = {"families": plots.family_chart(
+        [r for r in figures["families"]], figures["baselines"])}
+    if figures.get("tradeoff"):
+        plot_uris["tradeoff"] = plots.tradeoff_chart(figures["tradeoff"])
+    worst = {r["family"]: r["rate"] for r in figures["families"]}
+    html = _environment().get_template("risk.html").render(
+        title=f"rlopt risk report: {figures['inputs']['masked']}", f=figures,
+        h=figures["headline"], plots=plot_uris, params_views=_params_views(figures),
+        records=_table(flagged, MAX_RECORD_ROWS), records_csv=f"data:text/csv;base64,{csv}",
+        tradeoff=_table(pd.DataFrame(figures["tradeoff"] or [])), worst=worst)
+    path = Path(path)
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def render_results_report(results_dir: str | Path, path: str | Path | None = None) -> Path:
+    """An HTML report of an experiment run (``rlopt run`` / ``rlopt reproduce``): its
+    results table, a chart per dataset, and any table*.md the run wrote."""
+    results_dir = Path(results_dir)
+    csv = results_dir / "results.csv"
+    if not csv.is_file():
+        raise InputError(f"no results.csv in {str(results_dir)!r}; expected the --out folder "
+                         "of rlopt run or rlopt reproduce")
+    frame = pd.read_csv(csv)
+    charts = []
+    if {"dataset", "family", "rate"} <= set(frame.columns):
+        for dataset, rows in frame.groupby("dataset", sort=False):
+            means = rows.groupby("family", sort=False)["rate"].mean() * 100
+            charts.append({"dataset": dataset, "image": plots.bar_chart(
+                list(means.index), list(means.values), title=f"{dataset}: mean rate by family",
+                ylabel="correct re-identifications (%)")})
+    tables = [{"name": p.name, "text": p.read_text()} for p in sorted(results_dir.glob("table*.md"))]
+    html = _environment().get_template("results.html").render(
+        title=f"rlopt results: {results_dir.name}", name=str(results_dir), charts=charts,
+        tables=tables, results=_table(frame, 500))
+    path = Path(path) if path is not None else results_dir / "report.html"
+    path.write_text(html, encoding="utf-8")
+    return path

@@ -1,0 +1,93 @@
+"""Figures of the reports, drawn with matplotlib and embedded as PNG data URIs
+(a report never loads anything from elsewhere)."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+__all__ = ["bar_chart", "heatmap", "family_chart", "tradeoff_chart", "png_data_uri"]
+
+
+def png_data_uri(figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _width(n_bars: int) -> float:
+    return min(12.0, max(4.5, 0.55 * n_bars + 2))
+
+
+def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str) -> str:
+    figure, ax = plt.subplots(figsize=(_width(len(labels)), 3.2))
+    ax.bar(range(len(values)), values, color="#3b6ea5")
+    ax.set_xticks(range(len(labels)), [str(x) for x in labels],
+                  rotation=45 if len(labels) > 6 else 0, ha="right" if len(labels) > 6 else "center")
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    return png_data_uri(figure)
+
+
+def family_chart(rows: list[dict], baselines: dict) -> str:
+    """Rates of the families (bar: verified; whisker up to the proven bound) and baselines."""
+    baselines = {k: b for k, b in baselines.items() if b["rate"] is not None}
+    labels = [r["family"] for r in rows] + list(baselines)
+    low = [100 * (r["rate"] or 0) for r in rows] + [100 * b["rate"] for b in baselines.values()]
+    high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0))
+            for r in rows] + low[len(rows):]
+    colours = ["#3b6ea5" if r["status"] in ("optimal", "applied") else "#d08c2b" for r in rows]
+    colours += ["#8a8a8a"] * len(baselines)
+    figure, ax = plt.subplots(figsize=(_width(len(labels)), 3.4))
+    x = np.arange(len(labels))
+    ax.bar(x, low, color=colours)
+    ax.errorbar(x, low, yerr=[np.zeros(len(low)), np.subtract(high, low)], fmt="none",
+                ecolor="black", capsize=4)
+    ax.set_xticks(x, labels, rotation=30 if len(labels) > 6 else 0)
+    ax.set_ylabel("correct re-identifications (%)")
+    ax.set_ylim(max(0, min(low) - 10), 100)
+    ax.set_title("Families (blue: proven; orange: interval up to the bound) and baselines (grey)")
+    ax.grid(axis="y", alpha=0.3)
+    return png_data_uri(figure)
+
+
+def heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> str:
+    matrix = np.asarray(matrix, dtype=float)
+    size = min(10.0, max(4.0, 0.5 * len(labels) + 2))
+    figure, ax = plt.subplots(figsize=(size + 1, size))
+    limit = float(np.abs(matrix).max()) or 1.0
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    ax.set_xticks(range(len(labels)), labels, rotation=90)
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_title(title)
+    figure.colorbar(image, ax=ax, shrink=0.8)
+    return png_data_uri(figure)
+
+
+def tradeoff_chart(rows: list[dict]) -> str:
+    """Worst-case rate against information loss (SSE / SST), one line per family."""
+    figure, ax = plt.subplots(figsize=(6.5, 4))
+    for family in sorted({r["family"] for r in rows}):
+        own = sorted((r for r in rows if r["family"] == family), key=lambda r: r["sse"])
+        x = [r["sse"] for r in own]
+        ax.plot(x, [100 * (r["rate"] or 0) for r in own], marker="o", label=f"{family} (worst case)")
+        for r in own:
+            ax.annotate(f"{r['parameter']}={r['value']:g}", (r["sse"], 100 * (r["rate"] or 0)),
+                        fontsize=7, textcoords="offset points", xytext=(3, 3))
+    own = sorted(rows, key=lambda r: r["sse"])
+    ax.plot([r["sse"] for r in own], [100 * r["am_rate"] for r in own], ls="--", color="grey",
+            label="am (baseline)")
+    ax.set_xlabel("information loss, SSE / SST")
+    ax.set_ylabel("correct re-identifications (%)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return png_data_uri(figure)

@@ -1,0 +1,10 @@
+"""Risk assessment of a user's own files: the worst case over distance families, the
+baselines and attacks, records at risk, generalisation, interval disclosure and the
+risk-utility trade-off. Computes figures; :mod:`rlopt.report` renders them."""
+
+from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk, shapley_values
+from rlopt.risk.measures import information_loss, interval_disclosure
+from rlopt.risk.tradeoff import TRADEOFF_METHODS, tradeoff
+
+__all__ = ["DEFAULT_FAMILIES", "RiskAssessment", "assess_risk", "shapley_values",
+           "information_loss", "interval_disclosure", "TRADEOFF_METHODS", "tradeoff"]

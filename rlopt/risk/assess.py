@@ -1,0 +1,318 @@
+"""The worst-case re-identification risk of a user's own pair of files: every
+figure of the risk report, computed once and kept as JSON-ready data."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import platform
+import warnings
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rlopt.attacks.microaggregation import _microaggregation_attack
+from rlopt.attacks.rank_swap import _attack_window, _rank_swap_attack
+from rlopt.data import LinkageData, standardise, validate_pair
+from rlopt.exceptions import InputError
+from rlopt.families import LEARNED, get_family
+from rlopt.learn import LearnedDistanceLinkage, learn
+from rlopt.linkage import TIE_RTOL, link_records
+from rlopt.linkage.dbrl import _dbrl_validated
+from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, _check_thresholds, _pld
+from rlopt.milp import SolverOptions
+from rlopt.milp.acceleration import Reductions
+from rlopt.risk.measures import _check_p, _information_loss, _interval_disclosure
+
+__all__ = ["RiskAssessment", "assess_risk", "shapley_values", "DEFAULT_FAMILIES"]
+
+DEFAULT_FAMILIES = ("wm", "owa", "ci", "sb")
+
+
+@dataclass
+class RiskAssessment:
+    """Every figure of a risk report.
+
+    Attributes
+    ----------
+    figures : dict
+        JSON-ready: ``inputs``, ``headline``, ``baselines``, ``families``,
+        ``attack``, ``generalisation``, ``interval_disclosure``,
+        ``information_loss``, ``records_summary`` and optionally ``tradeoff``.
+    records : DataFrame
+        One row per record: which families' optima re-identify it, whether some
+        admissible parameter of each family can, the baselines and the attack.
+    """
+
+    figures: dict
+    records: pd.DataFrame = field(repr=False)
+
+    @property
+    def headline(self) -> dict:
+        return self.figures["headline"]
+
+    def to_json(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(json.dumps(self.figures, indent=1, default=_plain))
+        return path
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+def shapley_values(measure: list[dict], columns: Sequence[str]) -> dict[str, float]:
+    """Shapley value of each attribute for a fuzzy measure given as ``[{subset, value}]``.
+
+    ``phi_i = sum_{S not containing i} |S|! (n - |S| - 1)! / n! (mu(S + i) - mu(S))``;
+    the values sum to ``mu(all) - mu(empty)``.
+    """
+    n = len(columns)
+    index = {c: k for k, c in enumerate(columns)}
+    mu = np.zeros(2 ** n)
+    for item in measure:
+        mu[sum(1 << index[c] for c in item["subset"])] = item["value"]
+    factorial = [float(np.prod(range(1, m + 1))) for m in range(n + 1)]
+    phi = np.zeros(n)
+    for mask in range(2 ** n):
+        size = bin(mask).count("1")
+        for i in range(n):
+            if not mask >> i & 1:
+                phi[i] += factorial[size] * factorial[n - size - 1] / factorial[n] * (
+                    mu[mask | 1 << i] - mu[mask])
+    return {c: float(phi[k]) for c, k in index.items()}
+
+
+def _own_nearest(zm_rows: np.ndarray, own: np.ndarray, zo: np.ndarray, distance) -> np.ndarray:
+    """Is each masked row strictly nearest to its own original among *all* originals?"""
+    d = distance.pairwise(zm_rows, zo)
+    rows = np.arange(len(own))
+    own_d = d[rows, own].copy()
+    d[rows, own] = np.inf
+    other = d.min(axis=1)
+    return own_d < other - TIE_RTOL * np.maximum(np.abs(own_d), np.abs(other))
+
+
+def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, margin: float,
+                    options: SolverOptions) -> dict:
+    """k-fold: learn on the other folds' records, link each held-out masked record
+    against the whole original file; both files standardised as a whole."""
+    zm, zo = standardise(data.masked), standardise(data.original)
+    order = np.random.default_rng(seed).permutation(data.n_records)
+    held = np.zeros(data.n_records, dtype=bool)
+    per_fold = []
+    for k, test in enumerate(np.array_split(order, folds)):
+        train = np.setdiff1d(order, test)
+        part = LinkageData(zo[train], zm[train], data.columns)
+        result, distance = learn(part, get_family(family), margin=margin, options=options,
+                                 reductions=Reductions(), standardised=True)
+        correct = (np.zeros(len(test), dtype=bool) if distance is None
+                   else _own_nearest(zm[test], test, zo, distance))
+        held[test] = correct
+        per_fold.append({"fold": k, "n_train": len(train), "n_test": len(test),
+                         "train_rate": result.rate, "train_status": result.status,
+                         "test_rate": float(correct.mean())})
+    return {"family": family, "folds": folds, "seed": seed,
+            "rate": float(held.mean()), "n_correct": int(held.sum()), "per_fold": per_fold}
+
+
+def _attack(data: LinkageData, attack: dict):
+    method = attack.get("method")
+    if method == "rank-swapping":
+        width = _attack_window(attack.get("p"), attack.get("window"), data.n_records)
+        return _rank_swap_attack(data, width, "am", attack.get("p"))
+    if method == "microaggregation":
+        groups = attack.get("groups") or [(list(data.columns), attack.get("k"))]
+        if any(k is None for _, k in groups):
+            raise InputError("the microaggregation attack needs k or groups")
+        return _microaggregation_attack(data, groups, "am")
+    raise InputError(f"attack method={method!r}; expected 'rank-swapping' or 'microaggregation'")
+
+
+def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
+                columns: Sequence[str] | None = None, id_column: str | None = None,
+                margin: float = 1e-5, time_limit: float | None = 60.0, threads: int | None = 1,
+                params: Sequence[str | Path] = (), attack: dict | None = None,
+                folds: int = 5, generalisation_families: Sequence[str] = ("wm",),
+                seed: int = 0, interval_p: float = 10.0, tradeoff: pd.DataFrame | None = None,
+                names: tuple[str, str] = ("original", "masked"),
+                progress: Callable[[str], None] | None = None) -> RiskAssessment:
+    """Everything a disclosure-control officer asks before publishing ``masked``.
+
+    Parameters
+    ----------
+    original, masked : DataFrame or array-like, aligned record by record (or by ``id_column``)
+    families : sequence of str
+        Learned families (SPEC section 4) whose worst case is computed by MILP.
+    margin, time_limit, threads
+        Per family; a family stopped by the time limit is reported as an interval.
+    params : sequence of paths
+        Previously learned parameter files (``rlopt learn --params``): evaluated
+        on these files without solving.
+    attack : dict, default=None
+        The published masking, for the transparency attack:
+        ``{"method": "rank-swapping", "p": 10}`` (or ``"window"``), or
+        ``{"method": "microaggregation", "k": 3}`` (or ``"groups"``).
+    folds, generalisation_families, seed
+        k-fold generalisation (0 folds: skipped).
+    interval_p : float
+        Width (%) of the interval disclosure measures.
+    tradeoff : DataFrame, default=None
+        A :func:`rlopt.risk.tradeoff` table to include.
+    names : (str, str)
+        The file names shown in the report.
+    """
+    unknown = [f for f in families if f not in LEARNED]
+    if unknown:
+        raise InputError(f"family name(s) {unknown}; expected learned families from {list(LEARNED)}")
+    interval_p = _check_p(interval_p)
+    if attack is not None and attack.get("method") not in ("rank-swapping", "microaggregation"):
+        raise InputError(f"attack method={attack.get('method')!r}; expected 'rank-swapping' "
+                         "or 'microaggregation'")
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 0 or folds == 1:
+        raise InputError(f"folds={folds!r}; expected 0 (no generalisation) or an integer >= 2")
+    say = progress or (lambda message: None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = validate_pair(original, masked, columns=columns, id_column=id_column)
+    notes = [str(w.message) for w in caught]
+    n = data.n_records
+    if folds and folds > n:
+        raise InputError(f"folds={folds} for {n} records; expected at most {n}")
+    zm, zo = standardise(data.masked), standardise(data.original)
+    original_frame = pd.DataFrame(data.original, columns=list(data.columns))
+    masked_frame = pd.DataFrame(data.masked, columns=list(data.columns))
+    records = pd.DataFrame({"record": data.ids if data.ids is not None else np.arange(n)})
+
+    say("baselines (am, md, pld)")
+    baselines = {}
+    for name in ("am", "md"):
+        try:
+            linked = _dbrl_validated(data, name)
+        except InputError as exc:  # e.g. MD on a file whose differences have no covariance
+            baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
+            continue
+        baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": "exact"}
+        records[f"reid_{name}"] = linked.correct
+    prob = _pld(data, _check_thresholds(DEFAULT_THRESHOLDS), seed, 64 * 2**20)
+    baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": "exact"}
+    records["reid_pld"] = prob.correct
+
+    rows, learned_params = [], {}
+    for family in families:
+        say(f"learning {family} (time limit {time_limit} s)")
+        learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit,
+                                         threads=threads)
+        learner.fit(original_frame, masked_frame)
+        result = learner.result_
+        rows.append({"family": family, "source": "learned", "rate": result.rate,
+                     "n_correct": result.n_correct_verified, "bound": result.bound,
+                     "bound_rate": None if result.bound is None else result.bound / n,
+                     "status": result.status, "gap": result.gap,
+                     "seconds": result.seconds["total"], "n_at_risk": result.n_at_risk,
+                     "at_risk_exact": result.at_risk_exact})
+        learned_params[family] = result.params
+        records[f"reid_{family}"] = (result.correct if result.correct is not None
+                                     else np.zeros(n, dtype=bool))
+        if result.at_risk is not None:
+            records[f"at_risk_{family}"] = result.at_risk
+    for path in params:
+        learner = LearnedDistanceLinkage.load_params(path)
+        say(f"applying saved parameters {path}")
+        linked = link_records(zm, zo, learner.distance_) if tuple(learner.columns_) == data.columns \
+            else learner.link(original_frame, masked_frame)
+        label = f"{learner.family} ({Path(path).name})"
+        rows.append({"family": label, "source": "saved parameters", "rate": linked.rate,
+                     "n_correct": linked.n_correct, "bound": None, "bound_rate": None,
+                     "status": "applied", "gap": None, "seconds": 0.0, "n_at_risk": None,
+                     "at_risk_exact": None})
+        learned_params[label] = learner.params_
+        records[f"reid_{label}"] = linked.correct
+    at_risk_columns = [c for c in records if c.startswith("at_risk_")]
+    if at_risk_columns:
+        records["at_risk_any"] = records[at_risk_columns].any(axis=1)
+
+    attack_figures = None
+    if attack is not None:
+        say(f"transparency attack ({attack.get('method')})")
+        result = _attack(data, attack)
+        attack_figures = result.to_dict()
+        records["reid_attack"] = result.correct
+        records["attack_candidates"] = result.candidates
+
+    generalisation = []
+    if folds:
+        options = SolverOptions(time_limit=time_limit, threads=threads)
+        for family in generalisation_families:
+            say(f"generalisation: {folds}-fold {family}")
+            generalisation.append(_generalisation(data, family, folds=folds, seed=seed,
+                                                  margin=margin, options=options))
+
+    reid_columns = [c for c in records if c.startswith("reid_")]
+    learned_reid = [f"reid_{r['family']}" for r in rows]
+    records["n_families"] = records[learned_reid].sum(axis=1) if learned_reid else 0
+    records = records[["record", "n_families"] + reid_columns
+                      + [c for c in records if c not in reid_columns + ["record", "n_families"]]]
+    learned_rows = [r for r in rows if r["source"] == "learned" and r["n_correct"] is not None]
+    headline = _headline(learned_rows, attack_figures, n)
+    figures = {
+        "inputs": {
+            "original": names[0], "masked": names[1], "columns": list(data.columns),
+            "n_records": n, "n_attributes": data.n_attributes, "margin": margin,
+            "time_limit": time_limit, "threads": threads, "families": list(families),
+            "params_files": [str(p) for p in params], "attack": attack, "folds": folds,
+            "seed": seed, "interval_p": interval_p, "notes": notes,
+            "versions": {"rlopt": version("rlopt"), "highspy": version("highspy"),
+                         "pyomo": version("pyomo"), "python": platform.python_version()},
+            "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        },
+        "headline": headline,
+        "baselines": baselines,
+        "families": rows,
+        "params": learned_params,
+        "shapley": {f: shapley_values(p["measure"], p["columns"]) for f, p in learned_params.items()
+                    if p and "measure" in p},
+        "attack": attack_figures,
+        "generalisation": generalisation,
+        "interval_disclosure": _interval_disclosure(data, interval_p).to_dict(orient="records"),
+        "information_loss": _information_loss(data),
+        "records_summary": {
+            **{c: int(records[c].sum()) for c in reid_columns + at_risk_columns
+               + (["at_risk_any"] if at_risk_columns else [])},
+            "by_every_method": int(records[reid_columns].all(axis=1).sum()),
+            "by_no_method": int((~records[reid_columns].any(axis=1)).sum()),
+            "at_risk_but_by_no_optimum": int((records["at_risk_any"]
+                                              & (records["n_families"] == 0)).sum())
+            if at_risk_columns else None},
+        "tradeoff": None if tradeoff is None else tradeoff.to_dict(orient="records"),
+    }
+    return RiskAssessment(figures, records)
+
+
+def _headline(learned_rows: list[dict], attack: dict | None, n: int) -> dict:
+    """The worst case over the families (and the attack, under transparency).
+
+    Over the families the worst case lies in ``[max verified count, max bound]``;
+    it is proven when the two meet. The transparency attack's count is achieved
+    exactly, so it can only raise the lower end.
+    """
+    if not learned_rows and attack is None:
+        return {"rate": None, "status": "none", "source": None}
+    low, high, source = 0, 0, None
+    for row in learned_rows:
+        if row["n_correct"] > low:
+            low, source = row["n_correct"], row["family"]
+        high = max(high, row["bound"] if row["bound"] is not None else n)
+    if attack is not None and attack["n_correct"] > low:
+        low, source = attack["n_correct"], f"transparency attack ({attack['method']})"
+    high = max(high, low)
+    return {"rate": low / n, "n_correct": low, "upper_rate": high / n, "upper_n_correct": high,
+            "status": "proven" if low == high else "interval", "source": source, "n_records": n}

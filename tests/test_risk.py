@@ -1,0 +1,194 @@
+"""The risk assessment and its HTML report (issue: risk report)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from rlopt.cli import app
+from rlopt.data import load_census
+from rlopt.exceptions import InputError
+from rlopt.learn import LearnedDistanceLinkage
+from rlopt.masking import build, microaggregate, published_recipe
+from rlopt.report import render_results_report, render_risk_report
+from rlopt.risk import assess_risk, information_loss, interval_disclosure, shapley_values, tradeoff
+
+FAMILIES = ["wm", "owa", "ci", "sb"]
+
+
+@pytest.fixture(scope="module")
+def m433():
+    return build(published_recipe("M4-33"))
+
+
+@pytest.fixture(scope="module")
+def m433_risk(m433):
+    original, masked = m433
+    groups = [(g.columns, g.k) for g in published_recipe("M4-33").masking.groups]
+    return assess_risk(original, masked, families=FAMILIES, time_limit=120, folds=3,
+                       attack={"method": "microaggregation", "groups": groups},
+                       names=("M4-33 original", "M4-33 masked"))
+
+
+def test_m433_report_has_every_family_and_the_learners_figures(m433, m433_risk, tmp_path):
+    original, masked = m433
+    figures = m433_risk.figures
+    assert [r["family"] for r in figures["families"]] == FAMILIES
+    for row in figures["families"]:
+        learner = LearnedDistanceLinkage(row["family"], time_limit=120).fit(original, masked)
+        assert row["n_correct"] == learner.result_.n_correct_verified
+        assert row["status"] == learner.result_.status == "optimal"
+        assert row["bound"] == learner.result_.bound
+        # the per-record column is the learner's own recount
+        np.testing.assert_array_equal(m433_risk.records[f"reid_{row['family']}"],
+                                      learner.result_.correct)
+    best = max(figures["families"], key=lambda r: r["n_correct"])
+    assert figures["headline"]["n_correct"] == best["n_correct"]
+    assert figures["headline"]["status"] == "proven"
+    # containment: at_risk (some parameter) covers what the optimum re-identifies
+    for family in FAMILIES:
+        assert not (m433_risk.records[f"reid_{family}"] & ~m433_risk.records[f"at_risk_{family}"]).any()
+    path = render_risk_report(m433_risk, tmp_path / "r.html")
+    html = path.read_text()
+    for family in FAMILIES:
+        assert f">{family}<" in html
+    assert "fuzzy measure" in html and "matrix Q" in html and "Shapley" in html
+    json.loads(m433_risk.to_json(tmp_path / "r.json").read_text())  # valid JSON
+
+
+def test_generalisation_and_attack_figures(m433_risk):
+    g = m433_risk.figures["generalisation"][0]
+    assert sum(f["n_test"] for f in g["per_fold"]) == 400
+    assert 0 <= g["rate"] <= 1 and g["n_correct"] == round(g["rate"] * 400)
+    attack = m433_risk.figures["attack"]
+    assert attack["method"] == "microaggregation" and attack["n_missed"] == 0
+    assert m433_risk.records["reid_attack"].sum() == attack["n_correct"]
+
+
+def test_hostile_column_names_are_escaped_and_nothing_remote(tmp_path):
+    rng = np.random.default_rng(0)
+    hostile = "<script>alert('x')</script>"
+    original = pd.DataFrame(rng.normal(size=(40, 2)), columns=[hostile, "b&c"])
+    masked = microaggregate(original, k=2)
+    result = assess_risk(original, masked, families=["wm", "sb"], time_limit=30, folds=2,
+                         names=("<img src=x onerror=alert(1)>", "m.csv"))
+    html = render_risk_report(result, tmp_path / "r.html").read_text()
+    assert hostile not in html and "&lt;script&gt;alert(" in html
+    assert "<img src=x" not in html and "b&amp;c" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", html)
+    assert "sb: matrix Q" in html and 'alt="sb: matrix Q"' not in html  # a table, no heatmap
+
+
+def test_thirteen_attribute_report(tmp_path):
+    census = load_census().iloc[:60]
+    masked = microaggregate(census, k=3)
+    result = assess_risk(census, masked, families=["wm", "sb"], time_limit=20, folds=0)
+    html = render_risk_report(result, tmp_path / "r.html").read_text()
+    assert 'alt="sb: matrix Q"' in html  # a heatmap for 13 attributes
+    for column in census.columns:
+        assert column in html
+    assert result.figures["generalisation"] == []
+
+
+def test_saved_parameters_reapplied_give_the_same_rate(m433, tmp_path):
+    original, masked = m433
+    learner = LearnedDistanceLinkage("wm").fit(original, masked)
+    path = learner.save_params(tmp_path / "wm.json")
+    result = assess_risk(original, masked, families=[], params=[path], folds=0)
+    row = result.figures["families"][0]
+    assert row["status"] == "applied"
+    assert row["n_correct"] == learner.score(original, masked) * 400 == learner.result_.n_correct_strict
+    runner = CliRunner()
+    original.to_csv(tmp_path / "o.csv", index=False)
+    masked.to_csv(tmp_path / "m.csv", index=False)
+    out = runner.invoke(app, ["risk", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"),
+                              "--families", "wm", "--params", str(path), "--folds", "0",
+                              "--json", str(tmp_path / "r.json"), "--report", str(tmp_path / "r.html")])
+    assert out.exit_code == 0, out.output
+    figures = json.loads((tmp_path / "r.json").read_text())
+    assert figures["families"][0]["n_correct"] == figures["families"][1]["n_correct"] == row["n_correct"]
+
+
+def test_shapley_values_by_hand():
+    columns = ["a", "b"]
+    # mu(a) = 0.2, mu(b) = 0.5, mu(ab) = 1: phi_a = (0.2 + 0.5) / 2, phi_b = (0.5 + 0.8) / 2
+    measure = [{"subset": [], "value": 0.0}, {"subset": ["a"], "value": 0.2},
+               {"subset": ["b"], "value": 0.5}, {"subset": ["a", "b"], "value": 1.0}]
+    phi = shapley_values(measure, columns)
+    assert phi == pytest.approx({"a": 0.35, "b": 0.65})
+
+
+def test_interval_disclosure_and_information_loss_by_hand():
+    original = pd.DataFrame({"x": np.arange(20, dtype=float)})
+    masked = original.copy()
+    masked.loc[0, "x"] = 5.0  # rank 5, 5 ranks away from rank 0; sd of 0..19 = 5.916
+    table = interval_disclosure(original, masked, p=50)  # half window 5 ranks; 2.958 in value
+    assert table.loc[0, "rank_based"] == 1.0 and table.loc[0, "sd_based"] == 19 / 20
+    assert interval_disclosure(original, masked, p=10).loc[0, "rank_based"] == 19 / 20
+    assert information_loss(original, original) == {
+        "mean_change": 0.0, "variance_change": 0.0, "correlation_change": 0.0, "sse": 0.0}
+    with pytest.raises(InputError, match="interval disclosure p=0"):
+        interval_disclosure(original, masked, p=0)
+
+
+def test_tradeoff_loss_grows_with_k():
+    census = load_census().iloc[:40, :4]
+    table = tradeoff(census, method="mdav", values=[2, 5, 10], families=["wm"], time_limit=20)
+    assert list(table["value"]) == [2, 5, 10]
+    assert table["sse"].is_monotonic_increasing
+    assert (table["rate"] <= table["bound_rate"]).all()
+    with pytest.raises(InputError, match="method='swap'"):
+        tradeoff(census, method="swap", values=[2])
+
+
+def test_bad_risk_input():
+    frame = pd.DataFrame({"a": np.arange(10.0), "b": np.arange(10.0) ** 2})
+    with pytest.raises(InputError, match=r"family name\(s\) \['xx'\]"):
+        assess_risk(frame, frame, families=["xx"])
+    with pytest.raises(InputError, match="folds=1"):
+        assess_risk(frame, frame, families=["wm"], folds=1)
+    with pytest.raises(InputError, match="attack method='swap'"):
+        assess_risk(frame, frame, families=[], folds=0, attack={"method": "swap"})
+
+
+def test_results_report_renders_a_run_folder(tmp_path):
+    pd.DataFrame({"dataset": ["M4-33", "M4-33"], "family": ["am", "<b>wm</b>"],
+                  "rate": [0.84, 0.96]}).to_csv(tmp_path / "results.csv", index=False)
+    (tmp_path / "table1.md").write_text("| family | M4-33 |\n|---|---|\n| wm | 96.25 |\n")
+    html = render_results_report(tmp_path).read_text()
+    assert "&lt;b&gt;wm&lt;/b&gt;" in html and "table1.md" in html and "data:image/png;base64," in html
+    with pytest.raises(InputError, match="no results.csv"):
+        render_results_report(tmp_path / "nothing")
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_report_as_rendered_by_headless_chromium(m433_risk, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("RLOPT_REQUIRE_BROWSER"):
+            pytest.fail("chromium is required (RLOPT_REQUIRE_BROWSER is set) but not installed")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    path = render_risk_report(m433_risk, tmp_path / "report.html")
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
+         path.resolve().as_uri()],
+        capture_output=True, text=True, timeout=120).stdout
+    headline = re.search(r'id="headline-rate">([^<]+)<', dom)
+    assert headline, dom[:2000]
+    assert headline.group(1) == f"{100 * m433_risk.headline['rate']:.2f}%"
+    n_images = len(re.findall(r"<img\b", dom))
+    assert n_images >= 5
+    rendered = re.findall(r'data-rendered="(\d+)x(\d+)"', dom)
+    assert len(rendered) == n_images and all(int(w) > 50 and int(h) > 50 for w, h in rendered)
+    assert re.search(r'data-images-rendered="(\d+)"', dom).group(1) == str(n_images)
