@@ -434,6 +434,8 @@ def reproduce(
     seeds: Annotated[str, typer.Option(help="Table 5: masking seeds")] = "0,1,2",
     datasets: Annotated[str, typer.Option(help="Table 5: census, eia")] = "census,eia",
     variant: Annotated[SwapVariant, typer.Option(help="Table 5: rank swapping variant")] = SwapVariant.plain,
+    learned: Annotated[Optional[str], typer.Option(help="Table 5: learned families as extra columns, e.g. wm")] = None,
+    time_limit: Annotated[float, typer.Option(help="Table 5: seconds per learned MILP")] = 60.0,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
     """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out),
@@ -442,7 +444,7 @@ def reproduce(
 
     if table == 5:
         _reproduce_table5(out, jobs, scheduler, _split(seeds), _split(datasets), variant.value,
-                          progress)
+                          _split(learned) or [], time_limit, progress)
         return
     if table not in (1, 2):
         raise InputError(f"--table {table}; expected 1 (Tables 1 and 2) or 5")
@@ -459,7 +461,8 @@ def reproduce(
         raise typer.Exit(1)
 
 
-def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, progress) -> None:
+def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, learned, time_limit,
+                      progress) -> None:
     from rlopt.experiments.runner import run_tasks
     from rlopt.experiments.transparency import (TABLE5_COLUMNS, run_attack_cell, table5_cells,
                                                 write_table5)
@@ -467,7 +470,8 @@ def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, progress) 
         seed_values = [int(s) for s in seeds]
     except ValueError:
         raise InputError(f"--seeds {','.join(seeds)!r}; expected integers separated by commas") from None
-    cells = table5_cells(datasets, seeds=seed_values, variant=variant)
+    cells = table5_cells(datasets, seeds=seed_values, variant=variant, learned=learned,
+                         time_limit=time_limit)
     out = out or Path("runs") / "table5"
     result = run_tasks(cells, out, work=run_attack_cell, columns=TABLE5_COLUMNS, label="table 5",
                        jobs=jobs, scheduler=scheduler, progress=progress)

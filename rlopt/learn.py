@@ -99,20 +99,29 @@ class LearnResult:
 
 
 def recount(za: np.ndarray, zb: np.ndarray, distance: Distance, *, margin: float,
-            tol: float) -> tuple[LinkageResult, np.ndarray]:
-    """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``."""
-    linked = link_records(za, zb, distance)
+            tol: float, candidates: np.ndarray | None = None) -> tuple[LinkageResult, np.ndarray]:
+    """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``
+    (``j`` among the record's candidates when ``candidates`` is given)."""
+    linked = link_records(za, zb, distance, candidates=candidates)
     return linked, linked.separation >= margin - tol
 
 
 def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
           big_c: str | float = "tight", reductions: Reductions = Reductions(),
           on_mismatch: str = "raise", export: str | Path | None = None,
-          standardised: bool = False) -> tuple[LearnResult, Distance | None]:
+          standardised: bool = False, candidates: np.ndarray | None = None
+          ) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`).
 
     ``standardised=True``: the files are already z-scores (e.g. of larger files
     that these records were drawn from) and are used as they are.
+
+    ``candidates`` (bool, ``n x n``): masked record ``i`` can only be linked to
+    the originals ``j`` with ``candidates[i, j]`` (an intruder who first narrows
+    the file, e.g. by a transparency attack). Only the rows of candidate pairs
+    enter the model, a record whose own original is not a candidate is fixed as
+    not re-identified, and the recount is restricted likewise. The reductions
+    that look at all pairs (screening, conflicts, lazy rows, the start) are off.
     """
     t0 = time.perf_counter()
     za, zb = ((data.masked, data.original) if standardised
@@ -123,6 +132,14 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     neutral = family.neutral(n_attributes)
     screening = conflicts = None
     fixed = np.zeros(n, dtype=bool)
+    if candidates is not None:
+        candidates = np.asarray(candidates)
+        if candidates.shape != (n, n) or candidates.dtype != bool:
+            raise InputError(f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
+                             f"expected a boolean ({n}, {n}) matrix")
+        reductions = dataclasses.replace(reductions, fix_unreachable=False, conflicts=False,
+                                         lazy=False, warm_start=False)
+        fixed = ~candidates.diagonal()
     t_reduce = time.perf_counter()
     # with a time limit the reductions get at most REDUCE_SHARE of it (stopping them early is exact)
     deadline = None if options.time_limit is None else t0 + REDUCE_SHARE * options.time_limit
@@ -137,6 +154,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                                        max_lps=reductions.max_conflict_lps, deadline=deadline)
     reduce_seconds = time.perf_counter() - t_reduce
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
+    if candidates is not None:
+        pairs = candidates & ~np.eye(n, dtype=bool)
     model, info = build_model(za, zb, family, margin=margin, columns=data.columns, big_c=big_c,
                               drop_redundant=reductions.drop_redundant,
                               drop_dominated=reductions.drop_dominated, pairs=pairs, fixed=fixed,
@@ -181,14 +200,15 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
         theta = family.repair(theta)  # not admissible yet: only a repaired parameter gives a count
     distance = verified = strict = correct = None
-    candidates = [] if theta is None else [theta]
+    thetas = [] if theta is None else [theta]
     if status != "optimal" and first is not None:
         # stopped early: an incumbent of a relaxed model (lazy rows, cuts) can be worse
         # in truth than the start; report whichever parameter really re-identifies more
-        candidates.append(first)
-    if candidates:
-        recounts = [(t, recount(za, zb, family.distance(t, data.columns), margin=margin, tol=tol))
-                    for t in candidates]
+        thetas.append(first)
+    if thetas:
+        recounts = [(t, recount(za, zb, family.distance(t, data.columns), margin=margin, tol=tol,
+                                candidates=candidates))
+                    for t in thetas]
         theta, (linked, correct) = max(recounts, key=lambda item: int(item[1][1].sum()))
         distance = family.distance(theta, data.columns)
         verified, strict = int(correct.sum()), linked.n_correct

@@ -248,3 +248,56 @@ def test_cli_attack_on_the_worked_example(tmp_path):
                                  "--distance", "pld", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["n_records"] == 10
+
+
+# ---- the learned distance inside the intersections ------------------------------------
+
+@pytest.mark.parametrize("family", ["wm", "owa", "sb"])
+def test_learning_inside_candidate_sets(family):
+    from rlopt.data import standardise, validate_pair
+    from rlopt.families import get_family
+    from rlopt.learn import learn
+    from rlopt.milp import SolverOptions
+    from rlopt.milp.acceleration import Reductions
+    from tests._helpers import MARGIN, noisy_file
+
+    original, masked = noisy_file(3, n_records=25)
+    data = validate_pair(original, masked)
+    fam, options = get_family(family), SolverOptions()
+    full, _ = learn(data, fam, margin=MARGIN, options=options, reductions=Reductions.none())
+    every, _ = learn(data, fam, margin=MARGIN, options=options,
+                     candidates=np.ones((25, 25), dtype=bool))
+    assert full.status == every.status == "optimal" and every.n_correct == full.n_correct
+    candidates = np.random.default_rng(0).random((25, 25)) < 0.3
+    np.fill_diagonal(candidates, True)
+    candidates[0, 0] = False  # record 0's own original is excluded: never correct
+    inside, distance = learn(data, fam, margin=MARGIN, options=options, candidates=candidates)
+    assert inside.status == "optimal" and not inside.correct[0]
+    # fewer rivals: at least the unrestricted optimum, less the excluded record
+    assert inside.n_correct >= full.n_correct - 1
+    # independent recount with plain numpy
+    za, zb = standardise(data.masked), standardise(data.original)
+    d = np.where(candidates, distance.pairwise(za, zb), np.inf)
+    own = np.diag(d).copy()
+    np.fill_diagonal(d, np.inf)
+    with np.errstate(invalid="ignore"):
+        recounted = int(((d.min(axis=1) - own) >= MARGIN - inside.recount_tol).sum())
+    assert recounted == inside.n_correct == inside.n_correct_verified
+
+
+def test_table5_cell_and_table_with_a_learned_column(tmp_path):
+    from rlopt.experiments.transparency import (AttackCell, run_attack_cell, table5_cells,
+                                                write_table5)
+    row = run_attack_cell(AttackCell("census", 2, 0, learned=("wm",), time_limit=60))
+    assert row["n_records"] == 1080 and row["window"] == 21 and row["rsld_missed"] == 0
+    assert row["rsld"] >= row["rsld_sure"]
+    # with every intersection a singleton, the learned distance inside them is the attack
+    if row["rsld_sure"] == 100:
+        assert row["learned_wm_rsld"] == 100 and row["learned_wm_rsld_status"] == "optimal"
+    text = write_table5(pd.DataFrame([row]), tmp_path)
+    assert "[77.73," in text and "| 2 |" in text and "wm_rsld" in text
+    assert (tmp_path / "table5.csv").is_file()
+    with pytest.raises(InputError, match="dataset 'adult'"):
+        table5_cells(["adult"])
+    with pytest.raises(InputError, match=r"learned family name\(s\) \['xx'\]"):
+        table5_cells(["census"], learned=["xx"])

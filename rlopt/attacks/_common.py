@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
-
 import numpy as np
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, standardise
+from rlopt.data import LinkageData, standardise
 from rlopt.exceptions import InputError
 from rlopt.families import BaselineFamily, Distance, get_family
-from rlopt.linkage import TIE_RTOL
+from rlopt.linkage import link_records
 
 __all__ = ["AttackResult"]
-
-CandidateChunk = Callable[[int, int], np.ndarray]
-"""``(start, stop) -> bool array (stop - start, n_records)``: the masked records
-that intruder records ``start .. stop-1`` may be."""
-
 
 @dataclass(frozen=True)
 class AttackResult:
@@ -101,42 +94,22 @@ def resolve_distance(distance: str | Distance, zm: np.ndarray, zx: np.ndarray,
     return family.from_data(zm, zx, columns)
 
 
-def link_in_candidates(data: LinkageData, candidates_of: CandidateChunk, *, method: str,
-                       distance: str | Distance, parameters: dict,
-                       max_bytes: int = DEFAULT_CHUNK_BYTES) -> AttackResult:
-    """Link every original record to its nearest masked record inside its candidate set."""
+def link_in_candidates(data: LinkageData, candidates: np.ndarray, *, method: str,
+                       distance: str | Distance, parameters: dict) -> AttackResult:
+    """Link every original record to its nearest masked record inside its candidate set
+    (``candidates[x, j]``: masked record ``j`` may be original record ``x``'s)."""
     zm, zx = standardise(data.masked), standardise(data.original)
     dist = resolve_distance(distance, zm, zx, data.columns)
-    n = data.n_records
-    sizes = np.zeros(n, dtype=np.int64)
-    correct = np.zeros(n, dtype=bool)
-    contains_own = np.zeros(n, dtype=bool)
-    linked_to = np.full(n, -1, dtype=np.int64)
-    step = chunk_rows(n, data.n_attributes, max_bytes=max_bytes)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        rows = np.arange(stop - start)
-        allowed = candidates_of(start, stop)
-        d = dist.pairwise(zm, zx[start:stop]).T  # d[x, j] = d(masked j, original x)
-        d = np.where(allowed, d, np.inf)
-        sizes[start:stop] = allowed.sum(axis=1)
-        contains_own[start:stop] = allowed[rows, rows + start]
-        nonempty = sizes[start:stop] > 0
-        linked_to[start:stop] = np.where(nonempty, d.argmin(axis=1), -1)
-        own = d[rows, rows + start].copy()
-        d[rows, rows + start] = np.inf
-        other = d.min(axis=1)
-        finite_other = np.isfinite(other)
-        own = np.where(contains_own[start:stop], own, 0.0)  # not a candidate: never correct
-        other_or_own = np.where(finite_other, other, own)
-        tol = TIE_RTOL * np.maximum(np.abs(own), np.abs(other_or_own))
-        correct[start:stop] = contains_own[start:stop] & (
-            ~finite_other | (own < other_or_own - tol))
+    # the intruder's side: original records are linked to masked ones (the families'
+    # distances depend on the differences only, so d(x, m) = d(m, x))
+    linked = link_records(zx, zm, dist, candidates=candidates)
+    sizes = candidates.sum(axis=1)
+    contains_own = candidates.diagonal().copy()
     sure = sizes == 1
     return AttackResult(
-        method=method, n_records=n, n_correct=int(correct.sum()), rate=float(correct.mean()),
-        n_sure=int(sure.sum()), n_sure_correct=int((sure & contains_own).sum()),
+        method=method, n_records=linked.n_records, n_correct=linked.n_correct,
+        rate=linked.rate, n_sure=int(sure.sum()), n_sure_correct=int((sure & contains_own).sum()),
         n_empty=int((sizes == 0).sum()), n_missed=int((~contains_own).sum()),
-        distance=dist.family, parameters=parameters, candidates=sizes, correct=correct,
-        contains_own=contains_own, linked_to=linked_to,
+        distance=dist.family, parameters=parameters, candidates=sizes, correct=linked.correct,
+        contains_own=contains_own, linked_to=linked.linked_to,
     )

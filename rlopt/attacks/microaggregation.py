@@ -107,13 +107,11 @@ def _microaggregation_attack(data: LinkageData, groups, distance) -> AttackResul
             "given k on the original file: the file was masked otherwise; those records "
             "were put in the nearest group", DataWarning, stacklevel=3)
 
-    def candidates_of(start: int, stop: int) -> np.ndarray:
-        allowed = np.ones((stop - start, data.n_records), dtype=bool)
-        for labels, inferred in zip(original_groups, masked_groups):
-            allowed &= labels[start:stop, None] == inferred[None, :]
-        return allowed
+    candidates = np.ones((data.n_records, data.n_records), dtype=bool)
+    for labels, inferred in zip(original_groups, masked_groups):
+        candidates &= labels[:, None] == inferred[None, :]
 
     parameters = {"groups": [{"columns": list(c), "k": int(g)} for c, g in groups],
                   "n_misfits": misfits}
-    return link_in_candidates(data, candidates_of, method="microaggregation",
+    return link_in_candidates(data, candidates, method="microaggregation",
                               distance=distance, parameters=parameters)

@@ -137,5 +137,5 @@ def _rank_swap_attack(data: LinkageData, width: int, distance, p=None) -> Attack
             f"masked column(s) {differs} hold other values than the original: not a rank "
             "swap of this file; the rank windows are approximate", DataWarning, stacklevel=3)
     windows = RankWindows(data.original, data.masked, width)
-    return link_in_candidates(data, windows.intersection, method="rank-swapping",
+    return link_in_candidates(data, windows.intersection(0, data.n_records), method="rank-swapping",
                               distance=distance, parameters={"window": width, "p": p})

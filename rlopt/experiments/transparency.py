@@ -15,9 +15,12 @@ from typing import Sequence
 
 import pandas as pd
 
-from rlopt.attacks.rank_swap import _rank_swap_attack
-from rlopt.data import EIA_ATTRIBUTES, load_census, load_eia, validate_pair
+from rlopt.attacks.rank_swap import RankWindows, _rank_swap_attack
+from rlopt.data import EIA_ATTRIBUTES, LinkageData, load_census, load_eia, validate_pair
 from rlopt.exceptions import DataWarning, InputError
+from rlopt.families import LEARNED, get_family
+from rlopt.learn import learn
+from rlopt.milp import SolverOptions
 from rlopt.linkage.dbrl import _dbrl_validated
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, _check_thresholds, _pld
 from rlopt.masking import rank_swap, rank_window
@@ -27,6 +30,7 @@ __all__ = ["PUBLISHED_TABLE5", "P_VALUES", "TABLE5_COLUMNS", "AttackCell", "run_
            "table5_cells", "write_table5"]
 
 P_VALUES = (2, 4, 6, 8, 10, 12, 14, 16, 18, 20)
+MARGIN = 1e-5
 # Transcribed from shared/reference/published_tables.md, Table 5 (%, p = 2..20).
 PUBLISHED_TABLE5 = {
     "census": {
@@ -46,7 +50,8 @@ TABLE5_COLUMNS = [
     "rsld", "rsld_sure", "rsld_empty", "rsld_missed", "rsld_mean_candidates", "dld", "pld",
     "pld_em_converged", "seconds_mask", "seconds_rsld", "seconds_dld", "seconds_pld",
     "rlopt_version", "key",
-]
+] + [f"learned_{f}{suffix}{part}" for f in ("wm", "owa", "ci", "sb") for suffix in ("", "_rsld")
+     for part in ("", "_bound", "_status", "_seconds")]
 
 
 def _dataset(name: str) -> pd.DataFrame:
@@ -66,11 +71,16 @@ class AttackCell:
     seed: int
     variant: str = "plain"
     thresholds: tuple = DEFAULT_THRESHOLDS
+    learned: tuple = ()
+    time_limit: float = 60.0
 
     @property
     def key(self) -> str:
         cuts = "-".join(f"{t:g}" for t in self.thresholds)
-        return f"table5-{self.dataset}-p{self.p:g}-seed{self.seed}-{self.variant}-pld{cuts}"
+        key = f"table5-{self.dataset}-p{self.p:g}-seed{self.seed}-{self.variant}-pld{cuts}"
+        if self.learned:
+            key += f"-learned-{'-'.join(self.learned)}-{self.time_limit:g}s"
+        return key
 
     def describe(self) -> str:
         return f"{self.dataset} / p {self.p:g} / seed {self.seed} / {self.variant}"
@@ -99,6 +109,9 @@ def run_attack_cell(cell: AttackCell) -> dict:
     started = time.perf_counter()
     prob = _pld(data, _check_thresholds(cell.thresholds), cell.seed, 64 * 2**20)
     seconds["pld"] = time.perf_counter() - started
+    learned = {}
+    for name in cell.learned:
+        learned.update(_learned_columns(data, name, window, cell.time_limit))
     return {
         "dataset": cell.dataset, "p": cell.p, "seed": cell.seed, "variant": cell.variant,
         "n_records": data.n_records, "n_attributes": data.n_attributes, "window": window,
@@ -107,13 +120,38 @@ def run_attack_cell(cell: AttackCell) -> dict:
         "rsld_mean_candidates": float(attack.candidates.mean()),
         "dld": 100 * dld.rate, "pld": 100 * prob.rate, "pld_em_converged": prob.em.converged,
         **{f"seconds_{k}": v for k, v in seconds.items()},
-        "rlopt_version": version("rlopt"), "key": cell.key,
+        **learned, "rlopt_version": version("rlopt"), "key": cell.key,
     }
 
 
+def _learned_columns(data, name: str, window: int, time_limit: float) -> dict:
+    """The worst case of family ``name`` without the attack (DBRL with the best
+    distance of the family) and with it (the best distance inside the intersections,
+    the intruder's records linked to the masked file as in RSLD)."""
+    family = get_family(name)
+    options = SolverOptions(time_limit=time_limit, threads=1)
+    plain, _ = learn(data, family, margin=MARGIN, options=options)
+    swapped = LinkageData(original=data.masked, masked=data.original, columns=data.columns)
+    candidates = RankWindows(data.original, data.masked, window).intersection(0, data.n_records)
+    inside, _ = learn(swapped, family, margin=MARGIN, options=options, candidates=candidates)
+    out = {}
+    for suffix, result in (("", plain), ("_rsld", inside)):
+        column = f"learned_{name}{suffix}"
+        out[column] = None if result.rate is None else 100 * result.rate
+        out[f"{column}_bound"] = None if result.bound is None else 100 * result.bound / result.n_records
+        out[f"{column}_status"] = result.status
+        out[f"{column}_seconds"] = result.seconds["total"]
+    return out
+
+
 def table5_cells(datasets: Sequence[str] = DATASETS, p_values: Sequence[float] = P_VALUES,
-                 seeds: Sequence[int] = (0, 1, 2), variant: str = "plain") -> list[AttackCell]:
-    """The grid of Table 5: every dataset x p x masking seed."""
+                 seeds: Sequence[int] = (0, 1, 2), variant: str = "plain",
+                 learned: Sequence[str] = (), time_limit: float = 60.0) -> list[AttackCell]:
+    """The grid of Table 5: every dataset x p x masking seed; ``learned`` families add
+    the worst case with and without the intersection (``time_limit`` s per MILP)."""
+    unknown = [f for f in learned if f not in LEARNED]
+    if unknown:
+        raise InputError(f"learned family name(s) {unknown}; expected some of {list(LEARNED)}")
     for name in datasets:
         if name not in DATASETS:
             raise InputError(f"dataset {name!r}; expected one of {list(DATASETS)}")
@@ -121,8 +159,37 @@ def table5_cells(datasets: Sequence[str] = DATASETS, p_values: Sequence[float] =
         raise InputError(f"rank swapping variant={variant!r}; expected one of {list(VARIANTS)}")
     for p in p_values:
         rank_window(p, 100)  # raises on a bad p
-    return [AttackCell(d, float(p), int(s), variant) for d in datasets for p in p_values
-            for s in seeds]
+    return [AttackCell(d, float(p), int(s), variant, learned=tuple(learned),
+                       time_limit=float(time_limit))
+            for d in datasets for p in p_values for s in seeds]
+
+
+def _learned_lines(results: pd.DataFrame) -> list[str]:
+    """Per p, each learned family's worst case without and with the intersection:
+    ``rate`` when proven, ``[rate, bound]`` with the status otherwise (per seed)."""
+    names = sorted({c[len("learned_"):-len("_status")] for c in results
+                    if c.startswith("learned_") and c.endswith("_status")
+                    and results[c].notna().any()})
+    if not names:
+        return []
+    lines = ["", "Learned families (worst case over the family's distances; a stopped MILP "
+             "gives [verified, bound] and its status):", "",
+             "| p | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for p in sorted(set(results["p"])):
+        rows = results[results["p"] == p]
+        texts = []
+        for name in names:
+            parts = []
+            for _, row in rows.iterrows():
+                rate, bound, status = (row[f"learned_{name}"], row[f"learned_{name}_bound"],
+                                       row[f"learned_{name}_status"])
+                if pd.isna(status):
+                    continue
+                parts.append(f"{rate:.2f}" if status == "optimal" else
+                             f"[{rate:.2f}, {bound:.2f}] {status}")
+            texts.append("; ".join(parts))
+        lines.append(f"| {p:g} | " + " | ".join(texts) + " |")
+    return lines
 
 
 def write_table5(results: pd.DataFrame, out: str | Path, *, machine: str | None = None) -> str:
@@ -154,6 +221,7 @@ def write_table5(results: pd.DataFrame, out: str | Path, *, machine: str | None 
             sure = cell["rsld_sure"].astype(float).mean()
             lines.append(f"| {p:g} | {texts[0]} | {sure:.2f} | {texts[1]} | {texts[2]} | "
                          f"{int(cell['rsld_empty'].sum())} / {int(cell['rsld_missed'].sum())} |")
+        lines += _learned_lines(results[results["dataset"] == dataset])
     seeds = sorted(set(results["seed"].astype(int)))
     variants = sorted(set(results["variant"]))
     text = ("# Table 5: rank swapping, % correct re-identifications\n\n"

@@ -58,6 +58,7 @@ class LinkageResult:
 
 
 def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
+                 candidates: np.ndarray | None = None,
                  max_bytes: int = DEFAULT_CHUNK_BYTES) -> LinkageResult:
     """Link each masked record ``za[i]`` to its nearest original ``zb[j]``.
 
@@ -65,6 +66,12 @@ def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
     ``j != i``, tied when the smallest other distance equals ``d(a_i, b_i)``
     (within a relative :data:`TIE_RTOL`). Works on chunks of rows, so memory
     stays within about ``max_bytes`` times a small factor.
+
+    ``candidates`` (bool, ``n x n``) restricts record ``i`` to the originals
+    ``j`` with ``candidates[i, j]`` (a transparency attack's intersections): a
+    record whose own original is not a candidate is never correct, one with no
+    other candidate is correct (separation ``inf``), one with no candidate at
+    all is linked to ``-1``.
     """
     n = za.shape[0]
     correct = np.zeros(n, dtype=bool)
@@ -76,14 +83,22 @@ def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
         stop = min(n, start + step)
         d = distance.pairwise(za[start:stop], zb)
         rows = np.arange(stop - start)
+        if candidates is not None:
+            allowed = candidates[start:stop]
+            d = np.where(allowed, d, np.inf)
+            linked_to[start:stop] = np.where(allowed.any(axis=1), d.argmin(axis=1), -1)
+        else:
+            linked_to[start:stop] = d.argmin(axis=1)
         own = d[rows, rows + start].copy()
-        linked_to[start:stop] = d.argmin(axis=1)
         d[rows, rows + start] = np.inf
         nearest_other = d.min(axis=1)
-        separation[start:stop] = nearest_other - own
-        tol = TIE_RTOL * np.maximum(np.abs(own), np.abs(nearest_other))
+        with np.errstate(invalid="ignore"):  # inf - inf: neither own nor any other candidate
+            gap = nearest_other - own
+        separation[start:stop] = np.where(np.isnan(gap), -np.inf, gap)
+        scale = np.maximum(np.abs(own), np.abs(nearest_other))
+        tol = TIE_RTOL * np.where(np.isfinite(scale), scale, 0.0)
         correct[start:stop] = own < nearest_other - tol
-        tied[start:stop] = np.abs(own - nearest_other) <= tol
+        tied[start:stop] = np.abs(gap) <= tol
     n_correct = int(correct.sum())
     return LinkageResult(n, n_correct, int(tied.sum()), n_correct / n, distance.family,
                          correct, tied, linked_to, separation)
