@@ -26,8 +26,8 @@ from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily, get_family
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
-from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, find_conflicts,
-                                     nearest_pairs, screen_records, start_from)
+from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, duplicate_groups,
+                                     find_conflicts, nearest_pairs, screen_records, start_from)
 from rlopt.milp.formulation import largest_big_c
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
@@ -153,13 +153,15 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                                        feasibility_tol=options.feasibility_tol,
                                        max_lps=reductions.max_conflict_lps, deadline=deadline)
     reduce_seconds = time.perf_counter() - t_reduce
+    cliques = (duplicate_groups(za) if reductions.duplicate_cliques and margin > 0
+               and candidates is None else None)
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
     if candidates is not None:
         pairs = candidates & ~np.eye(n, dtype=bool)
     model, info = build_model(za, zb, family, margin=margin, columns=data.columns, big_c=big_c,
                               drop_redundant=reductions.drop_redundant,
                               drop_dominated=reductions.drop_dominated, pairs=pairs, fixed=fixed,
-                              conflicts=conflicts)
+                              conflicts=conflicts, cliques=cliques)
     build_seconds = time.perf_counter() - t0 - reduce_seconds
     if export is not None:
         export_model(model, export)

@@ -9,7 +9,8 @@ from rlopt import load_census
 from rlopt.data import standardise
 from rlopt.families import LEARNED, get_family
 from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp.acceleration import Reductions, find_conflicts, screen_records, separation
+from rlopt.milp.acceleration import (Reductions, duplicate_groups, find_conflicts, screen_records,
+                                     separation)
 from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 
@@ -20,6 +21,7 @@ VARIANTS = {
     "drop_dominated": dict(reductions={**NONE, "drop_dominated": True}),
     "fix_unreachable": dict(reductions={**NONE, "fix_unreachable": True}),
     "conflicts": dict(reductions={**NONE, "conflicts": True}),
+    "duplicate_cliques": dict(reductions={**NONE, "duplicate_cliques": True}),
     "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
     "warm_start": dict(reductions={**NONE, "warm_start": True}),
     "all": dict(reductions="all"),
@@ -152,3 +154,16 @@ def test_screening_past_its_deadline_fixes_nothing():
     za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
     late = screen_records(za, zb, get_family("wm"), margin=MARGIN, known=np.array([0.5, 0.5]), deadline=0.0)
     assert late.n_at_risk == len(za) and not late.unreachable.any() and not late.exact.all()
+
+
+def test_identical_masked_records_form_cliques_of_at_most_one_correct():
+    original, masked = census_masked("mdav", 4)  # k = 3 on all attributes: groups of equal rows
+    groups = duplicate_groups(standardise(masked.to_numpy()))
+    assert groups and all(len(g) >= 3 for g in groups)
+    result = fit("wm", original, masked)
+    assert result.model["n_cliques"] == len(groups)
+    for group in groups:
+        assert result.correct[group].sum() <= 1
+    from rlopt.learn import LearnedDistanceLinkage
+    tied = LearnedDistanceLinkage("wm", margin=0.0).fit(original, masked).result_
+    assert tied.model["n_cliques"] == 0  # with margin 0 ties count: no clique is valid

@@ -59,6 +59,7 @@ class Reductions:
     fix_unreachable: bool = True
     conflicts: bool = True
     max_conflict_lps: int = 20000
+    duplicate_cliques: bool = True
     lazy: bool = True
     lazy_start: int = 1
     lazy_per_round: int = 2
@@ -77,7 +78,7 @@ class Reductions:
     @classmethod
     def none(cls) -> "Reductions":
         return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
-                   lazy=False, warm_start=False)
+                   duplicate_cliques=False, lazy=False, warm_start=False)
 
     @classmethod
     def coerce(cls, value) -> "Reductions":
@@ -298,6 +299,22 @@ def _tightest_rows(za, zb, family, records, *, margin, count):
             mine = mine[np.argsort(slack[mine], kind="stable")[:count]]
             out[i] = (rows.coefs[mine], rows.constants[mine])
     return out
+
+
+def duplicate_groups(za: np.ndarray) -> list[np.ndarray]:
+    """Groups of two or more masked records with identical values.
+
+    Records ``i`` and ``j`` with ``a_i = a_j`` are at the same distance from every
+    original, so no parameter of any family re-identifies both with a margin > 0
+    (``d(a, b_i) < d(a, b_j)`` and ``d(a, b_j) < d(a, b_i)`` exclude each other):
+    of each group at most one record is correct, the clique ``sum K_i >= |G| - 1``.
+    MDAV on all attributes makes every masked record a member of such a group.
+    """
+    _, inverse, counts = np.unique(za, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    order = np.argsort(inverse, kind="stable")
+    starts = np.cumsum(counts) - counts
+    return [order[start:start + count] for start, count in zip(starts, counts) if count > 1]
 
 
 def nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:

@@ -147,19 +147,22 @@ class ModelInfo:
     param_names: list[str] = field(default_factory=list)
     n_fixed: int = 0
     n_conflicts: int = 0
+    n_cliques: int = 0
 
     def to_dict(self) -> dict:
         return {"n_records": self.n_records, "n_params": self.n_params,
                 "n_linkage_rows": self.n_linkage_rows, "n_pairs": self.n_pairs,
                 "n_family_rows": self.n_family_rows, "big_c_max": self.big_c_max,
-                "n_fixed": self.n_fixed, "n_conflicts": self.n_conflicts}
+                "n_fixed": self.n_fixed, "n_conflicts": self.n_conflicts,
+                "n_cliques": self.n_cliques}
 
 
 def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
                 columns: tuple[str, ...], big_c: str | float = "tight",
                 drop_redundant: bool = True, drop_dominated: bool = False,
                 pairs: np.ndarray | None = None, fixed: np.ndarray | None = None,
-                conflicts: np.ndarray | None = None) -> tuple[pyo.ConcreteModel, ModelInfo]:
+                conflicts: np.ndarray | None = None,
+                cliques: list[np.ndarray] | None = None) -> tuple[pyo.ConcreteModel, ModelInfo]:
     """Build the MILP of SPEC section 3 for ``family`` on standardised files.
 
     Parameters
@@ -182,6 +185,9 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
     conflicts : ndarray of int, shape (m, 2), default=None
         Pairs of records no admissible parameter re-identifies together: the rows
         ``K_i + K_j >= 1`` (valid inequalities; the optimum is unchanged).
+    cliques : list of ndarray of int, default=None
+        Groups of records of which at most one can be re-identified (identical
+        masked records, with ``margin > 0``): the rows ``sum_G K_i >= |G| - 1``.
 
     Returns
     -------
@@ -239,9 +245,15 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
     def conflict(m, r):
         return m.K[int(conflicts[r, 0])] + m.K[int(conflicts[r, 1])] >= 1
 
+    cliques = [] if cliques is None else [np.asarray(g, dtype=int) for g in cliques]
+
+    @model.Constraint(pyo.RangeSet(0, len(cliques) - 1) if cliques else [])
+    def clique(m, r):
+        return pyo.quicksum(m.K[int(i)] for i in cliques[r]) >= len(cliques[r]) - 1
+
     model.cuts = pyo.ConstraintList()
     model.objective = pyo.Objective(expr=pyo.quicksum(model.K[i] for i in model.K), sense=pyo.minimize)
     info = ModelInfo(n_records, family.n_params(n), len(rows), rows.n_pairs, len(family_rows),
                      float(big.max()) if len(rows) else 0.0, margin, family.param_names(columns),
-                     n_fixed=int(fixed.sum()), n_conflicts=len(conflicts))
+                     n_fixed=int(fixed.sum()), n_conflicts=len(conflicts), n_cliques=len(cliques))
     return model, info
