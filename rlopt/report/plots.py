@@ -79,7 +79,12 @@ def tradeoff_chart(rows: list[dict]) -> str:
     for family in sorted({r["family"] for r in rows}):
         own = sorted((r for r in rows if r["family"] == family), key=lambda r: r["sse"])
         x = [r["sse"] for r in own]
-        ax.plot(x, [100 * (r["rate"] or 0) for r in own], marker="o", label=f"{family} (worst case)")
+        low = [100 * (r["rate"] or 0) for r in own]
+        high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0))
+                for r in own]
+        line = ax.plot(x, low, marker="o", label=f"{family} (worst case; bar: up to the bound)")
+        ax.errorbar(x, low, yerr=[np.zeros(len(low)), np.subtract(high, low)], fmt="none",
+                    ecolor=line[0].get_color(), capsize=3)
         for r in own:
             ax.annotate(f"{r['parameter']}={r['value']:g}", (r["sse"], 100 * (r["rate"] or 0)),
                         fontsize=7, textcoords="offset points", xytext=(3, 3))
