@@ -128,14 +128,18 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
 
 def test_tables_put_published_figures_beside_ours(tmp_path):
     rows = []
-    for family, rate, status, seconds in [("am", 0.95, "baseline", 0.1), ("wm", 0.9625, "optimal", 1.5),
-                                           ("sb", 0.96, "time_limit", 600.0)]:
+    for family, rate, status, seconds, bound in [("am", 0.95, "baseline", 0.1, None),
+                                                 ("wm", 0.9625, "optimal", 1.5, 385),
+                                                 ("sb", 0.96, "time_limit", 600.0, 392)]:
         rows.append({"dataset": "M4-33", "sample_seed": 0, "family": family, "rate": rate,
-                     "status": status, "total_seconds": seconds, "margin": 1e-5})
+                     "status": status, "total_seconds": seconds, "margin": 1e-5, "bound": bound,
+                     "n_records": 400})
     table1, table2 = write_tables(pd.DataFrame(rows), tmp_path)
     assert "| wm | 96.25 [95.50, +0.75]" in table1
     assert "| am | 95.00 [84.00, +11.00]" in table1
     assert "**time_limit**" in table1 and "1/2 learned cells proven optimal" in table1
+    # a stopped cell is the interval verified..bound, and so is its difference
+    assert "| sb | 96.00..98.00 [96.75, -0.75..+1.25] **time_limit**" in table1
     assert "| wm | 1.5 [29.8, 19.9x]" in table2 and "| sb | 600.0 [13.7, not comparable] **time_limit**" in table2
     assert (tmp_path / "table1.csv").is_file() and (tmp_path / "table2.csv").is_file()
 

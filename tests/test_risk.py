@@ -163,6 +163,7 @@ def test_results_report_renders_a_run_folder(tmp_path):
     (tmp_path / "table1.md").write_text("| family | M4-33 |\n|---|---|\n| wm | 96.25 |\n")
     html = render_results_report(tmp_path).read_text()
     assert "&lt;b&gt;wm&lt;/b&gt;" in html and "table1.md" in html and "data:image/png;base64," in html
+    assert "<td>96.25</td>" in html  # the markdown table became an HTML table
     with pytest.raises(InputError, match="no results.csv"):
         render_results_report(tmp_path / "nothing")
 

@@ -96,10 +96,19 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
             diff = None if rate is None or published is None else rate - published
             proven = status in ("optimal", "baseline")
             text = _fmt(rate) + (f" ({spread})" if spread else "")
-            text += f" [{_fmt(published)}, {'+' if diff and diff > 0 else ''}{_fmt(diff)}]" if published else ""
+            upper = None
+            if not proven and not rows.empty and "bound" in rows and rows["bound"].notna().all():
+                # a stopped cell is an interval: the verified count up to the proven bound
+                upper = float((100 * rows["bound"].astype(float) / rows["n_records"].astype(float)).mean())
+                text = f"{_fmt(rate)}..{_fmt(upper)}" + (f" ({spread})" if spread else "")
+            if published and upper is not None:  # the difference is an interval too
+                text += f" [{_fmt(published)}, {rate - published:+.2f}..{upper - published:+.2f}]"
+            elif published:
+                text += f" [{_fmt(published)}, {'+' if diff and diff > 0 else ''}{_fmt(diff)}]"
             cells1.append(text + ("" if proven else f" **{status}**"))
             t1_rows.append({"family": family, "file": name, "rate": rate, "spread": spread,
-                            "status": status, "published": published, "difference": diff})
+                            "status": status, "bound": upper, "published": published,
+                            "difference": diff})
             if family not in ("am", "md"):
                 seconds, sspread, _ = _cell_summary(rows, "total_seconds")
                 pub_s = PUBLISHED_TABLE2.get(family, [None] * 6)[k]
@@ -121,7 +130,8 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
     head = (f"Record samples (seeds) {samples}; margin {results['margin'].iloc[0]:g}; "
             f"{n_optimal}/{len(learned)} learned cells proven optimal. Machine: {machine}.\n")
     table1 = ("# Table 1: correct re-identifications (%), N = 400\n\n" + head +
-              "Each cell: our mean (min-max over samples) [published, difference].\n\n" + "\n".join(md1) + "\n")
+              "Each cell: our mean (min-max over samples) [published, difference]; a cell "
+              "stopped by a limit gives the interval verified..bound and its status.\n\n" + "\n".join(md1) + "\n")
     table2 = ("# Table 2: seconds per cell (reduce + build + solve; mean over samples)\n\n" + head +
               "Each cell: ours [published, published / ours; no ratio for a cell stopped by a limit].\n\n" + "\n".join(md2) +
               f"\n\nSum of our per-cell means: {total:.1f} s; "

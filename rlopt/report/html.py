@@ -118,6 +118,36 @@ def render_risk_report(assessment, path: str | Path) -> Path:
     return path
 
 
+def _markdown_blocks(text: str) -> list[dict]:
+    """The pipe tables and paragraphs of a results markdown file (rendered, escaped,
+    by the template; nothing of it is passed through as HTML)."""
+    blocks, table, para = [], [], []
+
+    def flush():
+        if table:
+            cells = [[c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+                     for line in table if not set(line.strip()) <= set("|-: ")]
+            blocks.append({"kind": "table", "header": cells[0], "rows": cells[1:]})
+            table.clear()
+        if para:
+            blocks.append({"kind": "text", "text": " ".join(para).lstrip("# ")})
+            para.clear()
+
+    for line in text.splitlines():
+        if line.strip().startswith("|"):
+            if para:
+                flush()
+            table.append(line)
+        elif line.strip():
+            if table:
+                flush()
+            para.append(line.strip())
+        else:
+            flush()
+    flush()
+    return blocks
+
+
 def render_results_report(results_dir: str | Path, path: str | Path | None = None) -> Path:
     """An HTML report of an experiment run (``rlopt run`` / ``rlopt reproduce``): its
     results table, a chart per dataset, and any table*.md the run wrote."""
@@ -134,7 +164,8 @@ def render_results_report(results_dir: str | Path, path: str | Path | None = Non
             charts.append({"dataset": dataset, "image": plots.bar_chart(
                 list(means.index), list(means.values), title=f"{dataset}: mean rate by family",
                 ylabel="correct re-identifications (%)")})
-    tables = [{"name": p.name, "text": p.read_text()} for p in sorted(results_dir.glob("table*.md"))]
+    tables = [{"name": p.name, "blocks": _markdown_blocks(p.read_text())}
+              for p in sorted(results_dir.glob("table*.md"))]
     html = _environment().get_template("results.html").render(
         title=f"rlopt results: {results_dir.name}", name=str(results_dir), charts=charts,
         tables=tables, results=_table(frame, 500))
