@@ -10,11 +10,14 @@ from rlopt.data import (
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import FAMILIES, get_family
 from rlopt.learn import LearnedDistanceLinkage, LearnResult
-from rlopt.linkage import LinkageResult, dbrl
+from rlopt.attacks import AttackResult, microaggregation_attack, rank_swap_attack
+from rlopt.linkage import LinkageResult, dbrl, pld
 from rlopt.masking import (
     PUBLISHED_FILES, Recipe, additive_noise, build, load_recipe, microaggregate,
     published_recipe, rank_swap,
 )
+from rlopt.risk import (RiskAssessment, assess_risk, information_loss, interval_disclosure,
+                        tradeoff)
 
 try:
     __version__ = version("rlopt")
@@ -26,5 +29,7 @@ __all__ = [
     "load_table", "standardise", "validate_pair", "DataWarning", "InputError",
     "FAMILIES", "get_family", "LearnedDistanceLinkage", "LearnResult", "LinkageResult", "dbrl", "PUBLISHED_FILES", "Recipe",
     "additive_noise", "build", "load_recipe", "microaggregate", "published_recipe",
-    "rank_swap", "__version__",
+    "rank_swap", "pld", "AttackResult", "rank_swap_attack", "microaggregation_attack",
+    "RiskAssessment", "assess_risk", "information_loss", "interval_disclosure", "tradeoff",
+    "__version__",
 ]
