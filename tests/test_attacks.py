@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from rlopt.attacks import microaggregation_attack, rank_swap_attack, rank_windows
 from rlopt.cli import app
 from rlopt.exceptions import DataWarning, InputError
-from rlopt.linkage import dbrl, fit_em, pld
+from rlopt.linkage import fit_em, pld
 from rlopt.linkage.probabilistic import agreement_levels
 from rlopt.masking import microaggregate, rank_swap, rank_window
 

@@ -6,7 +6,7 @@ from rlopt.data import load_census, load_eia, EIA_ATTRIBUTES, standardise
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import get_family
 from rlopt.families.am import ArithmeticMeanDistance
-from rlopt.families.md import Mahalanobis, MahalanobisDistance
+from rlopt.families.md import Mahalanobis
 from rlopt.linkage import dbrl, link_records
 from rlopt.masking import build, microaggregate, published_recipe
 

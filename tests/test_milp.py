@@ -4,7 +4,6 @@ import itertools
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from rlopt.data import standardise
@@ -12,7 +11,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import LEARNED, get_family
 from rlopt.families.choquet import ChoquetDistance
 from rlopt.families.owa import OWADistance
-from rlopt.learn import LearnedDistanceLinkage, recount
+from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import link_records
 from rlopt.families.am import ArithmeticMeanDistance
 import rlopt.milp.solve as solve_module

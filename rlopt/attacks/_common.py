@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 
 from rlopt.data import LinkageData, standardise
-from rlopt.exceptions import InputError
-from rlopt.families import BaselineFamily, Distance, get_family
+from rlopt.families import Distance
 from rlopt.linkage import link_records
+from rlopt.linkage.dbrl import resolve_distance
 
 __all__ = ["AttackResult"]
+
 
 @dataclass(frozen=True)
 class AttackResult:
@@ -80,18 +82,6 @@ class AttackResult:
             "sure_rate": self.sure_rate, "n_empty": self.n_empty, "n_missed": self.n_missed,
             "mean_candidates": float(self.candidates.mean()),
         }
-
-
-def resolve_distance(distance: str | Distance, zm: np.ndarray, zx: np.ndarray,
-                     columns) -> Distance:
-    """A baseline family name becomes its distance on these files; a Distance stays."""
-    if isinstance(distance, Distance):
-        return distance
-    family = get_family(distance)
-    if not isinstance(family, BaselineFamily):
-        raise InputError(f"distance family {distance!r} must be learned first; "
-                         "pass a fitted distance instead of its name")
-    return family.from_data(zm, zx, columns)
 
 
 def link_in_candidates(data: LinkageData, candidates: np.ndarray, *, method: str,

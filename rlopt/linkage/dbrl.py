@@ -134,12 +134,19 @@ def dbrl(original, masked, *, distance: str | Distance = "am",
     return _dbrl_validated(data, distance)
 
 
+def resolve_distance(distance: str | Distance, za: np.ndarray, zb: np.ndarray,
+                     columns: Sequence[str]) -> Distance:
+    """A baseline family's name becomes its distance on these standardised files
+    (masked ``za``, original ``zb``); a fitted distance is returned as it is."""
+    if isinstance(distance, Distance):
+        return distance
+    family = get_family(distance)
+    if not isinstance(family, BaselineFamily):
+        raise InputError(f"distance family {distance!r} must be learned first; "
+                         "pass a fitted distance instead of its name")
+    return family.from_data(za, zb, tuple(columns))
+
+
 def _dbrl_validated(data: LinkageData, distance: str | Distance) -> LinkageResult:
     za, zb = standardise(data.masked), standardise(data.original)
-    if isinstance(distance, str):
-        family = get_family(distance)
-        if not isinstance(family, BaselineFamily):
-            raise InputError(f"distance family {distance!r} must be learned first; "
-                             "pass a fitted distance instead of its name")
-        distance = family.from_data(za, zb, data.columns)
-    return link_records(za, zb, distance)
+    return link_records(za, zb, resolve_distance(distance, za, zb, data.columns))
