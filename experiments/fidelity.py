@@ -120,7 +120,9 @@ def main() -> None:
     parser.add_argument("--restarts", type=int, default=4, help="hill climbs per file")
     args = parser.parse_args()
     families = [f for f in args.learn.split(",") if f]
-    print(f"seed {args.seed}, {args.candidates} candidates per file, tolerance {args.tolerance:g} points, "
+    drawing = (f"{args.restarts} hill climbs of at most {args.search} moves per file" if args.search
+               else f"{args.candidates} candidates per file")
+    print(f"seed {args.seed}, {drawing}, tolerance {args.tolerance:g} points, "
           f"learned families {families} on at most {args.max_learn} candidates per set, "
           f"time limit {args.time_limit:g} s\n")
     print("| file | matching / drawn | AM published | AM matching | MD published | MD matching "
