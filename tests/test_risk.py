@@ -193,3 +193,25 @@ def test_report_as_rendered_by_headless_chromium(m433_risk, tmp_path):
     rendered = re.findall(r'data-rendered="(\d+)x(\d+)"', dom)
     assert len(rendered) == n_images and all(int(w) > 50 and int(h) > 50 for w, h in rendered)
     assert re.search(r'data-images-rendered="(\d+)"', dom).group(1) == str(n_images)
+
+
+def test_cli_tradeoff_and_risk_with_a_rank_swapping_attack(tmp_path):
+    census = load_census().iloc[:40, :3]
+    census.to_csv(tmp_path / "o.csv", index=False)
+    runner = CliRunner()
+    out = runner.invoke(app, ["tradeoff", str(tmp_path / "o.csv"), "--method", "rank-swap",
+                              "--values", "10-30:20", "--time-limit", "20",
+                              "--out", str(tmp_path / "t.csv")])
+    assert out.exit_code == 0, out.output
+    assert list(pd.read_csv(tmp_path / "t.csv")["value"]) == [10.0, 30.0]
+    from rlopt.masking import rank_swap
+    rank_swap(census, 10, seed=1).to_csv(tmp_path / "m.csv", index=False)
+    out = runner.invoke(app, ["risk", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"),
+                              "--families", "wm", "--folds", "0", "--attack-method",
+                              "rank-swapping", "--p", "10", "--json", str(tmp_path / "r.json")])
+    assert out.exit_code == 0, out.output
+    figures = json.loads((tmp_path / "r.json").read_text())
+    assert figures["attack"]["method"] == "rank-swapping" and figures["attack"]["n_missed"] == 0
+    assert figures["headline"]["n_correct"] >= figures["attack"]["n_correct"]
+    bad = runner.invoke(app, ["risk", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--p", "10"])
+    assert bad.exit_code != 0
