@@ -183,7 +183,7 @@ def test_microaggregation_attack_with_a_wrong_k_warns():
     masked = microaggregate(original, k=5)
     with pytest.warns(DataWarning, match="equal no group mean"):
         microaggregation_attack(original, masked, k=3)
-    with pytest.raises(InputError, match="give exactly one of k="):
+    with pytest.raises(InputError, match="needs the published masking: give exactly one of k="):
         microaggregation_attack(original, masked)
     with pytest.raises(InputError, match=r"group column\(s\) \['z'\]"):
         microaggregation_attack(original, masked, groups=[(["z"], 3)])

@@ -81,7 +81,9 @@ def microaggregation_attack(original, masked, *, k: int | None = None,
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column)
     if (k is None) == (groups is None):
-        raise InputError(f"give exactly one of k={k!r} and groups={groups!r}")
+        raise InputError(f"the microaggregation attack needs the published masking: give exactly "
+                         f"one of k={k!r} (all attributes in one group; CLI --k) and "
+                         f"groups={groups!r} (attribute groups with their k; CLI --groups)")
     if groups is None:
         groups = [(list(data.columns), k)]
     return _microaggregation_attack(data, groups, distance)
