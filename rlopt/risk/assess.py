@@ -155,7 +155,7 @@ def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
     margin, time_limit, threads
         Per family; a family stopped by the time limit is reported as an interval.
     params : sequence of paths
-        Previously learned parameter files (``rlopt learn --params``): evaluated
+        Previously learned parameter files (``rlopt learn --params-out``): evaluated
         on these files without solving.
     attack : dict, default=None
         The published masking, for the transparency attack:
