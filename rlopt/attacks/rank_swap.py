@@ -10,9 +10,9 @@ import numpy as np
 
 from rlopt.attacks._common import AttackResult, link_in_candidates
 from rlopt.data import LinkageData, validate_pair
-from rlopt.exceptions import DataWarning, InputError
+from rlopt.exceptions import DataWarning
 from rlopt.families import Distance
-from rlopt.masking import rank_window
+from rlopt.masking.rank_swap import swap_window
 
 __all__ = ["rank_swap_attack", "rank_windows"]
 
@@ -76,18 +76,6 @@ def rank_windows(original: np.ndarray, masked: np.ndarray, window: int) -> RankW
     return RankWindows(original, masked, window)
 
 
-def _attack_window(p, window, n_records: int) -> int:
-    if (p is None) == (window is None):
-        raise InputError(f"give exactly one of p={p!r} (percent of the records) and "
-                         f"window={window!r} (in ranks) as the published rank swapping range")
-    if window is not None:
-        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
-            raise InputError(f"rank swapping window={window!r}; expected a whole number "
-                             "of ranks >= 0")
-        return int(window)
-    return rank_window(p, n_records)
-
-
 def rank_swap_attack(original, masked, *, p: float | None = None, window: int | None = None,
                      distance: str | Distance = "am", columns: Sequence[str] | None = None,
                      id_column: str | None = None) -> AttackResult:
@@ -125,7 +113,7 @@ def rank_swap_attack(original, masked, *, p: float | None = None, window: int | 
         approximate.
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column)
-    width = _attack_window(p, window, data.n_records)
+    width = swap_window(p, window, data.n_records)
     return _rank_swap_attack(data, width, distance, p)
 
 

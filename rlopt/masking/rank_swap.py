@@ -12,7 +12,7 @@ import pandas as pd
 from rlopt.data import as_frame, validate_table
 from rlopt.exceptions import DataWarning, InputError
 
-__all__ = ["rank_swap", "rank_window", "VARIANTS"]
+__all__ = ["rank_swap", "rank_window", "swap_window", "VARIANTS"]
 
 
 def rank_window(p: float, n_records: int) -> int:
@@ -103,7 +103,9 @@ def _swap_column(values: np.ndarray, window: int, rng: np.random.Generator,
     return out
 
 
-def _window(p, window, n_records: int) -> int:
+def swap_window(p, window, n_records: int) -> int:
+    """The rank swapping range in ranks from exactly one of ``p`` (percent of the
+    records) and ``window`` (ranks), each checked."""
     if (p is None) == (window is None):
         raise InputError(f"give exactly one of p={p!r} (percent of the records) and "
                          f"window={window!r} (in ranks)")
@@ -178,7 +180,7 @@ def rank_swap(data, p: float | None = None, *, window: int | None = None,
         raise InputError(f"rank swapping variant={variant!r}; expected one of {list(VARIANTS)}")
     frame = as_frame(data, name="input")
     values, cols = validate_table(frame, columns=columns, name="input")
-    width = _window(p, window, values.shape[0])
+    width = swap_window(p, window, values.shape[0])
     if width == 0:
         warnings.warn(
             f"rank swapping with {f'p={p}' if window is None else 'window=0'} on "

@@ -16,15 +16,16 @@ import numpy as np
 import pandas as pd
 
 from rlopt.attacks.microaggregation import _microaggregation_attack
-from rlopt.attacks.rank_swap import _attack_window, _rank_swap_attack
+from rlopt.attacks.rank_swap import _rank_swap_attack
 from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import LEARNED, get_family
 from rlopt.learn import LearnedDistanceLinkage, learn
-from rlopt.linkage import TIE_RTOL, link_records
+from rlopt.linkage import link_records
 from rlopt.linkage.dbrl import _dbrl_validated
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, _check_thresholds, _pld
 from rlopt.milp import SolverOptions
+from rlopt.masking.rank_swap import swap_window
 from rlopt.milp.acceleration import Reductions
 from rlopt.risk.measures import _check_p, _information_loss, _interval_disclosure
 
@@ -91,16 +92,6 @@ def shapley_values(measure: list[dict], columns: Sequence[str]) -> dict[str, flo
     return {c: float(phi[k]) for c, k in index.items()}
 
 
-def _own_nearest(zm_rows: np.ndarray, own: np.ndarray, zo: np.ndarray, distance) -> np.ndarray:
-    """Is each masked row strictly nearest to its own original among *all* originals?"""
-    d = distance.pairwise(zm_rows, zo)
-    rows = np.arange(len(own))
-    own_d = d[rows, own].copy()
-    d[rows, own] = np.inf
-    other = d.min(axis=1)
-    return own_d < other - TIE_RTOL * np.maximum(np.abs(own_d), np.abs(other))
-
-
 def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, margin: float,
                     options: SolverOptions) -> dict:
     """k-fold: learn on the other folds' records, link each held-out masked record
@@ -114,8 +105,9 @@ def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, ma
         part = LinkageData(zo[train], zm[train], data.columns)
         result, distance = learn(part, get_family(family), margin=margin, options=options,
                                  reductions=Reductions(), standardised=True)
+        # the held-out originals first, so that row r's own original is column r
         correct = (np.zeros(len(test), dtype=bool) if distance is None
-                   else _own_nearest(zm[test], test, zo, distance))
+                   else link_records(zm[test], zo[np.concatenate([test, train])], distance).correct)
         held[test] = correct
         per_fold.append({"fold": k, "n_train": len(train), "n_test": len(test),
                          "train_rate": result.rate, "train_status": result.status,
@@ -127,7 +119,7 @@ def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, ma
 def _attack(data: LinkageData, attack: dict):
     method = attack.get("method")
     if method == "rank-swapping":
-        width = _attack_window(attack.get("p"), attack.get("window"), data.n_records)
+        width = swap_window(attack.get("p"), attack.get("window"), data.n_records)
         return _rank_swap_attack(data, width, "am", attack.get("p"))
     if method == "microaggregation":
         groups = attack.get("groups") or [(list(data.columns), attack.get("k"))]
