@@ -435,7 +435,8 @@ def reproduce(
     datasets: Annotated[str, typer.Option(help="Table 5: census, eia")] = "census,eia",
     variant: Annotated[SwapVariant, typer.Option(help="Table 5: rank swapping variant")] = SwapVariant.plain,
     learned: Annotated[Optional[str], typer.Option(help="Table 5: learned families as extra columns, e.g. wm")] = None,
-    time_limit: Annotated[float, typer.Option(help="Table 5: seconds per learned MILP")] = 60.0,
+    time_limit: Annotated[Optional[float], typer.Option(
+        help="seconds per learned MILP (default: 60 with --quick and for Table 5, else 600)")] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
     """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out),
@@ -444,12 +445,12 @@ def reproduce(
 
     if table == 5:
         _reproduce_table5(out, jobs, scheduler, _split(seeds), _split(datasets), variant.value,
-                          _split(learned) or [], time_limit, progress)
+                          _split(learned) or [], 60.0 if time_limit is None else time_limit, progress)
         return
     if table not in (1, 2):
         raise InputError(f"--table {table}; expected 1 (Tables 1 and 2) or 5")
 
-    spec = paper_config(quick=quick)
+    spec = paper_config(quick=quick, time_limit=time_limit)
     out = out or Path("runs") / spec.name
     result = run_grid(spec, out, jobs=jobs, scheduler=scheduler, progress=progress)
     _print_summary(result, out)

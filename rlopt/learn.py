@@ -167,7 +167,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         export_model(model, export)
     own_cuts = family.has_cuts
     lazy_rows = (LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
-                                 per_round=reductions.lazy_per_round, tol=options.feasibility_tol)
+                                 per_round=reductions.lazy_per_round, tol=options.feasibility_tol,
+                                 max_family_rounds=options.max_cut_rounds)
                  if reductions.lazy else None)
     separate = start = first = None
     if own_cuts or lazy_rows is not None:
@@ -178,13 +179,18 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         first = (neutral if own_cuts or screening is None
                  else best_start(za, zb, family, screening, margin=margin, deadline=deadline))
 
-        def start(previous):
+        def start(previous, previous_k):
             theta = first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
+            if previous is not None and lazy_rows is not None and reductions.carry_rounds:
+                # the records the last round counted, re-identified against every original
+                completed = lazy_rows.complete(previous, previous_k)
+                theta = theta if completed is None else completed
             return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
     limit = options.time_limit
     if limit is not None:  # the limit covers the whole fit, reductions included
         options = dataclasses.replace(options, time_limit=max(1.0, limit - (time.perf_counter() - t0)))
-    solved = solve_model(model, options, separate=separate, start=start)
+    solved = solve_model(model, options, separate=separate, start=start,
+                         carry_bound=reductions.carry_rounds)
     solved.solver["time_limit"] = limit
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
@@ -271,8 +277,9 @@ class LearnedDistanceLinkage:
         (the naive model); a number: that constant (for experiments).
     reductions : "all", "none", dict or Reductions, default="all"
         The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
-        ``drop_redundant, drop_dominated, fix_unreachable, lazy, lazy_start,
-        warm_start``. ``"none"`` with ``big_c="uniform"`` is the naive model.
+        ``drop_redundant, drop_dominated, fix_unreachable, conflicts,
+        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds``. ``"none"``
+        with ``big_c="uniform"`` is the naive model.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.
 

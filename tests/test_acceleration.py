@@ -9,8 +9,8 @@ from rlopt import load_census
 from rlopt.data import standardise
 from rlopt.families import LEARNED, get_family
 from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp.acceleration import (Reductions, duplicate_groups, find_conflicts, screen_records,
-                                     separation)
+from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, duplicate_groups, find_conflicts,
+                                     nearest_pairs, screen_records, separation)
 from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 
@@ -24,6 +24,8 @@ VARIANTS = {
     "duplicate_cliques": dict(reductions={**NONE, "duplicate_cliques": True}),
     "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
     "warm_start": dict(reductions={**NONE, "warm_start": True}),
+    "lazy + carry_rounds": dict(reductions={**NONE, "lazy": True, "lazy_start": 0, "lazy_per_round": 1,
+                                            "warm_start": True, "carry_rounds": True}),
     "all": dict(reductions="all"),
 }
 
@@ -167,3 +169,26 @@ def test_identical_masked_records_form_cliques_of_at_most_one_correct():
     from rlopt.learn import LearnedDistanceLinkage
     tied = LearnedDistanceLinkage("wm", margin=0.0).fit(original, masked).result_
     assert tied.model["n_cliques"] == 0  # with margin 0 ties count: no clique is valid
+
+
+@pytest.mark.parametrize("name", ["wm", "ci", "sb_nc"])
+def test_completion_reidentifies_every_counted_record_or_gives_up(name):
+    original, masked = census_masked("rank-swap", 5)
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    family, columns = get_family(name), ("a", "b", "c")
+    lazy = LazyLinkageRows(za, zb, family, columns, MARGIN, "tight", nearest_pairs(za, zb, 1))
+    best = fit(name, original, masked)
+    counted = best.correct.copy()
+    theta = lazy.complete(family.neutral(3), (~counted).astype(float))
+    assert theta is not None  # the optimum's records are re-identified together
+    sep = separation(za, zb, family.distance(theta, columns))
+    assert (sep[counted] >= MARGIN).all()
+    rows = family.constraints(3)
+    values = rows.matrix() @ theta  # admissible (sb_nc: its cuts are checked by complete itself)
+    assert (values >= np.array(rows.lo) - 1e-9).all() and (values <= np.array(rows.hi) + 1e-9).all()
+    assert not family.separate(theta, za, zb)
+    # one more record than the optimum can never be re-identified together with them
+    for extra in np.flatnonzero(~counted)[:3]:
+        more = counted.copy()
+        more[extra] = True
+        assert lazy.complete(theta, (~more).astype(float)) is None

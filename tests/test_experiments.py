@@ -45,6 +45,17 @@ def test_paper_configs_equal_the_reproduce_grid():
     assert load_config(CONFIGS / "paper-quick.yaml") == paper_config(quick=True)
 
 
+def test_reproduce_time_limit_replaces_the_default_and_rejects_bad_values():
+    longer = paper_config(quick=True, time_limit=300)
+    assert longer.solver.time_limit == 300 and paper_config(quick=True).solver.time_limit == 60
+    default = {c.key for c in expand(paper_config(quick=True))}
+    for cell in expand(longer):  # learned cells are recomputed, the baselines (no solver) are not
+        assert (cell.key in default) == (cell.family in ("am", "md")), cell.describe()
+    for bad in (0, -5.0):
+        with pytest.raises(InputError, match=f"time_limit={bad!r}"):
+            paper_config(quick=True, time_limit=bad)
+
+
 @pytest.mark.parametrize("change, message", [
     ({"familes": ["wm"]}, r"familes: Extra inputs are not permitted"),
     ({"families": ["wm", "cii"]}, r"families: Value error, unknown family \['cii'\]"),

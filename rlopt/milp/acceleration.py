@@ -20,6 +20,11 @@
 - ``warm_start``: a MIP start for HiGHS: at the first solve the best of the
   neutral parameter (all attributes alike, the AM ordering) and the screening's
   LP optima (:func:`best_start`), the previous parameter after.
+- ``carry_rounds``: between lazy rounds, the proven optimum of a round is a lower
+  bound of the next (rounds only add rows) and enters it as ``sum K >= bound``; the
+  next start re-identifies the records the round counted against every original
+  when some parameter does (:meth:`LazyLinkageRows.complete`), and is then proven
+  optimal at once instead of the round being solved again from scratch.
 
 Screening and conflict LPs may stop at a deadline (a share of the time limit):
 stopping them early is exact, it only leaves records unscreened and pairs unchecked.
@@ -64,6 +69,7 @@ class Reductions:
     lazy_start: int = 1
     lazy_per_round: int = 2
     warm_start: bool = True
+    carry_rounds: bool = True
 
     def __post_init__(self):
         minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
@@ -78,7 +84,7 @@ class Reductions:
     @classmethod
     def none(cls) -> "Reductions":
         return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
-                   duplicate_cliques=False, lazy=False, warm_start=False)
+                   duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False)
 
     @classmethod
     def coerce(cls, value) -> "Reductions":
@@ -338,18 +344,23 @@ class LazyLinkageRows:
     relaxation whose solution satisfies every row)."""
 
     def __init__(self, za, zb, family: LearnedFamily, columns, margin: float, big_c,
-                 pairs: np.ndarray, *, per_round: int = 2, tol: float = 1e-9):
+                 pairs: np.ndarray, *, per_round: int = 2, tol: float = 1e-9,
+                 max_family_rounds: int = 20):
         self.za, self.zb, self.family, self.columns = za, zb, family, columns
         self.margin, self.big_c, self.pairs = margin, big_c, pairs
         self.per_round, self.tol = per_round, tol
+        self.max_family_rounds = max_family_rounds
         self.rows_added = 0
+        self._lp: _FamilyLP | None = None
 
-    def violated(self, theta: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """Pairs not in the model whose row ``theta`` violates, for the records with ``K_i = 0``."""
+    def violated(self, theta: np.ndarray, k: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
+        """Pairs not in ``pairs`` (default: the model's) whose row ``theta`` violates,
+        for the records with ``K_i = 0``."""
+        pairs = self.pairs if pairs is None else pairs
         distance = self.family.distance(theta, self.columns)
-        new = np.zeros_like(self.pairs)
+        new = np.zeros_like(pairs)
         for block, slack in slack_blocks(self.za, self.zb, distance, np.flatnonzero(k < 0.5)):
-            slack[self.pairs[block]] = np.inf
+            slack[pairs[block]] = np.inf
             slack[np.isnan(slack)] = -np.inf
             worst = np.argsort(slack, axis=1, kind="stable")[:, :self.per_round]
             bad = np.take_along_axis(slack, worst, axis=1) < self.margin - self.tol
@@ -367,6 +378,34 @@ class LazyLinkageRows:
         self.rows_added += len(rows)
         return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
                 for r in range(len(rows))]
+
+    def complete(self, theta: np.ndarray, k: np.ndarray, *, max_rounds: int = 50) -> np.ndarray | None:
+        """A parameter that re-identifies, against every original, all the records
+        that a solution of the reduced model counts (``K_i = 0``), or ``None``.
+
+        The reduced model's solution only satisfies the rows in it; the records it
+        counts may still be re-identified together by another parameter. The LP
+        ``max_theta`` of their smallest separation, over their rows in the model
+        plus the violated ones added round by round, finds that parameter when it
+        exists (the family's cuts included). With the round's proven optimum as a
+        lower bound (:func:`~rlopt.milp.solve_model`), a start from it is optimal.
+        """
+        if self._lp is None:
+            self._lp = _FamilyLP(self.family, self.za.shape[1], self.za, self.zb, self.margin,
+                                 self.tol, max_cut_rounds=self.max_family_rounds)
+        records = np.flatnonzero(k < 0.5)
+        pairs = self.pairs.copy()
+        for _ in range(max_rounds):
+            rows = linkage_rows(self.za, self.zb, self.family, margin=self.margin, pairs=pairs,
+                                records=records)
+            value, theta, exact = self._lp.best(rows.coefs, rows.constants)
+            if theta is None or not exact or value < self.margin + SCREEN_TOL:
+                return None
+            new = self.violated(theta, k, pairs)
+            if not new.any():
+                return theta
+            pairs |= new
+        return None
 
 
 def best_start(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening: Screening, *,

@@ -7,6 +7,7 @@ Everything else sees a :class:`SolveResult`.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,15 +167,22 @@ def _values(var) -> np.ndarray:
 
 def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions(), *,
                 separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None,
-                start: Callable[[np.ndarray | None], tuple[np.ndarray, np.ndarray]] | None = None
-                ) -> SolveResult:
+                start: Callable[[np.ndarray | None, np.ndarray | None], tuple[np.ndarray, np.ndarray]] | None = None,
+                carry_bound: bool = False) -> SolveResult:
     """Solve the model with HiGHS; with ``separate(theta, K)``, add the rows it
     returns and re-solve (in place, through the persistent interface) until it
     returns none.
 
-    The model must have variables ``theta`` and ``K``, an objective, and a
-    ``ConstraintList`` named ``cuts``. ``start(previous_theta)`` (``None`` before
-    the first solve) returns a ``(theta, K)`` handed to HiGHS as a MIP start.
+    The model must have variables ``theta`` and ``K``, an integer-valued objective
+    to minimise (``sum K``), and a ``ConstraintList`` named ``cuts``.
+    ``start(previous_theta, previous_K)`` (both ``None`` before the first solve)
+    returns a ``(theta, K)`` handed to HiGHS as a MIP start.
+
+    Rounds only add rows, so each round's model is a relaxation of the next: the
+    proven optimum of a round is a lower bound of every later one. With
+    ``carry_bound`` it is added as the row ``objective >= bound`` (exact: a start
+    that reaches it is proven optimal at once, and a later round stopped by the
+    time limit keeps the bound).
     """
     solver = _highs()
     k_vars = [model.K[i] for i in model.K]
@@ -189,7 +197,7 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     theta_vars = [model.theta[t] for t in model.theta]
     while True:
         if start is not None:
-            theta0, k0 = start(theta if rounds else None)
+            theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
             solver.start = list(zip(theta_vars, theta0)) + [(v, k) for v, k in zip(k_vars, k0) if not v.fixed]
         remaining = None
         if options.time_limit is not None:
@@ -213,6 +221,8 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
         if rounds >= options.max_cut_rounds:
             break
         rounds += 1
+        if carry_bound:
+            model.cuts.add(model.objective.expr >= math.ceil(results.objective_bound - 1e-6))
         for cut in cuts:
             nz = np.flatnonzero(cut.coefs)
             coefs = [float(v) for v in cut.coefs[nz]]
