@@ -183,7 +183,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             theta = first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
             if previous is not None and lazy_rows is not None and reductions.carry_rounds:
                 # the records the last round counted, re-identified against every original
-                completed = lazy_rows.complete(previous, previous_k)
+                completed = lazy_rows.complete(previous_k)
                 theta = theta if completed is None else completed
             return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
     limit = options.time_limit

@@ -179,7 +179,7 @@ def test_completion_reidentifies_every_counted_record_or_gives_up(name):
     lazy = LazyLinkageRows(za, zb, family, columns, MARGIN, "tight", nearest_pairs(za, zb, 1))
     best = fit(name, original, masked)
     counted = best.correct.copy()
-    theta = lazy.complete(family.neutral(3), (~counted).astype(float))
+    theta = lazy.complete((~counted).astype(float))
     assert theta is not None  # the optimum's records are re-identified together
     sep = separation(za, zb, family.distance(theta, columns))
     assert (sep[counted] >= MARGIN).all()
@@ -191,4 +191,4 @@ def test_completion_reidentifies_every_counted_record_or_gives_up(name):
     for extra in np.flatnonzero(~counted)[:3]:
         more = counted.copy()
         more[extra] = True
-        assert lazy.complete(theta, (~more).astype(float)) is None
+        assert lazy.complete((~more).astype(float)) is None

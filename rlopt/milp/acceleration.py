@@ -379,7 +379,7 @@ class LazyLinkageRows:
         return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
                 for r in range(len(rows))]
 
-    def complete(self, theta: np.ndarray, k: np.ndarray, *, max_rounds: int = 50) -> np.ndarray | None:
+    def complete(self, k: np.ndarray, *, max_rounds: int = 50) -> np.ndarray | None:
         """A parameter that re-identifies, against every original, all the records
         that a solution of the reduced model counts (``K_i = 0``), or ``None``.
 
