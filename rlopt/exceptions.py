@@ -4,11 +4,16 @@ Every error caused by what a user passed in is an :class:`InputError` (a
 ``ValueError``), whose message names the offending value and what was expected.
 """
 
-__all__ = ["InputError", "DataWarning"]
+__all__ = ["InputError", "NonFiniteError", "DataWarning"]
 
 
 class InputError(ValueError):
     """Bad input: a file, a column, a parameter or a configuration value."""
+
+
+class NonFiniteError(InputError):
+    """A NaN or infinity appeared on the way to a figure: the figure is an error,
+    never a result (it names where the value appeared)."""
 
 
 class DataWarning(UserWarning):

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rlopt.data import LinkageData, standardise, validate_pair
+from rlopt.data import LinkageData, Standardisation, standardise, validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily, get_family
 from rlopt.linkage import LinkageResult, link_records
@@ -356,8 +356,8 @@ class LearnedDistanceLinkage:
         return self
 
     def _set_standardisation(self, data: LinkageData) -> None:
-        self.masked_mean_, self.masked_sd_ = data.masked.mean(axis=0), data.masked.std(axis=0, ddof=1)
-        self.original_mean_, self.original_sd_ = data.original.mean(axis=0), data.original.std(axis=0, ddof=1)
+        self.masked_standardisation_ = Standardisation.fit(data.masked)
+        self.original_standardisation_ = Standardisation.fit(data.original)
 
     def _check_fitted(self) -> None:
         if getattr(self, "distance_", None) is None:
@@ -373,13 +373,13 @@ class LearnedDistanceLinkage:
         ndarray of shape (len(a), len(b))
         """
         self._check_fitted()
-        if not hasattr(self, "masked_mean_"):
+        if not hasattr(self, "masked_standardisation_"):
             raise InputError("distance() needs the standardisation of a fitted model; "
                              "parameters loaded from JSON only support link() and score()")
         a = np.atleast_2d(np.asarray(a, dtype=float))
         b = np.atleast_2d(np.asarray(b, dtype=float))
-        za = (a - self.masked_mean_) / self.masked_sd_
-        zb = (b - self.original_mean_) / self.original_sd_
+        za = self.masked_standardisation_.apply(a, name="a")
+        zb = self.original_standardisation_.apply(b, name="b")
         return self.distance_.pairwise(za, zb)
 
     def link(self, original, masked, *, id_column: str | None = None,

@@ -10,10 +10,10 @@ from typing import Sequence
 import numpy as np
 
 from rlopt.attacks._common import AttackResult, link_in_candidates
-from rlopt.data import LinkageData, validate_pair
+from rlopt.data import LinkageData, column_scale, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import Distance
-from rlopt.masking import mdav_partition
+from rlopt.masking import group_means, mdav_partition
 
 __all__ = ["microaggregation_attack"]
 
@@ -32,11 +32,8 @@ def _group_of_masked(original: np.ndarray, masked: np.ndarray, k: int
     nearest mean and counts as a misfit.
     """
     labels = mdav_partition(original, k)
-    n_groups = labels.max() + 1
-    means = np.zeros((n_groups, original.shape[1]))
-    np.add.at(means, labels, original)
-    means /= np.bincount(labels, minlength=n_groups)[:, None]
-    scale = np.abs(original).max(axis=0) + 1.0
+    means = group_means(original, labels)
+    scale = column_scale(original)
     gaps = np.abs((masked[:, None, :] - means[None, :, :]) / scale).max(axis=2)
     inferred = gaps.argmin(axis=1)
     misfits = int((gaps[np.arange(len(masked)), inferred] > MATCH_RTOL).sum())

@@ -2,31 +2,92 @@
 
 The full difference tensor has ``N * N * n`` entries (1.3 GB for EIA in float64);
 it is only ever produced in chunks of rows.
+
+Moments are computed so that they can neither overflow nor underflow: each
+column is first divided by a power of two near its largest magnitude (exact in
+floating point), so its values lie in ``(-2, 2)``, and its mean and standard
+deviation are taken there. A file and the same file times ``1e300`` (or
+``1e-300``) get the same z-scores up to rounding, and a file times a power of
+two gets exactly the same ones.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
-__all__ = ["standardise", "squared_diffs", "diff_chunks", "chunk_rows", "DEFAULT_CHUNK_BYTES"]
+from rlopt.exceptions import NonFiniteError
+
+__all__ = ["Standardisation", "standardise", "column_scale", "column_sd", "squared_diffs", "diff_chunks",
+           "chunk_rows", "DEFAULT_CHUNK_BYTES"]
 
 DEFAULT_CHUNK_BYTES = 64 * 2**20
 """Memory budget for one chunk of the difference tensor (64 MiB)."""
 
 
-def standardise(values: np.ndarray) -> np.ndarray:
+def column_scale(values: np.ndarray) -> np.ndarray:
+    """Per column, the power of two ``2**e`` with ``max |x| / 2**e`` in ``[1, 2)`` (1 for
+    an all-zero column): dividing by it is exact and brings every value into ``(-2, 2)``."""
+    peak = np.abs(values).max(axis=0) if values.shape[0] else np.zeros(values.shape[1])
+    _, exponent = np.frexp(peak)
+    return np.ldexp(1.0, np.where(peak > 0, exponent - 1, 0))
+
+
+@dataclass(frozen=True)
+class Standardisation:
+    """The z-score map of one file: ``z = (x / scale - mean) / sd``.
+
+    ``scale`` is a power of two per column, ``mean`` and ``sd`` (sample standard
+    deviation, ``ddof=1``) are the moments of ``x / scale``; keeping them in that
+    unit is what keeps them finite for any finite input.
+    """
+
+    scale: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+
+    @classmethod
+    def fit(cls, values: np.ndarray) -> "Standardisation":
+        values = np.asarray(values, dtype=np.float64)
+        scale = column_scale(values)
+        unit = values / scale
+        return cls(scale, unit.mean(axis=0), unit.std(axis=0, ddof=1))
+
+    def apply(self, values: np.ndarray, *, name: str = "values") -> np.ndarray:
+        """The z-scores of ``values``; a non-finite result is an error, never a figure."""
+        with np.errstate(all="ignore"):
+            z = (np.asarray(values, dtype=np.float64) / self.scale - self.mean) / self.sd
+        bad = ~np.isfinite(z)
+        if bad.any():
+            k = int(np.argmax(bad.any(axis=0)))
+            raise NonFiniteError(
+                f"{name}: standardising column {k} gave a non-finite z-score (a constant "
+                "column, or values far outside the file's own range); expected finite numbers "
+                "with at least two distinct values per column")
+        return z
+
+
+def standardise(values: np.ndarray, *, name: str = "values") -> np.ndarray:
     """Z-scores of each column with the file's own mean and standard deviation.
 
     Notes
     -----
     ``z_ik = (x_ik - mean_k) / sd_k`` with the sample standard deviation
-    (``ddof=1``). The original and the masked file are standardised separately
-    (SPEC section 2). Columns must not be constant (the validator checks it).
+    (``ddof=1``), computed by :class:`Standardisation` so that no moment
+    overflows or underflows. The original and the masked file are standardised
+    separately (SPEC section 2). Columns must not be constant (the validator
+    checks it).
     """
-    values = np.asarray(values, dtype=np.float64)
-    return (values - values.mean(axis=0)) / values.std(axis=0, ddof=1)
+    return Standardisation.fit(values).apply(values, name=name)
+
+
+def column_sd(values: np.ndarray) -> np.ndarray:
+    """Sample standard deviation (``ddof=1``) of each column, without overflow or
+    underflow in the squares (the result itself is finite for finite input)."""
+    fitted = Standardisation.fit(values)
+    return fitted.sd * fitted.scale
 
 
 def squared_diffs(za: np.ndarray, zb: np.ndarray) -> np.ndarray:

@@ -267,8 +267,7 @@ def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
         raise InputError(f"{a.shape[0]} record(s) to link; expected at least 2")
 
     for block, name in ((a, "original"), (b, "masked")):
-        sd = block.std(axis=0)
-        flat = np.flatnonzero(~(sd > 0))
+        flat = np.flatnonzero((block == block[0]).all(axis=0))
         if flat.size:
             k = int(flat[0])
             raise InputError(

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, standardise, validate_pair
-from rlopt.exceptions import InputError
+from rlopt.exceptions import InputError, NonFiniteError
 from rlopt.families import BaselineFamily, Distance, get_family
 
 __all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL"]
@@ -82,6 +82,11 @@ def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
     for start in range(0, n, step):
         stop = min(n, start + step)
         d = distance.pairwise(za[start:stop], zb)
+        if not np.isfinite(d).all():
+            i = start + int(np.argmax(~np.isfinite(d).all(axis=1)))
+            raise NonFiniteError(f"{distance.family}: a distance from masked record {i} is not "
+                                 "finite; expected finite distances (no figure is computed "
+                                 "from a NaN or an infinity)")
         rows = np.arange(stop - start)
         if candidates is not None:
             allowed = candidates[start:stop]

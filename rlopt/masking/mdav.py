@@ -7,10 +7,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import as_frame, validate_table
+from rlopt.data import Standardisation, as_frame, column_scale, validate_table
 from rlopt.exceptions import InputError
 
-__all__ = ["mdav_partition", "microaggregate"]
+__all__ = ["mdav_partition", "group_means", "microaggregate"]
 
 
 def _check_k(k, n_records: int) -> int:
@@ -25,9 +25,11 @@ def _check_k(k, n_records: int) -> int:
 
 
 def _scaled(values: np.ndarray) -> np.ndarray:
-    sd = values.std(axis=0, ddof=1) if values.shape[0] > 1 else np.ones(values.shape[1])
-    sd = np.where(sd > 0, sd, 1.0)  # a constant column adds nothing to any distance
-    return (values - values.mean(axis=0)) / sd
+    if values.shape[0] < 2:
+        return np.zeros_like(values)
+    fitted = Standardisation.fit(values)
+    # a constant column adds nothing to any distance
+    return (values / fitted.scale - fitted.mean) / np.where(fitted.sd > 0, fitted.sd, 1.0)
 
 
 def mdav_partition(values: np.ndarray, k: int) -> np.ndarray:
@@ -94,12 +96,15 @@ def mdav_partition(values: np.ndarray, k: int) -> np.ndarray:
     return labels
 
 
-def _group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The mean of each group (row ``g`` for label ``g``), summed in units of a power
+    of two per column so that no sum overflows."""
+    scale = column_scale(values)
     n_groups = labels.max() + 1
     sums = np.zeros((n_groups, values.shape[1]))
-    np.add.at(sums, labels, values)
+    np.add.at(sums, labels, values / scale)
     counts = np.bincount(labels, minlength=n_groups)[:, None]
-    return (sums / counts)[labels]
+    return sums / counts * scale
 
 
 def microaggregate(data, k: int | None = None, *,
@@ -140,5 +145,5 @@ def microaggregate(data, k: int | None = None, *,
     for columns, group_k in groups:
         values, cols = validate_table(frame, columns=list(columns), name="input")
         labels = mdav_partition(values, group_k)
-        result[cols] = _group_means(values, labels)
+        result[cols] = group_means(values, labels)[labels]
     return result

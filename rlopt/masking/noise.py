@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import as_frame, validate_table
+from rlopt.data import as_frame, column_sd, validate_table
 from rlopt.exceptions import InputError
 
 __all__ = ["additive_noise"]
@@ -34,7 +34,7 @@ def additive_noise(data, k: float, *, seed: int | None = 0,
         raise InputError(f"noise level k={k!r}; expected a finite number >= 0")
     frame = as_frame(data, name="input")
     values, cols = validate_table(frame, columns=columns, name="input", min_records=2)
-    sd = np.sqrt(k * values.var(axis=0, ddof=1))
+    sd = math.sqrt(k) * column_sd(values)
     rng = np.random.default_rng(seed)
     result = frame.copy()
     result[cols] = values + rng.normal(size=values.shape) * sd

@@ -8,8 +8,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import LinkageData, validate_pair
-from rlopt.exceptions import InputError
+from rlopt.data import LinkageData, Standardisation, column_sd, validate_pair
+from rlopt.exceptions import InputError, NonFiniteError
 
 __all__ = ["interval_disclosure", "information_loss"]
 
@@ -54,7 +54,7 @@ def _interval_disclosure(data: LinkageData, p: float) -> pd.DataFrame:
         lo_o = np.searchsorted(ordered, data.original[:, j], side="left")
         hi_o = np.searchsorted(ordered, data.original[:, j], side="right") - 1
         rank_hit = (lo_o <= hi_m + half) & (hi_o >= lo_m - half)
-        sd = data.original[:, j].std(ddof=1)
+        sd = column_sd(data.original[:, [j]])[0]
         sd_hit = np.abs(data.original[:, j] - data.masked[:, j]) <= p * sd / 100
         rows.append({"attribute": column, "rank_based": float(rank_hit.mean()),
                      "sd_based": float(sd_hit.mean())})
@@ -80,20 +80,26 @@ def information_loss(original, masked, *, columns: Sequence[str] | None = None) 
 
 def _information_loss(data: LinkageData) -> dict:
     a, b = data.original, data.masked
-    mean, sd = a.mean(axis=0), a.std(axis=0, ddof=1)
-    var, var_b = a.var(axis=0, ddof=1), b.var(axis=0, ddof=1)
-    za, zb = (a - mean) / sd, (b - mean) / sd
+    # every moment in the original's unit (a power of two per column): no overflow
+    unit = Standardisation.fit(a)
+    za = unit.apply(a, name="original")
+    with np.errstate(all="ignore"):
+        zb = (b / unit.scale - unit.mean) / unit.sd
+    if not np.isfinite(zb).all():
+        raise NonFiniteError("masked: its values are too large against the original's "
+                             "standard deviation to compare (non-finite z-scores)")
+    mean_b, sd_b = zb.mean(axis=0), zb.std(axis=0, ddof=1)  # in units of the original's sd
     n_attr = a.shape[1]
     if n_attr > 1:
         off = ~np.eye(n_attr, dtype=bool)
         with np.errstate(invalid="ignore", divide="ignore"):
-            corr_a, corr_b = np.corrcoef(a, rowvar=False), np.corrcoef(b, rowvar=False)
+            corr_a, corr_b = np.corrcoef(za, rowvar=False), np.corrcoef(zb, rowvar=False)
         corr_change = float(np.nanmean(np.abs(corr_a - corr_b)[off]))
     else:
         corr_change = 0.0
     return {
-        "mean_change": float(np.mean(np.abs(b.mean(axis=0) - mean) / sd)),
-        "variance_change": float(np.mean(np.abs(var_b - var) / var)),
+        "mean_change": float(np.mean(np.abs(mean_b))),
+        "variance_change": float(np.mean(np.abs(sd_b ** 2 - 1))),
         "correlation_change": corr_change,
         "sse": float(((za - zb) ** 2).sum() / (za ** 2).sum()),
     }
