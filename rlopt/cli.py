@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from rlopt.data import load_table
-from rlopt.exceptions import InputError
+from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import LEARNED
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import dbrl, pld
@@ -71,6 +71,20 @@ def parse_groups(text: str) -> list[tuple[list[str], int]]:
             raise InputError(f"group size {k!r} in --groups {text!r}; expected an integer") from None
         groups.append((_split(columns), k_value))
     return groups
+
+
+def _check_outputs(**paths: Path | None) -> None:
+    """Every output path names a file in an existing folder: checked before any work,
+    so that no result is lost to a typo at the end (``option_name=path``)."""
+    for option, path in paths.items():
+        if path is None:
+            continue
+        flag = "--" + option.replace("_", "-")
+        if path.is_dir():
+            raise InputError(f"{flag} {str(path)!r} is a folder; expected a file name")
+        if not path.parent.is_dir():
+            raise InputError(f"{flag} {str(path)!r}: the folder {str(path.parent)!r} does not "
+                             "exist; expected a file in an existing folder")
 
 
 def _write(frame, path: Path) -> None:
@@ -136,6 +150,39 @@ def mask(
         masked = additive_noise(frame, k, seed=seed, columns=cols)
     _write(masked, out)
     typer.echo(f"masked {len(masked)} records with {method.value} -> {out}")
+
+
+class BundledData(str, Enum):
+    census = "census"
+    eia = "eia"
+
+
+@app.command(name="data")
+def data_command(
+    name: Annotated[BundledData, typer.Argument(help="bundled file: census (1080 x 13) or eia (4092 records)")],
+    out: Annotated[Path, typer.Option(help="output file, CSV (or Parquet by suffix)")],
+    columns: Annotated[Optional[str], typer.Option(
+        help="comma-separated columns (default: the numerical attributes: Census's 13, EIA's 10)")] = None,
+    records: Annotated[Optional[int], typer.Option(
+        help="draw this many records uniformly without replacement (kept in file order)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the --records sample")] = 0,
+) -> None:
+    """Write a bundled CASC reference file (Census or EIA), e.g. as input of the examples."""
+    from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia
+    from rlopt.masking import sample_records
+
+    frame = load_census() if name is BundledData.census else load_eia()
+    default = CENSUS_ATTRIBUTES if name is BundledData.census else EIA_ATTRIBUTES
+    cols = _split(columns) or list(default)
+    missing = [c for c in cols if c not in frame.columns]
+    if missing:
+        raise InputError(f"column(s) {missing} not in the {name.value} file; available: "
+                         f"{list(map(str, frame.columns))}")
+    if records is not None and records < 2:
+        raise InputError(f"--records {records}; expected at least 2")
+    frame = sample_records(frame[cols], records, seed)
+    _write(frame, out)
+    typer.echo(f"{name.value}: {len(frame)} records x {frame.shape[1]} attributes -> {out}")
 
 
 @app.command()
@@ -235,6 +282,7 @@ def learn(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Learn the family's distance that re-identifies the most records (MILP, HiGHS)."""
+    _check_outputs(params_out=params_out, export=export)
     options = {}
     if delta is not None:
         options["delta"] = delta
@@ -243,23 +291,34 @@ def learn(
     learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, rel_gap=rel_gap,
                                      threads=threads, log=log, family_options=options or None,
                                      **(dict(big_c="uniform", reductions="none") if naive else {}))
-    learner.fit(load_table(original), load_table(masked), columns=_split(columns),
-                id_column=id_column, drop_nonfinite=drop_nonfinite, export=export)
-    result = learner.result_
-    if params_out is not None and learner.distance_ is not None:
+    a, b = load_table(original), load_table(masked)
+    interrupted = False
+    try:
+        learner.fit(a, b, columns=_split(columns), id_column=id_column,
+                    drop_nonfinite=drop_nonfinite, export=export)
+        result = learner.result_
+    except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
+        result, interrupted = getattr(exc, "partial", None), True
+        if result is None or result.n_correct_verified is None:
+            raise _interrupted(f"{family}: nothing verified yet") from None
+    if params_out is not None and not interrupted and learner.distance_ is not None:
         learner.save_params(params_out)
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
-        return
+        raise typer.Exit(130 if interrupted else 0)
     if result.status == "optimal":
         figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"
     else:
         figure = (f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
                   f"({result.status}, gap {result.gap if result.gap is None else round(result.gap, 4)})")
     at_risk = "" if result.n_at_risk is None else f"; {result.n_at_risk} records at risk under some parameter"
+    if result.lower_source not in (None, "solver"):
+        at_risk += f"; no parameter better than the start was found ({result.lower_source})"
     typer.echo(f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
                f"strict count {result.n_correct_strict}{at_risk}; reduce {result.seconds['reduce']:.1f}s, "
                f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s")
+    if interrupted:
+        raise typer.Exit(130)
 
 
 def _attack_spec(method: str | None, p, window, k, groups) -> dict | None:
@@ -293,7 +352,9 @@ def _numbers(text: str, option: str) -> list[float]:
 def risk(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
-    families: Annotated[str, typer.Option(help="learned families to assess, comma-separated")] = "wm,owa,ci,sb",
+    families: Annotated[Optional[str], typer.Option(
+        help="learned families to assess, comma-separated (default: wm,owa,ci,sb, leaving out "
+             "those the file does not suit, e.g. ci above 12 attributes)")] = None,
     columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
     id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
     report: Annotated[Optional[Path], typer.Option(help="write the HTML report here")] = None,
@@ -318,25 +379,29 @@ def risk(
     """Worst-case re-identification risk of MASKED against ORIGINAL: every family's
     proven optimum (or interval), baselines, attack, records at risk, report."""
     from rlopt.report import render_risk_report
-    from rlopt.risk import assess_risk, tradeoff
+    from rlopt.risk import assess_risk, tradeoff_plan
 
-    family_list = _split(families) or []
+    _check_outputs(report=report, json=json_out, records_csv=records_csv)
+    family_list = _split(families)
     a, b = load_table(original), load_table(masked)
     table = None
     if tradeoff_method is not None:
         if tradeoff_values is None:
             raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
-        table = tradeoff(a, method=tradeoff_method, values=_numbers(tradeoff_values, "--tradeoff-values"),
-                         families=_split(generalisation), columns=_split(columns), margin=margin,
-                         time_limit=time_limit, threads=threads, seed=seed,
-                         progress=lambda m: typer.echo(f"trade-off: {m}", err=True))
-    result = assess_risk(a, b, families=family_list, columns=_split(columns), id_column=id_column,
-                         margin=margin, time_limit=time_limit, threads=threads, params=params or (),
-                         attack=_attack_spec(attack_method, p, window, k, groups), folds=folds,
-                         generalisation_families=_split(generalisation) if folds else (),
-                         seed=seed, interval_p=interval_p, tradeoff=table,
-                         names=(original.name, masked.name),
-                         progress=lambda m: typer.echo(m, err=True))
+        table = tradeoff_plan(a, method=tradeoff_method,
+                              values=_numbers(tradeoff_values, "--tradeoff-values"),
+                              families=_split(generalisation), columns=_split(columns),
+                              margin=margin, time_limit=time_limit, threads=threads, seed=seed)
+    try:
+        result = assess_risk(a, b, families=family_list, columns=_split(columns), id_column=id_column,
+                             margin=margin, time_limit=time_limit, threads=threads, params=params or (),
+                             attack=_attack_spec(attack_method, p, window, k, groups), folds=folds,
+                             generalisation_families=_split(generalisation) if folds else (),
+                             seed=seed, interval_p=interval_p, tradeoff=table,
+                             names=(original.name, masked.name),
+                             progress=lambda m: typer.echo(m, err=True))
+    except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
+        raise _risk_interrupted(exc, json_out) from None
     h = result.headline
     if h["rate"] is not None:
         text = (f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
@@ -345,10 +410,7 @@ def risk(
             text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
         typer.echo(text)
     for row in result.figures["families"]:
-        bound = "" if row["status"] in ("optimal", "applied") or row["bound"] is None \
-            else f" (bound {row['bound']})"
-        rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
-        typer.echo(f"  {row['family']}: {rate} {row['status']}{bound}")
+        _print_family(row)
     if json_out is not None:
         result.to_json(json_out)
         typer.echo(f"figures -> {json_out}")
@@ -358,6 +420,37 @@ def risk(
     if report is not None:
         render_risk_report(result, report)
         typer.echo(f"report -> {report}")
+
+
+def _print_family(row: dict) -> None:
+    bound = "" if row["status"] in ("optimal", "applied") or row["bound"] is None \
+        else f" (bound {row['bound']})"
+    rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
+    source = row.get("lower_source")
+    start = ("" if source in (None, "solver")
+             else f"; no parameter better than the start was found ({source})")
+    typer.echo(f"  {row['family']}: {rate} {row['status']}{bound}{start}")
+
+
+def _risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None) -> typer.Exit:
+    """Ctrl-C during ``rlopt risk``: print (and with --json write) the finished families
+    and the interrupted one's interval."""
+    partial = getattr(exc, "partial", None)
+    if not isinstance(partial, dict):
+        return _interrupted("no family finished")
+    for row in partial["families"]:
+        _print_family(row)
+    current = partial["interrupted"]
+    if current is not None and current.n_correct_verified is not None:
+        typer.echo(f"  {current.family}: between {current.n_correct_verified} and {current.bound} "
+                   f"of {current.n_records} (interrupted)")
+    if json_out is not None:
+        figures = {"interrupted": True, "baselines": partial["baselines"],
+                   "families": partial["families"],
+                   "interrupted_family": None if current is None else current.to_dict()}
+        json_out.write_text(json.dumps(figures, indent=1, default=lambda v: v.tolist()))
+        typer.echo(f"figures of the finished part -> {json_out}")
+    return _interrupted(f"{exc}; the other figures were not computed")
 
 
 @app.command(name="tradeoff")
@@ -376,6 +469,7 @@ def tradeoff_command(
     over a range of its parameter."""
     from rlopt.risk import tradeoff
 
+    _check_outputs(out=out)
     table = tradeoff(load_table(original), method=method, values=_numbers(values, "--values"),
                      families=_split(families), columns=_split(columns), margin=margin,
                      time_limit=time_limit, seed=seed,
@@ -395,6 +489,18 @@ def report(
 
     path = render_results_report(results_dir, out)
     typer.echo(f"report -> {path}")
+
+
+def _interrupted(message: str) -> typer.Exit:
+    """Ctrl-C: one line saying what was kept; the caller raises the exit code 130."""
+    typer.echo(f"interrupted: {message}", err=True)
+    return typer.Exit(130)
+
+
+def _resumable(exc: Interrupted, out: Path) -> typer.Exit:
+    """Ctrl-C during a grid: the summary of the finished cells (all kept in ``out``)."""
+    _print_summary(exc.partial, out)
+    return _interrupted(f"{exc}; re-run the same command to resume")
 
 
 def _print_summary(run, out: Path) -> None:
@@ -418,7 +524,11 @@ def run(
 
     spec = load_config(config)
     out = out or Path("runs") / spec.name
-    result = run_grid(spec, out, base=config.parent, jobs=jobs, scheduler=scheduler, progress=progress)
+    try:
+        result = run_grid(spec, out, base=config.parent, jobs=jobs, scheduler=scheduler,
+                          progress=progress)
+    except Interrupted as exc:
+        raise _resumable(exc, out) from None
     _print_summary(result, out)
     if result.failed:
         raise typer.Exit(1)
@@ -452,7 +562,10 @@ def reproduce(
 
     spec = paper_config(quick=quick, time_limit=time_limit)
     out = out or Path("runs") / spec.name
-    result = run_grid(spec, out, jobs=jobs, scheduler=scheduler, progress=progress)
+    try:
+        result = run_grid(spec, out, jobs=jobs, scheduler=scheduler, progress=progress)
+    except Interrupted as exc:
+        raise _resumable(exc, out) from None
     _print_summary(result, out)
     if result.rows:
         table1, table2 = write_tables(result.frame, out)
@@ -474,8 +587,11 @@ def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, learned, t
     cells = table5_cells(datasets, seeds=seed_values, variant=variant, learned=learned,
                          time_limit=time_limit)
     out = out or Path("runs") / "table5"
-    result = run_tasks(cells, out, work=run_attack_cell, columns=TABLE5_COLUMNS, label="table 5",
-                       jobs=jobs, scheduler=scheduler, progress=progress)
+    try:
+        result = run_tasks(cells, out, work=run_attack_cell, columns=TABLE5_COLUMNS,
+                           label="table 5", jobs=jobs, scheduler=scheduler, progress=progress)
+    except Interrupted as exc:
+        raise _resumable(exc, out) from None
     _print_summary(result, out)
     if result.rows:
         typer.echo(write_table5(result.frame, out))
@@ -495,6 +611,9 @@ def main() -> None:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except SolverError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

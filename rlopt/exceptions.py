@@ -4,7 +4,7 @@ Every error caused by what a user passed in is an :class:`InputError` (a
 ``ValueError``), whose message names the offending value and what was expected.
 """
 
-__all__ = ["InputError", "NonFiniteError", "DataWarning"]
+__all__ = ["InputError", "NonFiniteError", "DataWarning", "Interrupted"]
 
 
 class InputError(ValueError):
@@ -16,6 +16,20 @@ class NonFiniteError(InputError):
     never a result (it names where the value appeared)."""
 
 
+class SolverError(RuntimeError):
+    """The solver failed or called a model infeasible that cannot be: no count is
+    reported from such a solve."""
+
+
 class DataWarning(UserWarning):
     """Something in the data limits what can be computed, but is not an error
     (duplicate original records, rows dropped on request, ...)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the work; ``partial`` holds what was finished before it (a
+    ``LearnResult`` whose status is ``interrupted``, a ``GridRun``, ...)."""
+
+    def __init__(self, message: str = "interrupted", partial=None):
+        super().__init__(message)
+        self.partial = partial

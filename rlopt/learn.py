@@ -22,8 +22,9 @@ from typing import Sequence
 import numpy as np
 
 from rlopt.data import LinkageData, Standardisation, standardise, validate_pair
-from rlopt.exceptions import InputError
+from rlopt.exceptions import DataWarning, InputError, Interrupted, SolverError
 from rlopt.families import Distance, LearnedFamily, get_family
+from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
 from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, duplicate_groups,
@@ -52,7 +53,10 @@ class LearnResult:
     ``at_risk`` marks the records some admissible parameter re-identifies (with
     ``fix_unreachable``), whichever optimum the solver returned;
     the truth lies in ``[n_correct_verified, bound]``, a single value only when
-    ``status == "optimal"``.
+    ``status == "optimal"``. ``lower_source`` says where ``n_correct_verified``
+    comes from: ``"solver"`` when the MILP found a parameter better than every
+    start, else the label of the start (e.g. ``"neutral start (AM)"``) that the
+    solver did not improve on -- never a learned figure.
     """
 
     family: str
@@ -74,6 +78,7 @@ class LearnResult:
     reductions: dict = field(default_factory=dict)
     at_risk: np.ndarray | None = field(default=None, repr=False)
     at_risk_exact: bool | None = None
+    lower_source: str | None = None
 
     @property
     def n_at_risk(self) -> int | None:
@@ -95,6 +100,7 @@ class LearnResult:
             "seconds": self.seconds, "model": self.model, "recount_tol": self.recount_tol,
             "cut_rounds": self.cut_rounds, "reductions": self.reductions,
             "n_at_risk": self.n_at_risk, "at_risk_exact": self.at_risk_exact,
+            "lower_source": self.lower_source,
         }
 
 
@@ -109,8 +115,8 @@ def recount(za: np.ndarray, zb: np.ndarray, distance: Distance, *, margin: float
 def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
           big_c: str | float = "tight", reductions: Reductions = Reductions(),
           on_mismatch: str = "raise", export: str | Path | None = None,
-          standardised: bool = False, candidates: np.ndarray | None = None
-          ) -> tuple[LearnResult, Distance | None]:
+          standardised: bool = False, candidates: np.ndarray | None = None,
+          known: Sequence[tuple[str, Distance]] = ()) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`).
 
     ``standardised=True``: the files are already z-scores (e.g. of larger files
@@ -122,8 +128,17 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     enter the model, a record whose own original is not a candidate is fixed as
     not re-identified, and the recount is restricted likewise. The reductions
     that look at all pairs (screening, conflicts, lazy rows, the start) are off.
+
+    ``known``: ``(label, distance)`` pairs the caller already has (a baseline, the
+    optimum of a smaller family, saved parameters). Each one the family contains
+    (:func:`rlopt.families.containment.embed`) with an admissible parameter is
+    recounted, offered to the solver as a start and kept as a lower end: the
+    result is never below it, and when the solver finds nothing better the
+    result's ``lower_source`` names that parameter instead of ``"solver"``.
     """
     t0 = time.perf_counter()
+    family.check_attributes(data.n_attributes)
+    given_big_c = big_c
     za, zb = ((data.masked, data.original) if standardised
               else (standardise(data.masked), standardise(data.original)))
     n, n_attributes = za.shape
@@ -175,9 +190,23 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         def separate(theta, k):  # the family's cuts and the violated linkage rows, in one round
             cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
             return cuts + (lazy_rows(theta, k) if lazy_rows is not None else [])
+    tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
+    named = [("neutral start (AM)", neutral)]
+    for label, known_distance in known:
+        theta = embed(known_distance, family, n_attributes)
+        if theta is not None:
+            named.append((label, theta))
+    if reductions.warm_start and not own_cuts and screening is not None:
+        named.append(("screening LP start",
+                      best_start(za, zb, family, screening, margin=margin, deadline=deadline)))
+    # every admissible parameter the run knows, best first: each is a verified lower end
+    starts = sorted((_count_start(label, theta, za, zb, family, data.columns, margin=margin,
+                                  tol=tol, candidates=candidates)
+                     for label, theta in named
+                     if family.is_admissible(theta, za, zb, tol=options.feasibility_tol)),
+                    key=lambda item: -item.count)
     if reductions.warm_start:
-        first = (neutral if own_cuts or screening is None
-                 else best_start(za, zb, family, screening, margin=margin, deadline=deadline))
+        first = starts[0].theta if starts else neutral
 
         def start(previous, previous_k):
             theta = first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
@@ -194,9 +223,15 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     solved.solver["time_limit"] = limit
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
-    tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
 
     theta, status = solved.theta, solved.status
+    if status in ("infeasible", "error"):
+        # sum K = N (no record re-identified) is always feasible when the family's
+        # admissible set is not empty: nothing this solve returned is a figure
+        hint = (f" (big_c={big_c:g} is below what some pairs need)"
+                if not isinstance(given_big_c, str) and status == "infeasible" else "")
+        raise SolverError(f"{family.name}: HiGHS ended with status {status!r}{hint}; no count "
+                          "is reported from a failed solve")
     n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
     bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
     if screening is not None:  # at_risk over-approximates where not exact: still a bound
@@ -207,35 +242,48 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         n_correct = None
     elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
         theta = family.repair(theta)  # not admissible yet: only a repaired parameter gives a count
+    def mismatch(message: str) -> None:
+        if on_mismatch == "raise":
+            raise RecountMismatchError(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
     distance = verified = strict = correct = None
-    thetas = [] if theta is None else [theta]
-    if status != "optimal" and first is not None:
-        # stopped early: an incumbent of a relaxed model (lazy rows, cuts) can be worse
-        # in truth than the start; report whichever parameter really re-identifies more
-        thetas.append(first)
-    if thetas:
-        recounts = [(t, recount(za, zb, family.distance(t, data.columns), margin=margin, tol=tol,
-                                candidates=candidates))
-                    for t in thetas]
-        theta, (linked, correct) = max(recounts, key=lambda item: int(item[1][1].sum()))
-        distance = family.distance(theta, data.columns)
-        verified, strict = int(correct.sum()), linked.n_correct
+    lower_source = None
+    if theta is not None:
+        linked, correct = recount(za, zb, family.distance(theta, data.columns), margin=margin,
+                                  tol=tol, candidates=candidates)
+        verified, strict, lower_source = int(correct.sum()), linked.n_correct, "solver"
         if separate is not None and status != "optimal":
             # stopped before every lazy row / cut was in: the incumbent is one of a
             # relaxation, its recount is what the parameter really achieves
             n_correct = verified
         proven = status == "optimal" and options.rel_gap == 0  # else K_i = 1 may hide a re-identification
         if n_correct is not None and (verified < n_correct or (proven and verified != n_correct)):
-            message = (f"{family.name}: the solver claims {n_correct} correct re-identifications but the "
-                       f"independent recount of its parameters at margin {margin:g} finds {verified}")
-            if on_mismatch == "raise":
-                raise RecountMismatchError(message)
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            mismatch(f"{family.name}: the solver claims {n_correct} correct re-identifications but "
+                     f"the independent recount of its parameters at margin {margin:g} finds {verified}")
+    if starts and (verified is None or starts[0].count >= verified):
+        # the solver found nothing better than a parameter the run already had: that
+        # parameter is the lower end, and it is labelled as the start it is
+        best = starts[0]
+        theta, linked, correct = best.theta, best.linked, best.correct
+        verified, strict, lower_source = best.count, linked.n_correct, best.label
+    if theta is not None:
+        distance = family.distance(theta, data.columns)
     if status == "optimal" and n_correct is not None and bound > n_correct:
         status = "gap_limit"  # stopped at a relative gap > 0: an interval, not the optimum
     if status == "optimal":
         bound = min(bound, n_correct) if n_correct is not None else bound
-    gap = None if n_correct is None else (bound - n_correct) / max(bound, 1)
+    if verified is not None and verified > bound:
+        mismatch(f"{family.name}: a parameter re-identifies {verified} records at margin "
+                 f"{margin:g}, more than the solver's proven bound {bound}")
+    if status != "optimal" and verified is not None and verified == bound:
+        status = "optimal"  # the interval closed: the verified count is the proven optimum
+    if verified == 0 and margin > 0 and any(item.linked.n_correct for item in starts):
+        warnings.warn(f"{family.name}: no record is re-identified at margin {margin:g}, though "
+                      f"the {starts[0].label} re-identifies {starts[0].linked.n_correct} strictly: "
+                      "the margin is in units of the distance on z-scores (squared standard "
+                      "deviations); expected a small margin such as 1e-5", DataWarning, stacklevel=2)
+    gap = None if verified is None else (bound - verified) / max(bound, 1)
     result = LearnResult(
         family=family.name, n_records=n, n_correct=n_correct, n_correct_verified=verified,
         n_correct_strict=strict, status=status, bound=bound, gap=gap, margin=margin,
@@ -246,8 +294,28 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         model=info.to_dict(), recount_tol=tol, cut_rounds=solved.cut_rounds, correct=correct,
         reductions=reductions.to_dict(), at_risk=None if screening is None else screening.at_risk,
         at_risk_exact=None if screening is None else bool(screening.exact.all()),
+        lower_source=lower_source,
     )
+    if solved.interrupted:  # Ctrl-C during the solve: the interval so far, then stop
+        raise Interrupted(f"{family.name}: interrupted", partial=result)
     return result, distance
+
+
+@dataclass(frozen=True)
+class _Start:
+    """An admissible parameter known before the solve, with its recount."""
+
+    label: str
+    theta: np.ndarray
+    linked: LinkageResult
+    correct: np.ndarray
+    count: int
+
+
+def _count_start(label, theta, za, zb, family, columns, *, margin, tol, candidates) -> _Start:
+    linked, correct = recount(za, zb, family.distance(theta, columns), margin=margin, tol=tol,
+                              candidates=candidates)
+    return _Start(label, np.asarray(theta, dtype=float), linked, correct, int(correct.sum()))
 
 
 def _options(family: LearnedFamily) -> dict:
@@ -329,8 +397,13 @@ class LearnedDistanceLinkage:
 
     def fit(self, original, masked, *, columns: Sequence[str] | None = None,
             id_column: str | None = None, drop_nonfinite: bool = False,
-            export: str | Path | None = None) -> "LearnedDistanceLinkage":
-        """Learn the family's best distance on an original file and its masked file."""
+            export: str | Path | None = None,
+            known: Sequence[tuple[str, Distance]] = ()) -> "LearnedDistanceLinkage":
+        """Learn the family's best distance on an original file and its masked file.
+
+        ``known``: ``(label, distance)`` pairs already at hand (on these files'
+        standardised columns), e.g. MD or a smaller family's optimum; each one the
+        family contains is a start and a lower end (see :func:`learn`)."""
         family = self._family()
         if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not self.margin >= 0:
             raise InputError(f"margin={self.margin!r}; expected a number >= 0")
@@ -348,7 +421,7 @@ class LearnedDistanceLinkage:
         self.result_, self.distance_ = learn(data, family, margin=float(self.margin), options=options,
                                              big_c=self.big_c, reductions=reductions,
                                              on_mismatch=self.on_mismatch,
-                                             export=export)
+                                             export=export, known=known)
         self.columns_ = data.columns
         self._set_standardisation(data)
         self.params_ = self.result_.params

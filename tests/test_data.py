@@ -27,7 +27,7 @@ def test_load_table_reads_csv_and_parquet_and_selects_columns(tmp_path):
     with pytest.raises(InputError, match="file not found"):
         load_table(tmp_path / "missing.csv")
     (tmp_path / "t.xlsx").write_text("")
-    with pytest.raises(InputError, match="expected a .csv or .parquet"):
+    with pytest.raises(InputError, match="expected a .csv, .tsv or .parquet"):
         load_table(tmp_path / "t.xlsx")
 
 

@@ -12,6 +12,7 @@ from rlopt.data import standardise, validate_pair
 from rlopt.exceptions import InputError, NonFiniteError
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import link_records
+from rlopt.families.md import Mahalanobis
 from rlopt.masking import build, microaggregate, published_recipe
 from rlopt.risk import information_loss, interval_disclosure
 
@@ -82,3 +83,252 @@ def test_a_non_finite_distance_is_an_error_not_a_count(m433):
     broken = WeightedMeanDistance(np.array([np.nan, 0.5, 0.25, 0.25]), data.columns)
     with pytest.raises(NonFiniteError, match="not finite"):
         link_records(za, zb, broken)
+
+
+# 2. The headline and every family's lower end are at least the run's own evidence ----
+
+def correlated_noise_file(n=200, seed=0, rho=0.98):
+    """Noise strongly correlated across attributes: MD whitens it and beats every
+    weighted mean (the case where a headline from wm alone understated the risk)."""
+    rng = np.random.default_rng(seed)
+    original = rng.normal(size=(n, 4))
+    cov = np.full((4, 4), rho)
+    np.fill_diagonal(cov, 1.0)
+    masked = original + rng.multivariate_normal(np.zeros(4), cov, size=n)
+    columns = list("abcd")
+    return pd.DataFrame(original, columns=columns), pd.DataFrame(masked, columns=columns)
+
+
+@pytest.fixture(scope="module")
+def correlated():
+    return correlated_noise_file()
+
+
+def test_embedded_parameters_give_the_same_distances(correlated):
+    from rlopt.families import get_family
+    from rlopt.families.containment import embed
+    original, masked = correlated
+    data = validate_pair(original, masked)
+    za, zb = standardise(data.masked), standardise(data.original)
+    wm = get_family("wm").distance(np.array([0.1, 0.2, 0.3, 0.4]), data.columns)
+    owa = get_family("owa").distance(np.array([0.4, 0.3, 0.2, 0.1]), data.columns)
+    md = Mahalanobis().from_data(za, zb, data.columns)
+    for source, target in [(wm, "ci"), (wm, "sb"), (wm, "sb_nc"), (owa, "ci"), (md, "sb")]:
+        family = get_family(target)
+        theta = embed(source, family, 4)
+        assert family.is_admissible(theta, za, zb), (source.family, target)
+        same = family.distance(theta, data.columns).pairwise(za[:20], zb)
+        ratio = same / source.pairwise(za[:20], zb)
+        assert np.allclose(ratio, ratio.flat[0], rtol=1e-9), (source.family, target)
+    assert embed(md, get_family("wm"), 4) is None  # a full matrix is no weighted mean
+    assert not get_family("wm_m", delta=0.15).is_admissible(embed(wm, get_family("wm_m"), 4), za, zb)
+
+
+def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated, tmp_path):
+    original, masked = correlated
+    md_count = rlopt.dbrl(original, masked, distance="md").n_correct
+    wm_only = rlopt.assess_risk(original, masked, families=["wm"], time_limit=30, folds=0)
+    assert wm_only.figures["families"][0]["n_correct"] < md_count  # the case of the issue
+    assert wm_only.headline["n_correct"] == md_count and wm_only.headline["source"] == "md"
+    # wm's optimum is proven and every other figure is exact: the maximum is exact too
+    assert wm_only.headline["status"] == "proven"
+
+    risk = rlopt.assess_risk(original, masked, families=["sb", "wm"], time_limit=5, folds=0)
+    rows = {r["family"]: r for r in risk.figures["families"]}
+    assert list(rows) == ["wm", "sb"]  # the smaller family first: its optimum starts sb
+    assert rows["sb"]["n_correct"] >= rows["wm"]["n_correct"]
+    figures = [r["n_correct"] for r in rows.values()] + [
+        b["n_correct"] for b in risk.figures["baselines"].values()]
+    assert risk.headline["n_correct"] == max(figures)
+    # sb's lower end is at least MD's matrix over its trace, recounted at the margin
+    from rlopt.families import get_family
+    from rlopt.families.containment import embed
+    from rlopt.learn import recount
+    data = validate_pair(original, masked)
+    za, zb = standardise(data.masked), standardise(data.original)
+    md = Mahalanobis().from_data(za, zb, data.columns)
+    sb = get_family("sb")
+    _, correct = recount(za, zb, sb.distance(embed(md, sb, 4), data.columns), margin=1e-5, tol=1e-9)
+    assert rows["sb"]["n_correct"] >= correct.sum()
+
+    # a saved parameter's figure reaches the headline too
+    saved = tmp_path / "sb.json"
+    saved.write_text(__import__("json").dumps(
+        {"family": "sb", "columns": list("abcd"), "Q": (md.precision / np.trace(md.precision)).tolist(),
+         "margin": 1e-5}))
+    with_saved = rlopt.assess_risk(original, masked, families=["wm"], time_limit=30, folds=0,
+                                   params=[saved])
+    saved_row = next(r for r in with_saved.figures["families"] if r["source"] == "saved parameters")
+    assert with_saved.headline["n_correct"] >= saved_row["n_correct"] == md_count
+
+
+def test_a_start_the_solver_does_not_improve_is_labelled_not_learned(correlated):
+    original, masked = correlated
+    data = validate_pair(original, masked)
+    za, zb = standardise(data.masked), standardise(data.original)
+    md = Mahalanobis().from_data(za, zb, data.columns)
+    # 1 s cannot improve on MD for sb here: the figure is MD's, named as the start it is
+    result = LearnedDistanceLinkage("sb", time_limit=1).fit(original, masked,
+                                                            known=[("MD's matrix", md)]).result_
+    assert result.status == "time_limit"
+    assert result.lower_source == "MD's matrix"
+    assert result.n_correct_verified >= 40
+    plain = LearnedDistanceLinkage("sb", time_limit=1).fit(original, masked).result_
+    assert plain.lower_source in ("solver", "neutral start (AM)")
+
+
+# 3. delta and family options are validated; an infeasible solve is never a count -------
+
+@pytest.mark.parametrize("family, delta, message", [
+    ("wm_m", 2.0, r"delta=2.0 for 4 attributes; expected 0 < delta <= 0.25"),
+    ("wm_m", -1.0, r"delta=-1.0; expected a number > 0"),
+    ("wm_m", 0.0, r"delta=0.0; expected a number > 0"),
+    ("sb_pd", 0.5, r"delta=0.5 for 4 attributes; expected 0 < delta <= 0.25"),
+    ("ci_m", 1.5, r"delta=1.5 for 4 attributes; expected 0 < delta <= 1"),
+])
+def test_delta_out_of_range_is_an_error_before_any_solving(m433, family, delta, message):
+    original, masked = m433
+    with pytest.raises(InputError, match=message):
+        LearnedDistanceLinkage(family, family_options={"delta": delta}, time_limit=5).fit(
+            original, masked)
+
+
+def test_unknown_family_options_are_refused():
+    from rlopt.families import get_family
+    with pytest.raises(InputError, match=r"unknown option\(s\) \['nonsense'\]"):
+        get_family("wm", nonsense=1)
+
+
+# 6, 7, 9. Every family's limits and every option checked before the first solve -------
+
+def test_choquet_families_need_two_to_twelve_attributes():
+    rng = np.random.default_rng(0)
+    one = pd.DataFrame({"a": rng.normal(size=30)})
+    for family in ("ci", "ci_m", "ci_super"):
+        with pytest.raises(InputError, match="needs at least 2 attributes; the file has 1"):
+            LearnedDistanceLinkage(family).fit(one, one + rng.normal(size=(30, 1)))
+    wide = pd.DataFrame(rng.normal(size=(30, 30)), columns=[f"c{k}" for k in range(30)])
+    with pytest.raises(InputError, match="at most 12 attributes.*the file has 30"):
+        LearnedDistanceLinkage("ci").fit(wide, wide + 0.1)
+
+
+def test_risk_checks_every_family_before_solving_and_defaults_leave_out_what_does_not_fit():
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame(rng.normal(size=(40, 13)), columns=[f"c{k}" for k in range(13)])
+    masked = wide + rng.normal(size=wide.shape) * 0.5
+    said = []
+    with pytest.raises(InputError, match="'ci' takes at most 12 attributes"):
+        rlopt.assess_risk(wide, masked, families=["wm", "ci"], time_limit=5, folds=0,
+                          progress=said.append)
+    assert not any(m.startswith("learning") for m in said)  # nothing solved, nothing lost
+    with pytest.raises(InputError, match=r"--generalisation.*\['am'\]"):
+        rlopt.assess_risk(wide, masked, families=["wm"], generalisation_families=["am"])
+    risk = rlopt.assess_risk(wide, masked, time_limit=5, folds=0)
+    assert risk.figures["inputs"]["families"] == ["wm", "owa", "sb"]
+    assert any(note.startswith("ci left out of the default families")
+               for note in risk.figures["inputs"]["notes"])
+
+
+# 3 (solver side), 4, 5, 8, 10: through the command line, as a user meets them ----------
+
+def rlopt_cli(*args, cwd=None, timeout=120):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", "from rlopt.cli import main; main()", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+def one_error_line(done, pattern):
+    import re
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ") and re.search(pattern, lines[0]), lines[0]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, m433):
+    folder = tmp_path_factory.mktemp("files")
+    original, masked = m433
+    original.to_csv(folder / "o.csv", index=False)
+    masked.to_csv(folder / "m.csv", index=False)
+    (folder / "empty.csv").write_text("")
+    (folder / "ragged.csv").write_text("a,b\n1,2\n3,4,5\n6,7\n")
+    (folder / "fake.parquet").write_text("not parquet\n")
+    (folder / "semi.csv").write_text("a;b;c\n1;2;3\n4;5;6\n")
+    (folder / "header.csv").write_text("a,b\n")
+    (folder / "dup.csv").write_text("AGI,AGI,b\n1,2,3\n4,5,6\n7,8,1\n")
+    (folder / "garbled.csv").write_text("a,b\n1,2\n3,4x\n5,6\n")
+    (folder / "adir").mkdir()
+    tab = original.head(30)
+    tab.to_csv(folder / "t.tsv", sep="\t", index=False)
+    return folder
+
+
+@pytest.mark.parametrize("name, pattern", [
+    ("empty.csv", r"'.*empty.csv' is empty \(0 bytes\)"),
+    ("ragged.csv", r"cannot read .* comma-separated values .*Expected 2 fields in line 3, saw 3"),
+    ("fake.parquet", r"cannot read .* as Parquet"),
+    ("semi.csv", r"one column named 'a;b;c': it looks semicolon-separated"),
+    ("header.csv", r"has a header \(2 columns\) but no records"),
+    ("dup.csv", r"column name\(s\) \['AGI'\] appear more than once"),
+    ("garbled.csv", r"column 'b' has 1 value\(s\) that are not numbers \(first at row 1: '4x'\)"),
+    ("adir", r"'.*adir' is a folder"),
+])
+def test_bad_files_end_in_one_error_line(files, name, pattern):
+    for command in ("link", "learn", "risk"):
+        one_error_line(rlopt_cli(command, files / name, files / name), pattern)
+
+
+def test_tab_separated_files_are_read(files):
+    done = rlopt_cli("link", files / "t.tsv", files / "t.tsv", "--json")
+    assert done.returncode == 0, done.stderr
+    assert __import__("json").loads(done.stdout)["n_records"] == 30
+
+
+def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, tmp_path):
+    original, masked = m433
+    original.assign(ID=range(400)).to_csv(tmp_path / "o.csv", index=False)
+    masked.assign(ID=range(400)).to_csv(tmp_path / "m.csv", index=False)
+    done = rlopt_cli("link", tmp_path / "o.csv", tmp_path / "m.csv")
+    assert done.returncode == 0
+    assert "warning: column 'ID' looks like a record identifier" in done.stderr
+    assert "--id-column ID" in done.stderr
+    done = rlopt_cli("link", tmp_path / "o.csv", tmp_path / "m.csv", "--id-column", "ID")
+    assert "looks like a record identifier" not in done.stderr
+    with warnings.catch_warnings():  # no false alarm on the bundled files
+        warnings.simplefilter("error", rlopt.exceptions.DataWarning)
+        census = rlopt.load_census()
+        validate_pair(census, census * 1.01 + 1)
+
+
+@pytest.mark.parametrize("args, pattern", [
+    (["risk", "--attack-method", "rank-swapping", "--p", "0"], r"p=0.0; expected a percentage"),
+    (["risk", "--attack-method", "rank-swapping"], r"give exactly one of p=None"),
+    (["risk", "--attack-method", "microaggregation"], r"needs the published k \(CLI: --k\)"),
+    (["risk", "--time-limit", "0"], r"time_limit=0.0; expected a number of seconds > 0"),
+    (["risk", "--report", "nodir/r.html"], r"--report 'nodir/r.html': the folder 'nodir' does not exist"),
+    (["risk", "--json", "nodir/r.json"], r"--json 'nodir/r.json'"),
+    (["risk", "--records-csv", "nodir/r.csv"], r"--records-csv 'nodir/r.csv'"),
+    (["risk", "--generalisation", "am"], r"--generalisation.*\['am'\]"),
+    (["risk", "--families", "wm,am"], r"--families.*\['am'\]"),
+    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,500"], r"k=500 is larger"),
+    (["learn", "--params-out", "nodir/p.json"], r"--params-out 'nodir/p.json'"),
+    (["learn", "--export", "nodir/m.lp"], r"--export 'nodir/m.lp'"),
+    (["learn", "--time-limit", "0"], r"time_limit=0.0"),
+    (["learn", "--family", "wm_m", "--delta", "2"], r"delta=2.0 for 4 attributes"),
+    (["learn", "--family", "ci_m", "--delta", "-1"], r"delta=-1.0; expected a number > 0"),
+])
+def test_bad_options_are_refused_before_any_solving(files, args, pattern):
+    import time
+    t0 = time.perf_counter()
+    done = rlopt_cli(args[0], files / "o.csv", files / "m.csv", *args[1:], cwd=files)
+    one_error_line(done, pattern)
+    assert "learning" not in done.stderr
+    assert time.perf_counter() - t0 < 15  # no MILP was solved first
+
+
+def test_a_margin_no_record_can_meet_is_warned(files):
+    done = rlopt_cli("learn", files / "o.csv", files / "m.csv", "--margin", "1e9", "--time-limit", "10")
+    assert done.returncode == 0
+    assert "warning: wm: no record is re-identified at margin 1e+09" in done.stderr

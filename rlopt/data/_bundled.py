@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from importlib import resources
 from pathlib import Path
 
@@ -57,35 +58,87 @@ def load_eia() -> pd.DataFrame:
     return _read_bundled("eia.csv")
 
 
+_SEPARATORS = {";": "semicolon", "\t": "tab", "|": "vertical bar"}
+
+
+def _header_names(path: Path, sep: str) -> list[str]:
+    """The header row as written (pandas renames a repeated name ``A`` to ``A.1``)."""
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        return next(csv.reader(handle, delimiter=sep), [])
+
+
+def _read_csv(path: Path, sep: str) -> pd.DataFrame:
+    if path.stat().st_size == 0:
+        raise InputError(f"{str(path)!r} is empty (0 bytes); expected a header row and records")
+    try:
+        frame = pd.read_csv(path, sep=sep)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{str(path)!r} has no columns; expected a header row and records") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        detail = " ".join(str(exc).split())
+        raise InputError(f"cannot read {str(path)!r} as {'tab' if sep == chr(9) else 'comma'}-"
+                         f"separated values ({detail}); expected the same number of fields "
+                         "on every line") from None
+    header = _header_names(path, sep) if path.suffix.lower() in (".csv", ".tsv", ".txt") else []
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise InputError(f"{str(path)!r}: column name(s) {repeated} appear more than once in the "
+                         "header; expected unique names")
+    if frame.shape[1] == 1:
+        name = str(frame.columns[0])
+        found = [label for mark, label in _SEPARATORS.items() if mark in name and mark != sep]
+        if found:
+            raise InputError(f"{str(path)!r} reads as one column named {name[:60]!r}: it looks "
+                             f"{found[0]}-separated; expected comma-separated values (.csv) "
+                             "or tab-separated (.tsv)")
+    return frame
+
+
 def load_table(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a user's table from CSV or Parquet (chosen by the file suffix).
+    """Read a user's table from CSV, TSV or Parquet (chosen by the file suffix).
 
     Parameters
     ----------
     path : str or Path
-        A ``.csv`` (optionally compressed, e.g. ``.csv.gz``) or ``.parquet`` file.
+        A ``.csv`` or ``.txt`` (comma-separated), ``.tsv`` (tab-separated), each
+        optionally compressed (e.g. ``.csv.gz``), or a ``.parquet`` file.
     columns : list of str, default=None
         Keep only these columns, in this order; every name must exist.
 
     Raises
     ------
     InputError
-        If the file does not exist, its format is not recognised, or a requested
-        column is missing.
+        If the file does not exist or is a folder, is empty or has a header only,
+        cannot be parsed (ragged lines, not Parquet), repeats a column name, looks
+        separated by something else than its suffix says, or a requested column is
+        missing.
     """
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{str(path)!r} is a folder; expected a .csv, .tsv or .parquet file")
     if not path.is_file():
         raise InputError(f"file not found: {str(path)!r}")
     suffixes = [s.lower() for s in path.suffixes]
     if ".parquet" in suffixes or ".pq" in suffixes:
-        frame = pd.read_parquet(path)
+        try:
+            frame = pd.read_parquet(path)
+        except ImportError:
+            raise InputError("reading Parquet needs pyarrow: pip install 'rlopt[parquet]'") from None
+        except Exception as exc:  # pyarrow's errors have no common public base class
+            raise InputError(f"cannot read {str(path)!r} as Parquet ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:200]}); expected a Parquet file") from None
+    elif ".tsv" in suffixes:
+        frame = _read_csv(path, "\t")
     elif ".csv" in suffixes or ".txt" in suffixes:
-        frame = pd.read_csv(path)
+        frame = _read_csv(path, ",")
     else:
         raise InputError(
-            f"cannot read {str(path)!r}: expected a .csv or .parquet file, got suffix "
+            f"cannot read {str(path)!r}: expected a .csv, .tsv or .parquet file, got suffix "
             f"{path.suffix!r}"
         )
+    if len(frame) == 0:
+        raise InputError(f"{str(path)!r} has a header ({len(frame.columns)} columns) but no "
+                         "records; expected at least two records")
     if columns is not None:
         missing = [c for c in columns if c not in frame.columns]
         if missing:

@@ -7,6 +7,7 @@ e.g. linkage and learning). Private functions downstream assume validated input.
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Sequence
@@ -104,11 +105,17 @@ def _numeric_block(frame: pd.DataFrame, columns: list[str], *, name: str) -> np.
     for column in columns:
         series = frame[column]
         if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-            example = series.iloc[0] if len(series) else None
+            parsed = pd.to_numeric(series, errors="coerce")
+            garbled = np.flatnonzero((parsed.isna() & series.notna()).to_numpy())
+            if pd.api.types.is_bool_dtype(series) or garbled.size == len(series):
+                raise InputError(
+                    f"{name}: column {column!r} is not numeric (dtype {series.dtype}, e.g. "
+                    f"{_plain(series.iloc[0])!r}); expected numbers. Choose the numeric "
+                    "columns with --columns (Python: columns=[...])")
+            row = int(garbled[0])
             raise InputError(
-                f"{name}: column {column!r} is not numeric (dtype {series.dtype}, e.g. "
-                f"{_plain(example)!r}); expected numbers. Select numeric columns with columns=[...]"
-            )
+                f"{name}: column {column!r} has {garbled.size} value(s) that are not numbers "
+                f"(first at row {row}: {_plain(series.iloc[row])!r}); expected numbers only")
     return frame[columns].to_numpy(dtype=np.float64, copy=True)
 
 
@@ -123,7 +130,7 @@ def _raise_nonfinite(block: np.ndarray, columns: list[str], *, name: str) -> Non
     raise InputError(
         f"{name}: column {columns[k]!r} has {rows.size} NaN/inf value(s) (first at row "
         f"{int(rows[0])}: {_plain(block[rows[0], k])!r}); expected finite numbers. Clean the file, "
-        "or pass drop_nonfinite=True (CLI: --drop-nonfinite) to drop such rows from both files"
+        "or drop such rows from both files with --drop-nonfinite (Python: drop_nonfinite=True)"
     )
 
 
@@ -180,6 +187,32 @@ def _align_by_id(original: pd.DataFrame, masked: pd.DataFrame, id_column: str):
     return original, masked, original[id_column].to_numpy()
 
 
+_ID_NAME = re.compile(r"^(id|ids|uid|uuid|key|index|identifier|record|row|rowid|recordid|"
+                      r"unnamed: ?\d+)$|(^|[_\s.-])(id|no|nr|num|number)$|^id[_\s.-]", re.IGNORECASE)
+"""Column names that say "identifier": ``ID``, ``record_id``, ``row no``, pandas' ``Unnamed: 0``."""
+
+
+def _identifier_reasons(name: str, original: np.ndarray, masked: np.ndarray) -> list[str]:
+    """Why a column looks like a record identifier rather than a quasi-identifier."""
+    reasons = ["named like one"] if _ID_NAME.search(name) else []
+    # unique integers left unmasked: a masked one (e.g. swapped ranks) is data, not an id
+    if (np.array_equal(original, masked) and np.all(original == np.round(original))
+            and np.unique(original).size == original.size):
+        reasons.append("unique integers, equal in both files")
+    return reasons
+
+
+def _warn_identifiers(a: np.ndarray, b: np.ndarray, columns: list[str]) -> None:
+    for k, column in enumerate(columns):
+        reasons = _identifier_reasons(column, a[:, k], b[:, k])
+        if reasons:
+            warnings.warn(
+                f"column {column!r} looks like a record identifier ({'; '.join(reasons)}), not a "
+                "quasi-identifier: used as an attribute it can re-identify records by itself. "
+                f"Align the files by it with --id-column {column} (Python: id_column=), or "
+                "leave it out with --columns", DataWarning, stacklevel=3)
+
+
 def _count_duplicate_rows(block: np.ndarray) -> int:
     _, inverse, counts = np.unique(block, axis=0, return_inverse=True, return_counts=True)
     return int((counts[inverse.ravel()] > 1).sum())
@@ -229,8 +262,8 @@ def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
             raise InputError(
                 "original and masked files have different columns: only in the original "
                 f"{sorted(set(cols) - set(masked_cols))}, only in the masked file "
-                f"{sorted(set(masked_cols) - set(cols))}; pass columns=[...] (CLI: --columns) "
-                "to choose the shared attributes"
+                f"{sorted(set(masked_cols) - set(cols))}; choose the shared attributes with --columns "
+                "(Python: columns=[...])"
             )
     else:
         _select_columns(masked, cols, name="masked", exclude=id_column)
@@ -242,7 +275,7 @@ def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
         raise InputError(
             f"the original file has {len(original)} records and the masked file "
             f"{len(masked)}; expected the same number (aligned by row order), or pass "
-            "id_column= (CLI: --id-column) to align them by an identifier"
+            "--id-column (Python: id_column=) to align them by an identifier"
         )
 
     a = _numeric_block(original, cols, name="original")
@@ -273,9 +306,10 @@ def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
             raise InputError(
                 f"{name}: column {cols[k]!r} is constant (every value is {_plain(block[0, k])!r}); "
                 "standardisation divides by the standard deviation, so expected a column "
-                "with at least two distinct values. Leave it out with columns=[...]"
+                "with at least two distinct values. Leave it out with --columns (Python: columns=[...])"
             )
 
+    _warn_identifiers(a, b, cols)
     n_dup = _count_duplicate_rows(a)
     if n_dup:
         warnings.warn(

@@ -95,17 +95,20 @@ def _read_yaml(path: Path):
     if not path.is_file():
         raise InputError(f"config file not found: {str(path)!r}")
     try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise InputError(f"{str(path)!r} is not valid YAML: {exc}") from None
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                         "expected a YAML config") from None
+    except yaml.YAMLError as exc:  # one line: the error's own lines joined
+        raise InputError(f"{str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") from None
 
 
 def _validation_message(path: Path, exc: ValidationError) -> str:
-    lines = [f"invalid config {str(path)!r}:"]
+    problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "(top level)"
-        lines.append(f"  {where}: {error['msg']}")
-    return "\n".join(lines)
+        problems.append(f"{where}: {error['msg']}")
+    return f"invalid config {str(path)!r}: " + "; ".join(problems)
 
 
 def load_config(path: str | Path) -> ExperimentConfig:

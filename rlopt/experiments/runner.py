@@ -6,6 +6,11 @@ file, then rename) and ``OUT/results.csv`` is rewritten from them after each
 cell, so a killed run loses at most the cells in flight; a re-run with the same
 ``OUT`` skips every cell whose file exists. A cell that raises is reported and
 not written, so the next run retries exactly it.
+
+A run holds a lock on ``OUT`` (a second run on it is refused, naming the first);
+Ctrl-C ends the local workers at once and raises :class:`~rlopt.exceptions.Interrupted`
+with the finished part; local workers die with their parent, even a parent killed
+with SIGKILL; a folder the run created is removed again if no cell was finished in it.
 """
 
 from __future__ import annotations
@@ -13,10 +18,15 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
+import signal
 import socket
+import sys
+import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from multiprocessing import get_context
@@ -26,7 +36,7 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
-from rlopt.exceptions import InputError
+from rlopt.exceptions import InputError, Interrupted
 
 __all__ = ["run_cell", "run_grid", "GridRun", "COLUMNS"]
 
@@ -104,9 +114,40 @@ class GridRun:
         return pd.DataFrame(self.rows, columns=self.columns)
 
 
+def _worker_init(parent: int) -> None:
+    """Initializer of a local worker process: Ctrl-C is the parent's to handle (it
+    ends the workers), and the worker dies with its parent, even a killed one."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1  # the kernel sends SIGKILL when the parent dies
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    else:  # pragma: no cover - elsewhere a watchdog polls the parent
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the above
+        os._exit(1)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel the cells not started and end the workers now (their cells are lost)."""
+    # Python >= 3.14 has pool.terminate_workers(); before, the pool's own process map
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+    for process in workers:
+        process.join(5)
+
+
 def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
-    """``submit(cells) -> iterator of (cell, row or exception)`` and a closer; each cell
-    is computed by ``work(cell)`` (a module-level function, so that it pickles)."""
+    """``submit(cells) -> iterator of (cell, row or exception)`` and ``close(abort)``;
+    each cell is computed by ``work(cell)`` (a module-level function, so that it
+    pickles). ``close(True)`` (after Ctrl-C) drops the cells in flight at once."""
     if scheduler is not None:
         try:
             from distributed import Client, as_completed as dask_completed
@@ -114,7 +155,7 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
             raise InputError("--scheduler needs dask.distributed: pip install distributed") from None
         try:
             client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # unreachable or a bad address
             raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
 
         def submit(cells):
@@ -125,7 +166,7 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
                     yield futures[future], future.result()
                 except Exception as exc:  # the cell's own error, raised on the worker
                     yield futures[future], exc
-        return submit, client.close
+        return submit, lambda abort: client.close()  # the scheduler drops a closed client's cells
     if jobs == 1:
         def submit(cells):
             for c in cells:
@@ -134,8 +175,9 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
                 except Exception as exc:
                     traceback.print_exc()
                     yield c, exc
-        return submit, lambda: None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"))
+        return submit, lambda abort: None
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
+                               initializer=_worker_init, initargs=(os.getpid(),))
 
     def submit(cells):
         futures = {pool.submit(work, c): c for c in cells}
@@ -144,7 +186,45 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
                 yield futures[future], future.result()
             except Exception as exc:
                 yield futures[future], exc
-    return submit, lambda: pool.shutdown(cancel_futures=True)
+    return submit, lambda abort: _stop_pool(pool) if abort else pool.shutdown(cancel_futures=True)
+
+
+LOCK, OWNER = ".rlopt.lock", ".rlopt.owner"
+"""The lock file of a results folder and, beside it, who holds it."""
+
+
+@contextmanager
+def _claim(out: Path):
+    """Hold the results folder ``out`` for one run.
+
+    A second run on the same folder is refused at once with an :class:`InputError`
+    naming the first (its pid, host and start time). If this run created the
+    folder (and maybe its parents) and no cell was finished in it (a failed
+    start, Ctrl-C before the first cell), they are removed again.
+    """
+    from filelock import FileLock, Timeout
+
+    created = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    lock = FileLock(out / LOCK)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        try:
+            first = (out / OWNER).read_text().strip()
+        except OSError:
+            first = "another process"
+        raise InputError(f"{str(out)!r} is in use by another run ({first}); wait for it to "
+                         "finish or give another --out") from None
+    try:
+        _atomic_write(out / OWNER, f"rlopt pid {os.getpid()} on {socket.gethostname()}, started "
+                                   f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n")
+        yield
+    finally:
+        (out / OWNER).unlink(missing_ok=True)
+        if created is not None and not any((out / "cells").glob("*.json")):
+            shutil.rmtree(created, ignore_errors=True)  # the topmost folder this run made
+        lock.release()
 
 
 def run_grid(config: ExperimentConfig, out: str | Path, *, base: str | Path = ".", jobs: int = 1,
@@ -168,16 +248,16 @@ def run_grid(config: ExperimentConfig, out: str | Path, *, base: str | Path = ".
     if not (isinstance(jobs, int) and jobs >= 1):
         raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     out = Path(out)
-    (out / "cells").mkdir(parents=True, exist_ok=True)
     cells = expand(config, base)
-    _atomic_write(out / "run.json", json.dumps({
-        "config": config.model_dump(mode="json"), "n_cells": len(cells),
-        "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                    "cpus": os.cpu_count(), "python": platform.python_version()},
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "jobs": jobs, "scheduler": scheduler}, indent=2))
-    return run_tasks(cells, out, work=run_cell, columns=COLUMNS, label=config.name, jobs=jobs,
-                     scheduler=scheduler, progress=progress, on_row=on_row)
+    with _claim(out):
+        _atomic_write(out / "run.json", json.dumps({
+            "config": config.model_dump(mode="json"), "n_cells": len(cells),
+            "machine": {"platform": platform.platform(), "processor": platform.machine(),
+                        "cpus": os.cpu_count(), "python": platform.python_version()},
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "jobs": jobs, "scheduler": scheduler}, indent=2))
+        return _run_tasks(cells, out, work=run_cell, columns=COLUMNS, label=config.name,
+                          jobs=jobs, scheduler=scheduler, progress=progress, on_row=on_row)
 
 
 def run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], label: str,
@@ -188,11 +268,20 @@ def run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], lab
     Each cell has a ``key`` (its file name) and a ``describe()`` for error
     messages; a finished cell is written atomically at once, so a killed run
     loses at most the cells in flight, and a re-run skips the finished ones.
+    Ctrl-C raises :class:`~rlopt.exceptions.Interrupted` whose ``partial`` is the
+    :class:`GridRun` so far (``results.csv`` holds every finished cell).
     """
     if not (isinstance(jobs, int) and jobs >= 1):
         raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     out = Path(out)
-    (out / "cells").mkdir(parents=True, exist_ok=True)
+    with _claim(out):
+        return _run_tasks(cells, out, work=work, columns=columns, label=label, jobs=jobs,
+                          scheduler=scheduler, progress=progress, on_row=on_row)
+
+
+def _run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], label: str,
+               jobs: int, scheduler: str | None, progress: bool,
+               on_row: Callable[[dict], None] | None) -> GridRun:
     run = GridRun(out=out, rows=[], columns=columns)
     todo = []
     for cell in cells:
@@ -203,6 +292,7 @@ def run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], lab
     keys = [c.key for c in cells]
     if todo:
         submit, close = _executor(jobs, scheduler, work)
+        aborted = True
         try:
             for cell, outcome in _with_progress(submit(todo), len(todo), label, progress):
                 if isinstance(outcome, Exception):
@@ -213,8 +303,12 @@ def run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], lab
                 if on_row is not None:
                     on_row(outcome)
                 _write_results(out, keys, columns)
+            aborted = False
+        except KeyboardInterrupt as exc:  # every finished cell is kept; the workers end below
+            run.rows = _write_results(out, keys, columns)
+            raise Interrupted(f"{len(run.rows)} of {len(keys)} cells done", partial=run) from exc
         finally:
-            close()
+            close(aborted)
     run.rows = _write_results(out, keys, columns)
     return run
 

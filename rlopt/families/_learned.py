@@ -11,11 +11,14 @@ family's :class:`~rlopt.families.Distance`, written independently of ``features`
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
+from rlopt.exceptions import InputError
 from rlopt.families._base import Distance, Family
 
 __all__ = ["LearnedFamily", "LinearRows", "default_delta"]
@@ -66,9 +69,50 @@ class LearnedFamily(Family):
 
     learned = True
     options: dict
+    option_names: ClassVar[tuple[str, ...]] = ()
+    """The options the family takes (e.g. ``delta`` of the metric variants)."""
+    min_attributes: ClassVar[int] = 1
+    max_attributes: ClassVar[int | None] = None
 
     def __init__(self, **options):
+        unknown = sorted(set(options) - set(self.option_names))
+        if unknown:
+            raise InputError(f"family {self.name!r}: unknown option(s) {unknown}; expected "
+                             f"{list(self.option_names) or 'no options'}")
+        delta = options.get("delta")
+        if delta is not None and (isinstance(delta, bool) or not isinstance(delta, (int, float))
+                                  or not math.isfinite(delta) or not delta > 0):
+            raise InputError(f"{self.name} delta={delta!r}; expected a number > 0 "
+                             "(at most 1/n for n attributes)")
         self.options = options
+
+    def check_attributes(self, n: int) -> None:
+        """Raise :class:`InputError`, before any work, when the family cannot be learned
+        on ``n`` attributes (too few or too many, or an option that no parameter meets)."""
+        if n < self.min_attributes:
+            raise InputError(f"family {self.name!r} needs at least {self.min_attributes} "
+                             f"attributes; the file has {n}")
+        if self.max_attributes is not None and n > self.max_attributes:
+            raise InputError(f"family {self.name!r} takes at most {self.max_attributes} "
+                             f"attributes (it has 2^n - 2 parameters); the file has {n}: "
+                             "choose fewer with --columns (Python: columns=[...])")
+        if "delta" in self.option_names:
+            self.delta(n)
+
+    def max_delta(self, n: int) -> float:
+        """The largest ``delta`` some admissible parameter meets (metric variants)."""
+        return 1.0 / n
+
+    def delta(self, n: int) -> float:
+        """The lower bound ``delta`` of a metric variant: the option, else ``1e-3 / n``."""
+        delta = self.options.get("delta")
+        if delta is None:
+            return default_delta(n)
+        if delta > self.max_delta(n):
+            raise InputError(f"{self.name} delta={delta!r} for {n} attributes; expected "
+                             f"0 < delta <= {self.max_delta(n):g} (no parameter of the family "
+                             "meets a larger one)")
+        return float(delta)
 
     @abstractmethod
     def n_params(self, n: int) -> int:
@@ -130,6 +174,19 @@ class LearnedFamily(Family):
         ones; the solver adds them and solves again until none is returned.
         """
         return []
+
+    def is_admissible(self, theta: np.ndarray, za: np.ndarray, zb: np.ndarray, *,
+                      tol: float = 1e-9) -> bool:
+        """Whether ``theta`` meets the family's bounds, rows and cutting planes (on these
+        standardised files, for the families whose conditions involve the records)."""
+        n = za.shape[1]
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (self.n_params(n),) or not np.isfinite(theta).all():
+            return False
+        lo, hi = self.bounds(n)
+        if (theta < lo - tol).any() or (theta > hi + tol).any():
+            return False
+        return self.constraints(n).violation(theta) <= tol and not self.separate(theta, za, zb)
 
     def repair(self, theta: np.ndarray) -> np.ndarray | None:
         """An admissible parameter near ``theta`` when cutting planes stopped early."""

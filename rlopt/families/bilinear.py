@@ -9,11 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
-from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
-from rlopt.families._learned import LearnedFamily, LinearRows, default_delta
+from rlopt.families._learned import LearnedFamily, LinearRows
 
-__all__ = ["Bilinear", "NonNegativeBilinear", "PositiveDefiniteBilinear", "BilinearDistance"]
+__all__ = ["Bilinear", "BilinearDistance", "NonNegativeBilinear", "PositiveDefiniteBilinear"]
 
 SEPARATION_TOL = 1e-9
 """A cutting plane is added when ``theta`` violates it by more than this."""
@@ -127,6 +126,7 @@ class NonNegativeBilinear(Bilinear):
 
     name = "sb_nc"
     summary = "symmetric bilinear form, non-negative on every pair of records"
+    option_names = ("cuts_per_round",)
 
     def separate(self, theta, za, zb):
         q = self.matrix(theta, za.shape[1])
@@ -152,12 +152,7 @@ class PositiveDefiniteBilinear(Bilinear):
 
     name = "sb_pd"
     summary = "symmetric bilinear form with Q >= delta I"
-
-    def delta(self, n):
-        delta = self.options.get("delta") or default_delta(n)
-        if not 0 < delta <= 1 / n:
-            raise InputError(f"sb_pd delta={delta!r}; expected 0 < delta <= 1/n = {1 / n:g}")
-        return delta
+    option_names = ("delta",)
 
     def separate(self, theta, za, zb):
         n = za.shape[1]

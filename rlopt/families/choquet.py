@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from rlopt.data import squared_diffs
-from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
-from rlopt.families._learned import LearnedFamily, LinearRows, default_delta
+from rlopt.families._learned import LearnedFamily, LinearRows
 
-__all__ = ["Choquet", "MetricChoquet", "SupermodularChoquet", "ChoquetDistance"]
+__all__ = ["Choquet", "ChoquetDistance", "MetricChoquet", "SupermodularChoquet"]
 
 MAX_ATTRIBUTES = 12
 """Above this the 2^n measure values are too many for a readable (or solvable) model."""
@@ -57,14 +56,11 @@ class Choquet(LearnedFamily):
 
     name = "ci"
     summary = "Choquet integral of squared differences, monotone fuzzy measure"
-
-    def _check(self, n):
-        if n > MAX_ATTRIBUTES:
-            raise InputError(f"the Choquet families need 2^n - 2 parameters; n={n} attributes "
-                             f"is more than the {MAX_ATTRIBUTES} supported")
+    min_attributes = 2  # with one attribute mu is fixed (mu(V) = 1): the distance is AM
+    max_attributes = MAX_ATTRIBUTES
 
     def n_params(self, n):
-        self._check(n)
+        self.check_attributes(n)
         return 2**n - 2
 
     def param_names(self, columns):
@@ -156,9 +152,13 @@ class MetricChoquet(Choquet):
 
     name = "ci_m"
     summary = "Choquet integral with a submodular measure, mu({k}) >= delta"
+    option_names = ("delta", "published_relaxation")
+
+    def max_delta(self, n):
+        return 1.0  # mu({k}) = 1 for every k is monotone and submodular
 
     def singleton_lower(self, n):
-        return self.options.get("delta") or default_delta(n)
+        return self.delta(n)
 
     def _modularity(self, n, rows):
         self._local_modularity(n, rows, 1.0, pairs_only=bool(self.options.get("published_relaxation")))

@@ -6,7 +6,7 @@ import numpy as np
 
 from rlopt.data import squared_diffs
 from rlopt.families._base import Distance
-from rlopt.families._learned import LearnedFamily, LinearRows, default_delta
+from rlopt.families._learned import LearnedFamily, LinearRows
 
 __all__ = ["WeightedMean", "MetricWeightedMean", "WeightedMeanDistance"]
 
@@ -76,6 +76,7 @@ class MetricWeightedMean(WeightedMean):
 
     name = "wm_m"
     summary = "weighted mean with every weight >= delta (a metric)"
+    option_names = ("delta",)
 
     def lower(self, n):
-        return self.options.get("delta") or default_delta(n)
+        return self.delta(n)

@@ -1,7 +1,7 @@
 """Masking methods: MDAV microaggregation (by attribute groups), rank swapping,
 additive noise, and the recipes of the published protected files."""
 
-from rlopt.masking.mdav import group_means, mdav_partition, microaggregate
+from rlopt.masking.mdav import check_k, group_means, mdav_partition, microaggregate
 from rlopt.masking.noise import additive_noise
 from rlopt.masking.rank_swap import rank_swap, rank_window
 from rlopt.masking.recipes import (
@@ -10,7 +10,7 @@ from rlopt.masking.recipes import (
 )
 
 __all__ = [
-    "mdav_partition", "group_means", "microaggregate", "additive_noise", "rank_swap", "rank_window",
+    "mdav_partition", "group_means", "microaggregate", "check_k", "additive_noise", "rank_swap", "rank_window",
     "PUBLISHED_FILES", "AttributeGroup", "MDAVSpec", "NoiseSpec", "RankSwapSpec", "Recipe",
     "build", "load_recipe", "published_recipe", "sample_records",
 ]

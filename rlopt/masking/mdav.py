@@ -10,10 +10,11 @@ import pandas as pd
 from rlopt.data import Standardisation, as_frame, column_scale, validate_table
 from rlopt.exceptions import InputError
 
-__all__ = ["mdav_partition", "group_means", "microaggregate"]
+__all__ = ["mdav_partition", "group_means", "microaggregate", "check_k"]
 
 
-def _check_k(k, n_records: int) -> int:
+def check_k(k, n_records: int) -> int:
+    """``k`` as an int when it is a valid MDAV minimum group size for ``n_records``."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"MDAV minimum group size k={k!r}; expected an integer >= 1")
     if k > n_records:
@@ -65,7 +66,7 @@ def mdav_partition(values: np.ndarray, k: int) -> np.ndarray:
     microaggregation for statistical disclosure control", IEEE TKDE 14(1), 2002.
     """
     n = values.shape[0]
-    k = _check_k(k, n)
+    k = check_k(k, n)
     z = _scaled(values)
     labels = np.full(n, -1, dtype=np.int64)
     remaining = np.arange(n)

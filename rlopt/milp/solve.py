@@ -7,8 +7,12 @@ Everything else sees a :class:`SolveResult`.
 from __future__ import annotations
 
 import functools
+import logging
 import math
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -85,6 +89,8 @@ class SolveResult:
     ``incumbent`` and ``bound`` are the objective ``sum K`` (records *not*
     re-identified): the incumbent found and the proven lower bound. ``status`` is
     ``optimal`` only when HiGHS proved the optimum and no cutting plane is missing.
+    ``interrupted``: Ctrl-C arrived during the solve, which stopped there (status
+    ``interrupted`` unless the optimum was proven first); the caller should stop too.
     """
 
     status: str
@@ -97,11 +103,51 @@ class SolveResult:
     cuts_added: int = 0
     cut_cap_hit: bool = False
     solver: dict = field(default_factory=dict)
+    interrupted: bool = False
+
+
+class _StopRequest:
+    """The SIGINT handler during a solve: the first Ctrl-C asks HiGHS to stop at its
+    next interrupt callback (the run then ends with its incumbent and bound); a
+    second one raises KeyboardInterrupt at once."""
+
+    requested = False
+
+    def __call__(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self, event) -> None:  # HiGHS's simplex / IPM / MIP interrupt callbacks
+        if self.requested:
+            event.interrupt()
+
+
+@contextmanager
+def _ctrl_c_stops_solver():
+    """``_StopRequest`` while SIGINT is Python's default (raise KeyboardInterrupt) and
+    this is the main thread; else ``None`` (e.g. a grid worker that ignores SIGINT)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield None
+        return
+    stop = _StopRequest()
+    signal.signal(signal.SIGINT, stop)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _not_interrupt_warning(record: logging.LogRecord) -> bool:
+    return "kInterrupt" not in record.getMessage()  # Pyomo's "unhandled status": ours, see below
 
 
 @functools.cache
 def _highs_class():
     from pyomo.contrib.solver.solvers.highs import Highs
+
+    logging.getLogger("pyomo.contrib.solver.solvers.highs").addFilter(_not_interrupt_warning)
 
     class HighsWithStart(Highs):
         """Pyomo's persistent HiGHS interface plus a MIP start: ``start`` is a list
@@ -112,6 +158,7 @@ def _highs_class():
 
         start: list | None = None
         start_passed: bool = False
+        stop: _StopRequest | None = None
 
         def _solve(self):
             self.start_passed = False
@@ -124,7 +171,21 @@ def _highs_class():
                     self.start_passed = True
                 except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
                     pass
-            return super()._solve()
+            if self.stop is None:
+                return super()._solve()
+            # Pyomo calls highspy's run(), which bypasses highspy's own Ctrl-C handling
+            # (that is in solve()): Python's KeyboardInterrupt then surfaces inside a
+            # HiGHS callback and run() raises, losing incumbent and bound. With our SIGINT
+            # handler, HiGHS stops at its next interrupt callback (status kInterrupt).
+            highs = self._solver_model
+            callbacks = (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
+            for callback in callbacks:
+                callback.subscribe(self.stop.check)
+            try:
+                return super()._solve()
+            finally:
+                for callback in callbacks:
+                    callback.unsubscribe(self.stop.check)
 
     return HighsWithStart
 
@@ -195,46 +256,51 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     }
     rounds = cuts_added = 0
     theta_vars = [model.theta[t] for t in model.theta]
-    while True:
-        if start is not None:
-            theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
-            solver.start = list(zip(theta_vars, theta0)) + [(v, k) for v, k in zip(k_vars, k0) if not v.fixed]
-        remaining = None
-        if options.time_limit is not None:
-            remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
-        results = solver.solve(
-            model, tee=options.log, load_solutions=False,
-            raise_exception_on_nonoptimal_result=False, time_limit=remaining,
-            rel_gap=options.rel_gap, threads=options.threads, solver_options=highs_options,
-        )
-        starts_passed += solver.start_passed
-        status = _STATUS.get(results.termination_condition.name, "error")
-        has_solution = results.incumbent_objective is not None
-        if has_solution:
-            results.solution_loader.load_vars()
-        theta = _values(model.theta) if has_solution else None
-        if status != "optimal" or separate is None:
-            break
-        cuts = separate(theta, _values(model.K))
-        if not cuts:
-            break
-        if rounds >= options.max_cut_rounds:
-            break
-        rounds += 1
-        if carry_bound:
-            model.cuts.add(model.objective.expr >= math.ceil(results.objective_bound - 1e-6))
-        for cut in cuts:
-            nz = np.flatnonzero(cut.coefs)
-            coefs = [float(v) for v in cut.coefs[nz]]
-            variables = [theta_vars[t] for t in nz]
-            if cut.k_index is not None:
-                coefs.append(float(cut.k_coef))
-                variables.append(model.K[cut.k_index])
-            model.cuts.add(LinearExpression(constant=0.0, linear_coefs=coefs,
-                                            linear_vars=variables) >= float(cut.rhs))
-        cuts_added += len(cuts)
+    with _ctrl_c_stops_solver() as stop:
+        solver.stop = stop
+        while True:
+            if start is not None:
+                theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
+                solver.start = list(zip(theta_vars, theta0)) + [(v, k) for v, k in zip(k_vars, k0) if not v.fixed]
+            remaining = None
+            if options.time_limit is not None:
+                remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
+            results = solver.solve(
+                model, tee=options.log, load_solutions=False,
+                raise_exception_on_nonoptimal_result=False, time_limit=remaining,
+                rel_gap=options.rel_gap, threads=options.threads, solver_options=highs_options,
+            )
+            starts_passed += solver.start_passed
+            status = _STATUS.get(results.termination_condition.name, "error")
+            has_solution = results.incumbent_objective is not None
+            if has_solution:
+                results.solution_loader.load_vars()
+            theta = _values(model.theta) if has_solution else None
+            if status != "optimal" or separate is None or (stop is not None and stop.requested):
+                break
+            cuts = separate(theta, _values(model.K))
+            if not cuts:
+                break
+            if rounds >= options.max_cut_rounds:
+                break
+            rounds += 1
+            if carry_bound:
+                model.cuts.add(model.objective.expr >= math.ceil(results.objective_bound - 1e-6))
+            for cut in cuts:
+                nz = np.flatnonzero(cut.coefs)
+                coefs = [float(v) for v in cut.coefs[nz]]
+                variables = [theta_vars[t] for t in nz]
+                if cut.k_index is not None:
+                    coefs.append(float(cut.k_coef))
+                    variables.append(model.K[cut.k_index])
+                model.cuts.add(LinearExpression(constant=0.0, linear_coefs=coefs,
+                                                linear_vars=variables) >= float(cut.rhs))
+            cuts_added += len(cuts)
     cap_hit = (separate is not None and status == "optimal" and theta is not None
                and bool(separate(theta, _values(model.K))))
+    interrupted = stop is not None and stop.requested
+    if interrupted and (status != "optimal" or cap_hit):
+        status, cap_hit = "interrupted", False  # what HiGHS had: an incumbent and a bound
     bound = results.objective_bound
     return SolveResult(
         status=status,
@@ -248,6 +314,7 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
                 "feasibility_tol": options.feasibility_tol, "rel_gap": options.rel_gap,
                 "threads": options.threads, "time_limit": options.time_limit,
                 "starts_passed": starts_passed},
+        interrupted=interrupted,
     )
 
 

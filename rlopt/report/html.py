@@ -43,10 +43,12 @@ def _cell(value):
 
 def _params_views(figures: dict) -> list[dict]:
     views = []
+    sources = {row["family"]: row.get("lower_source") for row in figures["families"]}
     for family, params in figures["params"].items():
         if not params:
             continue
         label = f"{family}"
+        first_view = len(views)
         if "weights" in params:  # wm, wm_m
             names, values = list(params["weights"]), list(params["weights"].values())
             views.append({"label": f"{label}: attribute weights",
@@ -89,6 +91,11 @@ def _params_views(figures: dict) -> list[dict]:
                 view["table"] = {"columns": [""] + list(names),
                                  "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)]}
             views.append(view)
+        source = sources.get(family)
+        if source not in (None, "solver") and len(views) > first_view:
+            # a start the solver did not improve on is not a learned parameter
+            views[first_view]["note"] = (f"No parameter better than the start was found; shown "
+                                         f"is that start: {source}. " + views[first_view]["note"])
     return views
 
 

@@ -18,13 +18,14 @@ import pandas as pd
 from rlopt.attacks.microaggregation import _microaggregation_attack
 from rlopt.attacks.rank_swap import _rank_swap_attack
 from rlopt.data import LinkageData, standardise, validate_pair
-from rlopt.exceptions import InputError
+from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import LEARNED, get_family
-from rlopt.learn import LearnedDistanceLinkage, learn
+from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
 from rlopt.linkage import link_records
-from rlopt.linkage.dbrl import _dbrl_validated
+from rlopt.linkage.dbrl import resolve_distance
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, _check_thresholds, _pld
 from rlopt.milp import SolverOptions
+from rlopt.masking import check_k
 from rlopt.masking.rank_swap import swap_window
 from rlopt.milp.acceleration import Reductions
 from rlopt.risk.measures import _check_p, _information_loss, _interval_disclosure
@@ -116,25 +117,35 @@ def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, ma
             "rate": float(held.mean()), "n_correct": int(held.sum()), "per_fold": per_fold}
 
 
-def _attack(data: LinkageData, attack: dict):
+def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], object]:
+    """Check the published masking's parameters now; the returned call runs the attack
+    (so that a bad parameter is an error before any solving, not after it)."""
     method = attack.get("method")
     if method == "rank-swapping":
         width = swap_window(attack.get("p"), attack.get("window"), data.n_records)
-        return _rank_swap_attack(data, width, "am", attack.get("p"))
+        return lambda: _rank_swap_attack(data, width, "am", attack.get("p"))
     if method == "microaggregation":
         groups = attack.get("groups") or [(list(data.columns), attack.get("k"))]
         if any(k is None for _, k in groups):
-            raise InputError("the microaggregation attack needs k or groups")
-        return _microaggregation_attack(data, groups, "am")
+            raise InputError("the microaggregation attack needs the published k (CLI: --k) or "
+                             "attribute groups (CLI: --groups)")
+        for columns, k in groups:
+            unknown = [c for c in columns if c not in data.columns]
+            if unknown:
+                raise InputError(f"attack group column(s) {unknown} are not among the "
+                                 f"attributes {list(data.columns)}")
+            check_k(k, data.n_records)
+        return lambda: _microaggregation_attack(data, groups, "am")
     raise InputError(f"attack method={method!r}; expected 'rank-swapping' or 'microaggregation'")
 
 
-def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
+def assess_risk(original, masked, *, families: Sequence[str] | None = None,
                 columns: Sequence[str] | None = None, id_column: str | None = None,
                 margin: float = 1e-5, time_limit: float | None = 60.0, threads: int | None = 1,
                 params: Sequence[str | Path] = (), attack: dict | None = None,
                 folds: int = 5, generalisation_families: Sequence[str] = ("wm",),
-                seed: int = 0, interval_p: float = 10.0, tradeoff: pd.DataFrame | None = None,
+                seed: int = 0, interval_p: float = 10.0,
+                tradeoff: pd.DataFrame | Callable | None = None,
                 names: tuple[str, str] = ("original", "masked"),
                 progress: Callable[[str], None] | None = None) -> RiskAssessment:
     """Everything a disclosure-control officer asks before publishing ``masked``.
@@ -142,8 +153,12 @@ def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
     Parameters
     ----------
     original, masked : DataFrame or array-like, aligned record by record (or by ``id_column``)
-    families : sequence of str
-        Learned families (SPEC section 4) whose worst case is computed by MILP.
+    families : sequence of str, default=None
+        Learned families (SPEC section 4) whose worst case is computed by MILP,
+        learned smallest first (wm before ci and sb, whose lower end starts from
+        wm's optimum). ``None``: :data:`DEFAULT_FAMILIES`, leaving out (with a
+        note) those the file does not suit, e.g. ci above 12 attributes; a family
+        named explicitly that does not suit the file is an error before any solving.
     margin, time_limit, threads
         Per family; a family stopped by the time limit is reported as an interval.
     params : sequence of paths
@@ -157,28 +172,47 @@ def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
         k-fold generalisation (0 folds: skipped).
     interval_p : float
         Width (%) of the interval disclosure measures.
-    tradeoff : DataFrame, default=None
-        A :func:`rlopt.risk.tradeoff` table to include.
+    tradeoff : DataFrame or callable, default=None
+        A :func:`rlopt.risk.tradeoff` table to include, or the call returned by
+        :func:`rlopt.risk.tradeoff_plan` (run after every other figure, with
+        ``progress``; its options were checked when it was planned).
     names : (str, str)
         The file names shown in the report.
     """
-    unknown = [f for f in families if f not in LEARNED]
-    if unknown:
-        raise InputError(f"family name(s) {unknown}; expected learned families from {list(LEARNED)}")
+    explicit = families is not None
+    families = _learned_names(DEFAULT_FAMILIES if families is None else families,
+                              "families (CLI: --families)")
+    generalisation_families = _learned_names(generalisation_families,
+                                             "generalisation_families (CLI: --generalisation)")
     interval_p = _check_p(interval_p)
     if attack is not None and attack.get("method") not in ("rank-swapping", "microaggregation"):
         raise InputError(f"attack method={attack.get('method')!r}; expected 'rank-swapping' "
                          "or 'microaggregation'")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 0 or folds == 1:
         raise InputError(f"folds={folds!r}; expected 0 (no generalisation) or an integer >= 2")
+    options = SolverOptions(time_limit=time_limit, threads=threads)  # checked before any work
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
+        raise InputError(f"margin={margin!r}; expected a number >= 0")
     say = progress or (lambda message: None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         data = validate_pair(original, masked, columns=columns, id_column=id_column)
     notes = [str(w.message) for w in caught]
     n = data.n_records
+    # every family's limits before the first solve: no finished work is lost to a later one
+    for name in list(families):
+        try:
+            get_family(name).check_attributes(data.n_attributes)
+        except InputError as exc:
+            if explicit:
+                raise
+            families.remove(name)
+            notes.append(f"{name} left out of the default families: {exc}")
+    for name in generalisation_families if folds else ():
+        get_family(name).check_attributes(data.n_attributes)
     if folds and folds > n:
         raise InputError(f"folds={folds} for {n} records; expected at most {n}")
+    run_attack = None if attack is None else _attack_plan(data, attack)
     zm, zo = standardise(data.masked), standardise(data.original)
     original_frame = pd.DataFrame(data.original, columns=list(data.columns))
     masked_frame = pd.DataFrame(data.masked, columns=list(data.columns))
@@ -186,36 +220,23 @@ def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
 
     say("baselines (am, md, pld)")
     baselines = {}
+    known = []  # (label, distance): every parameter met so far, a lower end of the families containing it
     for name in ("am", "md"):
         try:
-            linked = _dbrl_validated(data, name)
+            baseline = resolve_distance(name, zm, zo, data.columns)
         except InputError as exc:  # e.g. MD on a file whose differences have no covariance
             baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
             continue
+        linked = link_records(zm, zo, baseline)
         baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": "exact"}
         records[f"reid_{name}"] = linked.correct
+        if name == "md":
+            known.append(("MD's matrix over its trace", baseline))
     prob = _pld(data, _check_thresholds(DEFAULT_THRESHOLDS), seed, 64 * 2**20)
     baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": "exact"}
     records["reid_pld"] = prob.correct
 
     rows, learned_params = [], {}
-    for family in families:
-        say(f"learning {family} (time limit {time_limit} s)")
-        learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit,
-                                         threads=threads)
-        learner.fit(original_frame, masked_frame)
-        result = learner.result_
-        rows.append({"family": family, "source": "learned", "rate": result.rate,
-                     "n_correct": result.n_correct_verified, "bound": result.bound,
-                     "bound_rate": None if result.bound is None else result.bound / n,
-                     "status": result.status, "gap": result.gap,
-                     "seconds": result.seconds["total"], "n_at_risk": result.n_at_risk,
-                     "at_risk_exact": result.at_risk_exact})
-        learned_params[family] = result.params
-        records[f"reid_{family}"] = (result.correct if result.correct is not None
-                                     else np.zeros(n, dtype=bool))
-        if result.at_risk is not None:
-            records[f"at_risk_{family}"] = result.at_risk
     for path in params:
         learner = LearnedDistanceLinkage.load_params(path)
         say(f"applying saved parameters {path}")
@@ -228,6 +249,43 @@ def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
                      "at_risk_exact": None})
         learned_params[label] = learner.params_
         records[f"reid_{label}"] = linked.correct
+        if tuple(learner.columns_) == data.columns:
+            known.append((f"saved parameters {Path(path).name}", learner.distance_))
+
+    def stopped(exc: KeyboardInterrupt) -> Interrupted:  # Ctrl-C: keep what is finished
+        done = sum(row["source"] == "learned" for row in rows)
+        return Interrupted(f"{done} of {len(families)} families done", partial={
+            "baselines": baselines, "families": rows, "interrupted": getattr(exc, "partial", None)})
+
+    for family in families:
+        say(f"learning {family} (time limit {time_limit} s)")
+        learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit,
+                                         threads=threads)
+        try:
+            learner.fit(original_frame, masked_frame, known=known)
+        except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
+            raise stopped(exc) from None
+        except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
+            rows.append({"family": family, "source": "learned", "rate": None, "n_correct": None,
+                         "bound": None, "bound_rate": None, "status": "failed", "gap": None,
+                         "seconds": 0.0, "n_at_risk": None, "at_risk_exact": None,
+                         "lower_source": None})
+            notes.append(f"{family} failed: {exc}")
+            continue
+        result = learner.result_
+        rows.append({"family": family, "source": "learned", "rate": result.rate,
+                     "n_correct": result.n_correct_verified, "bound": result.bound,
+                     "bound_rate": None if result.bound is None else result.bound / n,
+                     "status": result.status, "gap": result.gap,
+                     "seconds": result.seconds["total"], "n_at_risk": result.n_at_risk,
+                     "at_risk_exact": result.at_risk_exact, "lower_source": result.lower_source})
+        learned_params[family] = result.params
+        if learner.distance_ is not None:
+            known.append((f"{family}'s best parameter", learner.distance_))
+        records[f"reid_{family}"] = (result.correct if result.correct is not None
+                                     else np.zeros(n, dtype=bool))
+        if result.at_risk is not None:
+            records[f"at_risk_{family}"] = result.at_risk
     at_risk_columns = [c for c in records if c.startswith("at_risk_")]
     if at_risk_columns:
         records["at_risk_any"] = records[at_risk_columns].any(axis=1)
@@ -235,26 +293,30 @@ def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
     attack_figures = None
     if attack is not None:
         say(f"transparency attack ({attack.get('method')})")
-        result = _attack(data, attack)
+        result = run_attack()
         attack_figures = result.to_dict()
         records["reid_attack"] = result.correct
         records["attack_candidates"] = result.candidates
 
     generalisation = []
     if folds:
-        options = SolverOptions(time_limit=time_limit, threads=threads)
         for family in generalisation_families:
             say(f"generalisation: {folds}-fold {family}")
-            generalisation.append(_generalisation(data, family, folds=folds, seed=seed,
-                                                  margin=margin, options=options))
+            try:
+                generalisation.append(_generalisation(data, family, folds=folds, seed=seed,
+                                                      margin=margin, options=options))
+            except KeyboardInterrupt:
+                raise stopped(KeyboardInterrupt()) from None
 
     reid_columns = [c for c in records if c.startswith("reid_")]
-    learned_reid = [f"reid_{r['family']}" for r in rows]
+    learned_reid = [f"reid_{r['family']}" for r in rows if f"reid_{r['family']}" in records]
     records["n_families"] = records[learned_reid].sum(axis=1) if learned_reid else 0
     records = records[["record", "n_families"] + reid_columns
                       + [c for c in records if c not in reid_columns + ["record", "n_families"]]]
-    learned_rows = [r for r in rows if r["source"] == "learned" and r["n_correct"] is not None]
-    headline = _headline(learned_rows, attack_figures, n)
+    headline = _headline(baselines, rows, attack_figures, n)
+    if callable(tradeoff):
+        say("risk-utility trade-off")
+        tradeoff = tradeoff(say)
     figures = {
         "inputs": {
             "original": names[0], "masked": names[1], "columns": list(data.columns),
@@ -289,22 +351,35 @@ def assess_risk(original, masked, *, families: Sequence[str] = DEFAULT_FAMILIES,
     return RiskAssessment(figures, records)
 
 
-def _headline(learned_rows: list[dict], attack: dict | None, n: int) -> dict:
-    """The worst case over the families (and the attack, under transparency).
+def _learned_names(names: Sequence[str], option: str) -> list[str]:
+    """Learned family names, checked, without repeats, smallest family first (the
+    order of :data:`LEARNED`: a family's optimum is a start of those containing it)."""
+    if isinstance(names, str):
+        names = [names]
+    unknown = [f for f in names if f not in LEARNED]
+    if unknown:
+        raise InputError(f"{option}: family name(s) {unknown}; expected learned families "
+                         f"from {list(LEARNED)}")
+    return sorted(set(names), key=LEARNED.index)
 
-    Over the families the worst case lies in ``[max verified count, max bound]``;
-    it is proven when the two meet. The transparency attack's count is achieved
-    exactly, so it can only raise the lower end.
+
+def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) -> dict:
+    """The worst case over everything the run measured.
+
+    Its lower end is the largest count of any baseline (AM, MD, PLD), family,
+    saved parameter or transparency attack: each is achieved exactly by some
+    intruder. Its upper end is the largest proven bound of the families (or that
+    lower end, if larger); the worst case is proven when the two meet, i.e. over
+    the families assessed and the methods beside them, no intruder does better.
     """
-    if not learned_rows and attack is None:
+    figures = [(b["n_correct"], name) for name, b in baselines.items() if b["n_correct"] is not None]
+    figures += [(r["n_correct"], r["family"]) for r in rows if r["n_correct"] is not None]
+    if attack is not None:
+        figures.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
+    learned = [r for r in rows if r["source"] == "learned"]
+    if not learned and attack is None:
         return {"rate": None, "status": "none", "source": None}
-    low, high, source = 0, 0, None
-    for row in learned_rows:
-        if row["n_correct"] > low:
-            low, source = row["n_correct"], row["family"]
-        high = max(high, row["bound"] if row["bound"] is not None else n)
-    if attack is not None and attack["n_correct"] > low:
-        low, source = attack["n_correct"], f"transparency attack ({attack['method']})"
-    high = max(high, low)
+    low, source = max(figures, key=lambda item: item[0]) if figures else (0, None)
+    high = max([low] + [r["bound"] if r["bound"] is not None else n for r in learned])
     return {"rate": low / n, "n_correct": low, "upper_rate": high / n, "upper_n_correct": high,
             "status": "proven" if low == high else "interval", "source": source, "n_records": n}

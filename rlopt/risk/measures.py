@@ -82,13 +82,13 @@ def _information_loss(data: LinkageData) -> dict:
     a, b = data.original, data.masked
     # every moment in the original's unit (a power of two per column): no overflow
     unit = Standardisation.fit(a)
-    za = unit.apply(a, name="original")
     with np.errstate(all="ignore"):
-        zb = (b / unit.scale - unit.mean) / unit.sd
-    if not np.isfinite(zb).all():
+        b_unit = b / unit.scale
+        za, zb = (a / unit.scale - unit.mean) / unit.sd, (b_unit - unit.mean) / unit.sd
+        mean_b, sd_b = b_unit.mean(axis=0), b_unit.std(axis=0, ddof=1)
+    if not (np.isfinite(zb).all() and np.isfinite(sd_b).all()):
         raise NonFiniteError("masked: its values are too large against the original's "
                              "standard deviation to compare (non-finite z-scores)")
-    mean_b, sd_b = zb.mean(axis=0), zb.std(axis=0, ddof=1)  # in units of the original's sd
     n_attr = a.shape[1]
     if n_attr > 1:
         off = ~np.eye(n_attr, dtype=bool)
@@ -98,8 +98,8 @@ def _information_loss(data: LinkageData) -> dict:
     else:
         corr_change = 0.0
     return {
-        "mean_change": float(np.mean(np.abs(mean_b))),
-        "variance_change": float(np.mean(np.abs(sd_b ** 2 - 1))),
+        "mean_change": float(np.mean(np.abs(mean_b - unit.mean) / unit.sd)),
+        "variance_change": float(np.mean(np.abs(sd_b ** 2 - unit.sd ** 2) / unit.sd ** 2)),
         "correlation_change": corr_change,
         "sse": float(((za - zb) ** 2).sum() / (za ** 2).sum()),
     }

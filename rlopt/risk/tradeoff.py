@@ -9,12 +9,14 @@ import pandas as pd
 
 from rlopt.data import as_frame, validate_pair, validate_table
 from rlopt.exceptions import InputError
-from rlopt.learn import LearnedDistanceLinkage
+from rlopt.families import get_family
+from rlopt.learn import learn
+from rlopt.milp import SolverOptions
 from rlopt.linkage.dbrl import _dbrl_validated
 from rlopt.masking import additive_noise, microaggregate, rank_swap
 from rlopt.risk.measures import _information_loss
 
-__all__ = ["tradeoff", "TRADEOFF_METHODS"]
+__all__ = ["tradeoff", "tradeoff_plan", "TRADEOFF_METHODS"]
 
 TRADEOFF_METHODS = {
     "mdav": ("k", lambda frame, value, seed: microaggregate(frame, k=int(value))),
@@ -49,6 +51,19 @@ def tradeoff(original, *, method: str, values: Sequence[float], families: Sequen
         A row whose status is not ``optimal`` gives the interval
         ``[rate, bound_rate]`` of the worst case.
     """
+    return tradeoff_plan(original, method=method, values=values, families=families,
+                         columns=columns, margin=margin, time_limit=time_limit,
+                         threads=threads, seed=seed)(progress)
+
+
+def tradeoff_plan(original, *, method: str, values: Sequence[float],
+                  families: Sequence[str] = ("wm",), columns: Sequence[str] | None = None,
+                  margin: float = 1e-5, time_limit: float | None = 60.0,
+                  threads: int | None = 1, seed: int = 0
+                  ) -> Callable[[Callable[[str], None] | None], pd.DataFrame]:
+    """Check every option of :func:`tradeoff` and mask the file at every value now
+    (seconds); the returned call, given an optional progress callback, solves the
+    MILPs. A bad value or family is thus an error before any solving."""
     if method not in TRADEOFF_METHODS:
         raise InputError(f"trade-off method={method!r}; expected one of {list(TRADEOFF_METHODS)}")
     if not values:
@@ -56,21 +71,24 @@ def tradeoff(original, *, method: str, values: Sequence[float], families: Sequen
     frame = as_frame(original, name="original")
     _, cols = validate_table(frame, columns=columns, name="original")
     frame = frame[list(cols)]
+    for family in families:
+        get_family(family).check_attributes(len(cols))
+    options = SolverOptions(time_limit=time_limit, threads=threads)
     parameter, mask = TRADEOFF_METHODS[method]
-    rows = []
-    for value in values:
-        if progress:
-            progress(f"{method} {parameter}={value:g}")
-        masked = mask(frame, value, seed)
-        data = validate_pair(frame, masked)
-        loss = _information_loss(data)
-        am = _dbrl_validated(data, "am").rate
-        for family in families:
-            learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit,
-                                             threads=threads).fit(frame, masked)
-            result = learner.result_
-            rows.append({"parameter": parameter, "value": value, "family": family,
-                         "rate": result.rate, "status": result.status,
-                         "bound_rate": None if result.bound is None else result.bound / result.n_records,
-                         "am_rate": am, **loss, "seconds": result.seconds["total"]})
-    return pd.DataFrame(rows)
+    masked_files = [(value, validate_pair(frame, mask(frame, value, seed))) for value in values]
+
+    def run(progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+        rows = []
+        for value, data in masked_files:
+            if progress:
+                progress(f"{method} {parameter}={value:g}")
+            loss = _information_loss(data)
+            am = _dbrl_validated(data, "am").rate
+            for family in families:
+                result, _ = learn(data, get_family(family), margin=margin, options=options)
+                rows.append({"parameter": parameter, "value": value, "family": family,
+                             "rate": result.rate, "status": result.status,
+                             "bound_rate": None if result.bound is None else result.bound / result.n_records,
+                             "am_rate": am, **loss, "seconds": result.seconds["total"]})
+        return pd.DataFrame(rows)
+    return run

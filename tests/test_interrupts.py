@@ -1,0 +1,208 @@
+"""Ctrl-C, kill -9, two runs on one folder, an unreachable scheduler: the ``rlopt``
+command run as a subprocess, signalled the way a terminal does (Ctrl-C reaches the
+whole foreground process group)."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+psutil = pytest.importorskip("psutil")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals, /proc")
+
+SMALL = {"name": "small", "data": "census", "columns": ["AFNLWGT", "AGI", "EMCONTRB"],
+         "n_records": 40, "sample_seed": 0, "masking": {"method": "rank_swap", "p": 10, "seed": 1}}
+# 12 quick cells on 40 records, then M5-38 (400 records): am and md quick, wm and sb
+# take minutes, so the run is still busy whenever it is signalled
+GRID = {"name": "interrupts", "files": [{"recipe": SMALL}, {"preset": "M5-38"}],
+        "families": ["am", "md", "wm", "sb"], "samples": [0, 1, 2],
+        "solver": {"margin": 1e-4, "time_limit": 600, "threads": 1}}
+N_CELLS = 24
+
+
+def start(tmp_path, *args):
+    """``rlopt ARGS`` in its own session (so that it can be signalled as a group); its
+    output goes to files, read with ``output(process)``."""
+    logs = tmp_path / f"log-{time.monotonic_ns()}"
+    logs.mkdir()
+    with open(logs / "stdout", "w") as stdout, open(logs / "stderr", "w") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "rlopt.cli", *map(str, args)],
+                                   cwd=tmp_path, stdout=stdout, stderr=stderr,
+                                   start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    process.logs = logs
+    return process
+
+
+def output(process) -> tuple[str, str]:
+    return (process.logs / "stdout").read_text(), (process.logs / "stderr").read_text()
+
+
+def wait_for(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def ctrl_c(process, timeout=10.0):
+    """SIGINT to the process group; (returncode, stdout, stderr, seconds to exit)."""
+    t0 = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        pytest.fail(f"still running {timeout} s after Ctrl-C; stderr: {output(process)[1][-2000:]}")
+    return (process.returncode, *output(process), time.monotonic() - t0)
+
+
+def alive(processes):
+    def running(p):
+        try:
+            return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+    return [p for p in processes if running(p)]
+
+
+@pytest.fixture
+def grid(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump(GRID))
+    return path
+
+
+def finished(out: Path) -> int:
+    return len(list((out / "cells").glob("*.json")))
+
+
+def owned_by(out: Path, pid: int) -> bool:
+    try:
+        return f"pid {pid} " in (out / ".rlopt.owner").read_text()
+    except OSError:
+        return False
+
+
+def test_ctrl_c_keeps_every_finished_cell_and_a_rerun_resumes(tmp_path, grid):
+    out = tmp_path / "out"
+    run = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    wait_for(lambda: finished(out) >= 4, 90, "4 finished cells")
+    workers = psutil.Process(run.pid).children(recursive=True)
+    code, stdout, stderr, seconds = ctrl_c(run)
+    assert code == 130, stderr
+    assert seconds < 10
+    done = re.search(rf"interrupted: (\d+) of {N_CELLS} cells done; re-run the same command to resume",
+                     stderr)
+    assert done, stderr
+    kept = int(done[1])
+    assert kept >= 4 and kept == finished(out)
+    results = pd.read_csv(out / "results.csv")
+    assert sorted(results["key"]) == sorted(p.stem for p in (out / "cells").glob("*.json"))
+    wait_for(lambda: not alive(workers), 5, "the workers to end")
+
+    rerun = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    wait_for(lambda: owned_by(out, rerun.pid), 60, "the re-run to start")
+    time.sleep(1.0)
+    code, stdout, stderr, seconds = ctrl_c(rerun)
+    assert code == 130 and seconds < 10, stderr
+    assert f"{kept} already finished" in stdout, stdout  # skipped, not computed again
+
+
+def test_workers_die_with_a_killed_parent_and_a_rerun_resumes(tmp_path, grid):
+    out = tmp_path / "out"
+    run = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    wait_for(lambda: finished(out) >= 1, 90, "a finished cell")
+    workers = psutil.Process(run.pid).children(recursive=True)
+    assert len(workers) >= 2
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    wait_for(lambda: not alive(workers), 10, "the workers of the killed run to die")
+
+    kept = finished(out)
+    rerun = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    wait_for(lambda: owned_by(out, rerun.pid), 60, "the re-run to take the folder")
+    code, stdout, stderr, _ = ctrl_c(rerun)
+    assert code == 130, stderr
+    assert f"{kept} already finished" in stdout, stdout
+
+
+def test_a_second_run_on_the_same_folder_is_refused(tmp_path, grid):
+    out = tmp_path / "out"
+    first = start(tmp_path, "run", grid, "--jobs", 1, "--out", out, "--no-progress")
+    try:
+        wait_for(lambda: owned_by(out, first.pid), 60, "the first run to take the folder")
+        before = finished(out)
+        second = subprocess.run([sys.executable, "-m", "rlopt.cli", "run", str(grid), "--jobs", "1",
+                                 "--out", str(out), "--no-progress"], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        line, = second.stderr.strip().splitlines()
+        assert line.startswith("error: ") and f"pid {first.pid} " in line and "started" in line
+        assert second.stdout == ""
+    finally:
+        code, _, stderr, _ = ctrl_c(first)
+    assert code == 130, stderr
+    assert finished(out) >= before
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "no-port"])
+def test_an_unreachable_scheduler_leaves_no_folder(tmp_path, grid, address):
+    result = subprocess.run([sys.executable, "-m", "rlopt.cli", "run", str(grid), "--out",
+                             "runs/interrupts", "--scheduler", address], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    line, = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: cannot reach the Dask scheduler {address!r}")
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.fixture(scope="module")
+def m5_38(tmp_path_factory):
+    from rlopt import build, published_recipe
+
+    folder = tmp_path_factory.mktemp("m5-38")
+    original, masked = build(published_recipe("M5-38"))
+    original.to_csv(folder / "original.csv", index=False)
+    masked.to_csv(folder / "masked.csv", index=False)
+    original[:200].to_csv(folder / "original200.csv", index=False)
+    masked[:200].to_csv(folder / "masked200.csv", index=False)
+    return folder
+
+
+def test_ctrl_c_during_the_solve_gives_the_interval_so_far(tmp_path, m5_38):
+    learn = start(tmp_path, "learn", m5_38 / "original.csv", m5_38 / "masked.csv", "--family", "sb",
+                  "--time-limit", 300, "--export", "model.lp")
+    # the model is exported right before the solve (which takes minutes)
+    wait_for(lambda: (tmp_path / "model.lp").exists(), 90, "the model to be built")
+    time.sleep(3.0)
+    code, stdout, stderr, seconds = ctrl_c(learn)
+    assert code == 130, stderr
+    assert seconds < 10
+    figure = re.search(r"^sb: between (\d+) and (\d+) of 400 \(interrupted, gap", stdout, re.M)
+    assert figure, stdout[-2000:]
+    assert int(figure[1]) <= int(figure[2])
+
+
+def test_ctrl_c_in_risk_keeps_the_finished_families(tmp_path, m5_38):
+    risk = start(tmp_path, "risk", m5_38 / "original200.csv", m5_38 / "masked200.csv",
+                 "--families", "wm,sb", "--folds", 0, "--time-limit", 300, "--json", "risk.json")
+    wait_for(lambda: "learning sb" in output(risk)[1], 90, "wm to finish")
+    time.sleep(1.0)
+    code, stdout, stderr, seconds = ctrl_c(risk)
+    assert code == 130, stderr
+    assert seconds < 10
+    assert re.search(r"^  wm: \d+\.\d\d% optimal$", stdout, re.M), stdout
+    assert "interrupted: 1 of 2 families done" in stderr
+    figures = json.loads((tmp_path / "risk.json").read_text())
+    assert figures["interrupted"] is True
+    assert [row["family"] for row in figures["families"]] == ["wm"]
+    assert figures["families"][0]["status"] == "optimal"
