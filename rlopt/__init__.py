@@ -7,7 +7,7 @@ from rlopt.data import (
     CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, LinkageData, load_census, load_eia, load_table,
     standardise, validate_pair,
 )
-from rlopt.exceptions import DataWarning, InputError
+from rlopt.exceptions import DataWarning, InputError, Interrupted, NonFiniteError, SolverError
 from rlopt.families import FAMILIES, get_family
 from rlopt.learn import LearnedDistanceLinkage, LearnResult
 from rlopt.attacks import AttackResult, microaggregation_attack, rank_swap_attack
@@ -27,6 +27,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 __all__ = [
     "CENSUS_ATTRIBUTES", "EIA_ATTRIBUTES", "LinkageData", "load_census", "load_eia",
     "load_table", "standardise", "validate_pair", "DataWarning", "InputError",
+    "NonFiniteError", "SolverError", "Interrupted",
     "FAMILIES", "get_family", "LearnedDistanceLinkage", "LearnResult", "LinkageResult", "dbrl", "PUBLISHED_FILES", "Recipe",
     "additive_noise", "build", "load_recipe", "microaggregate", "published_recipe",
     "rank_swap", "pld", "AttackResult", "rank_swap_attack", "microaggregation_attack",

@@ -402,6 +402,8 @@ def risk(
                              progress=lambda m: typer.echo(m, err=True))
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
         raise _risk_interrupted(exc, json_out) from None
+    for note in result.figures["inputs"]["notes"]:
+        typer.echo(f"note: {note}", err=True)
     h = result.headline
     if h["rate"] is not None:
         text = (f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "

@@ -242,6 +242,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         n_correct = None
     elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
         theta = family.repair(theta)  # not admissible yet: only a repaired parameter gives a count
+
     def mismatch(message: str) -> None:
         if on_mismatch == "raise":
             raise RecountMismatchError(message)
@@ -278,9 +279,10 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                  f"{margin:g}, more than the solver's proven bound {bound}")
     if status != "optimal" and verified is not None and verified == bound:
         status = "optimal"  # the interval closed: the verified count is the proven optimum
-    if verified == 0 and margin > 0 and any(item.linked.n_correct for item in starts):
+    strict_best = max(starts, key=lambda item: item.linked.n_correct, default=None)
+    if verified == 0 and margin > 0 and strict_best is not None and strict_best.linked.n_correct:
         warnings.warn(f"{family.name}: no record is re-identified at margin {margin:g}, though "
-                      f"the {starts[0].label} re-identifies {starts[0].linked.n_correct} strictly: "
+                      f"the {strict_best.label} re-identifies {strict_best.linked.n_correct} strictly: "
                       "the margin is in units of the distance on z-scores (squared standard "
                       "deviations); expected a small margin such as 1e-5", DataWarning, stacklevel=2)
     gap = None if verified is None else (bound - verified) / max(bound, 1)

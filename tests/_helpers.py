@@ -1,8 +1,13 @@
-"""Small generated files and exact brute force shared by the MILP tests."""
+"""Small generated files and exact brute force shared by the MILP tests; the console
+script run in this process."""
+
+import sys
+import warnings
 
 import numpy as np
 import pandas as pd
 
+import rlopt.cli
 from rlopt.learn import LearnedDistanceLinkage
 
 MARGIN = 1e-4
@@ -52,3 +57,16 @@ def one_weight_intervals(diff_own, diff_other, margin):
 def brute_force_one_weight(diff_own, diff_other, margin):
     """Max over p in [0, 1] of #records re-identified (the deepest overlap of the intervals)."""
     return _deepest_overlap(one_weight_intervals(diff_own, diff_other, margin))
+
+
+def run_main(args: list[str]) -> int:
+    """``rlopt ARGS`` in this process, through the console script's ``main``; its exit code."""
+    argv, show = sys.argv, warnings.showwarning
+    sys.argv = ["rlopt", *map(str, args)]
+    try:
+        rlopt.cli.main()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv, warnings.showwarning = argv, show
+    return 0

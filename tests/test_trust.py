@@ -232,10 +232,28 @@ def test_risk_checks_every_family_before_solving_and_defaults_leave_out_what_doe
 # 3 (solver side), 4, 5, 8, 10: through the command line, as a user meets them ----------
 
 def rlopt_cli(*args, cwd=None, timeout=120):
+    """``rlopt ARGS`` in a process of its own (what a user's shell sees)."""
     import subprocess
     import sys
     return subprocess.run([sys.executable, "-c", "from rlopt.cli import main; main()", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``rlopt ARGS`` through the console script's ``main`` in this process (faster)."""
+    from types import SimpleNamespace
+
+    from tests._helpers import run_main
+
+    def run(*args, cwd=None):
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = run_main(list(args))
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+    return run
 
 
 def one_error_line(done, pattern):
@@ -275,13 +293,15 @@ def files(tmp_path_factory, m433):
     ("garbled.csv", r"column 'b' has 1 value\(s\) that are not numbers \(first at row 1: '4x'\)"),
     ("adir", r"'.*adir' is a folder"),
 ])
-def test_bad_files_end_in_one_error_line(files, name, pattern):
+def test_bad_files_end_in_one_error_line(cli, files, name, pattern):
     for command in ("link", "learn", "risk"):
-        one_error_line(rlopt_cli(command, files / name, files / name), pattern)
+        one_error_line(cli(command, files / name, files / name), pattern)
+    if name == "ragged.csv":  # and so in a process of its own
+        one_error_line(rlopt_cli("link", files / name, files / name), pattern)
 
 
-def test_tab_separated_files_are_read(files):
-    done = rlopt_cli("link", files / "t.tsv", files / "t.tsv", "--json")
+def test_tab_separated_files_are_read(cli, files):
+    done = cli("link", files / "t.tsv", files / "t.tsv", "--json")
     assert done.returncode == 0, done.stderr
     assert __import__("json").loads(done.stdout)["n_records"] == 30
 
@@ -319,13 +339,13 @@ def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, t
     (["learn", "--family", "wm_m", "--delta", "2"], r"delta=2.0 for 4 attributes"),
     (["learn", "--family", "ci_m", "--delta", "-1"], r"delta=-1.0; expected a number > 0"),
 ])
-def test_bad_options_are_refused_before_any_solving(files, args, pattern):
+def test_bad_options_are_refused_before_any_solving(cli, files, args, pattern):
     import time
     t0 = time.perf_counter()
-    done = rlopt_cli(args[0], files / "o.csv", files / "m.csv", *args[1:], cwd=files)
+    done = cli(args[0], files / "o.csv", files / "m.csv", *args[1:], cwd=files)
     one_error_line(done, pattern)
     assert "learning" not in done.stderr
-    assert time.perf_counter() - t0 < 15  # no MILP was solved first
+    assert time.perf_counter() - t0 < 10  # no MILP was solved first
 
 
 def test_a_margin_no_record_can_meet_is_warned(files):
