@@ -352,3 +352,22 @@ def test_a_margin_no_record_can_meet_is_warned(files):
     done = rlopt_cli("learn", files / "o.csv", files / "m.csv", "--margin", "1e9", "--time-limit", "10")
     assert done.returncode == 0
     assert "warning: wm: no record is re-identified at margin 1e+09" in done.stderr
+
+
+def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
+    from rlopt.exceptions import SolverError
+    fit = LearnedDistanceLinkage.fit
+
+    def failing_sb(self, *args, **kwargs):
+        if self.family == "sb":
+            raise SolverError("sb: HiGHS ended with status 'error'; no count is reported")
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(LearnedDistanceLinkage, "fit", failing_sb)
+    original, masked = correlated
+    risk = rlopt.assess_risk(original, masked, families=["wm", "sb"], time_limit=20, folds=0)
+    rows = {r["family"]: r for r in risk.figures["families"]}
+    assert rows["wm"]["status"] == "optimal" and rows["wm"]["n_correct"] is not None
+    assert rows["sb"]["status"] == "failed" and rows["sb"]["n_correct"] is None
+    assert any(note.startswith("sb failed: ") for note in risk.figures["inputs"]["notes"])
+    assert risk.headline["n_correct"] >= rows["wm"]["n_correct"]
