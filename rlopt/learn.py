@@ -30,12 +30,16 @@ from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_mode
 from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, duplicate_groups,
                                      find_conflicts, nearest_pairs, screen_records, start_from)
 from rlopt.milp.formulation import largest_big_c
+from rlopt.milp.line_search import line_search_ascent
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
 
 
 REDUCE_SHARE = 0.3
 """Share of a time limit the screening and conflict LPs may use."""
+
+LINE_SEARCH_SHARE = 0.2
+"""Share of a time limit the exact line search for a better start may use."""
 
 
 class RecountMismatchError(RuntimeError):
@@ -205,6 +209,18 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                      for label, theta in named
                      if family.is_admissible(theta, za, zb, tol=options.feasibility_tol)),
                     key=lambda item: -item.count)
+    t_search = time.perf_counter()
+    if reductions.line_search and starts and candidates is None:
+        search_deadline = (None if options.time_limit is None
+                           else time.perf_counter() + LINE_SEARCH_SHARE * options.time_limit)
+        climbed = line_search_ascent(za, zb, family, starts[0].theta, margin=margin,
+                                     deadline=search_deadline)
+        if climbed is not None and family.is_admissible(climbed, za, zb, tol=options.feasibility_tol):
+            found = _count_start(f"line search from the {starts[0].label}", climbed, za, zb, family,
+                                 data.columns, margin=margin, tol=tol, candidates=candidates)
+            if found.count > starts[0].count:
+                starts.insert(0, found)
+    search_seconds = time.perf_counter() - t_search
     if reductions.warm_start:
         first = starts[0].theta if starts else neutral
 
@@ -291,7 +307,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         n_correct_strict=strict, status=status, bound=bound, gap=gap, margin=margin,
         params=None if distance is None else {**distance.params(), **_options(family)},
         solver=solved.solver,
-        seconds={"reduce": reduce_seconds, "build": build_seconds, "solve": solved.seconds,
+        seconds={"reduce": reduce_seconds, "build": build_seconds, "search": search_seconds,
+                 "solve": solved.seconds,
                  "total": time.perf_counter() - t0},
         model=info.to_dict(), recount_tol=tol, cut_rounds=solved.cut_rounds, correct=correct,
         reductions=reductions.to_dict(), at_risk=None if screening is None else screening.at_risk,
@@ -348,7 +365,7 @@ class LearnedDistanceLinkage:
     reductions : "all", "none", dict or Reductions, default="all"
         The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
         ``drop_redundant, drop_dominated, fix_unreachable, conflicts,
-        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds``. ``"none"``
+        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, line_search``. ``"none"``
         with ``big_c="uniform"`` is the naive model.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.

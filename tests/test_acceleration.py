@@ -24,6 +24,7 @@ VARIANTS = {
     "duplicate_cliques": dict(reductions={**NONE, "duplicate_cliques": True}),
     "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
     "warm_start": dict(reductions={**NONE, "warm_start": True}),
+    "line_search": dict(reductions={**NONE, "line_search": True}),
     "lazy + carry_rounds": dict(reductions={**NONE, "lazy": True, "lazy_start": 0, "lazy_per_round": 1,
                                             "warm_start": True, "carry_rounds": True}),
     "all": dict(reductions="all"),
@@ -192,3 +193,25 @@ def test_completion_reidentifies_every_counted_record_or_gives_up(name):
         more = counted.copy()
         more[extra] = True
         assert lazy.complete((~more).astype(float)) is None
+
+
+@pytest.mark.parametrize("name", ["wm", "owa", "ci", "sb"])
+def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_optimum(name):
+    from rlopt.data import standardise, validate_pair
+    from rlopt.families import get_family
+    from rlopt.learn import recount
+    from rlopt.milp.line_search import line_search_ascent
+    original, masked = noisy_file(41, 30, 3, scale=(0.6, 0.9, 1.2))
+    data = validate_pair(original, masked)
+    za, zb = standardise(data.masked), standardise(data.original)
+    family = get_family(name)
+    start = family.neutral(3)
+
+    def count(theta):
+        return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN,
+                           tol=1e-9)[1].sum())
+
+    climbed = line_search_ascent(za, zb, family, start, margin=MARGIN)
+    assert family.is_admissible(climbed, za, zb)
+    optimum = fit(name, original, masked, reductions="none").n_correct
+    assert count(start) < count(climbed) <= optimum  # (5 -> 15, 10, 10, 10 of 16, 10, 16, 17)

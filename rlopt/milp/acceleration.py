@@ -25,6 +25,10 @@
   next start re-identifies the records the round counted against every original
   when some parameter does (:meth:`LazyLinkageRows.complete`), and is then proven
   optimal at once instead of the round being solved again from scratch.
+- ``line_search``: before the solve, coordinate ascent on the exact count from the
+  best start (:func:`rlopt.milp.line_search.line_search_ascent`, at most a share of
+  the time limit); an admissible parameter that re-identifies more becomes the
+  start and a lower end. It changes where the solver starts, never the model.
 
 Screening and conflict LPs may stop at a deadline (a share of the time limit):
 stopping them early is exact, it only leaves records unscreened and pairs unchecked.
@@ -70,6 +74,7 @@ class Reductions:
     lazy_per_round: int = 2
     warm_start: bool = True
     carry_rounds: bool = True
+    line_search: bool = True
 
     def __post_init__(self):
         minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
@@ -84,7 +89,8 @@ class Reductions:
     @classmethod
     def none(cls) -> "Reductions":
         return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
-                   duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False)
+                   duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False,
+                   line_search=False)
 
     @classmethod
     def coerce(cls, value) -> "Reductions":
