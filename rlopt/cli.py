@@ -330,6 +330,8 @@ def _attack_spec(method: str | None, p, window, k, groups) -> dict | None:
     if method == "rank-swapping":
         return {"method": method, "p": p, "window": window}
     if method == "microaggregation":
+        if k is not None and groups is not None:
+            raise InputError("give one of --k (all attributes in one group) and --groups, not both")
         return {"method": method, "k": k, "groups": parse_groups(groups) if groups else None}
     raise InputError(f"--attack-method {method!r}; expected rank-swapping or microaggregation")
 
@@ -341,11 +343,13 @@ def _numbers(text: str, option: str) -> list[float]:
             span, _, step = text.partition(":")
             lo, hi = (float(v) for v in span.split("-"))
             step_value = float(step) if step else 1.0
+            if not (hi >= lo and step_value > 0):
+                raise ValueError
             return [lo + i * step_value for i in range(int(round((hi - lo) / step_value)) + 1)]
         return [float(v) for v in text.split(",")]
     except ValueError:
-        raise InputError(f"{option} {text!r}; expected numbers like '2,3,5', a range '2-10' "
-                         "or '2-20:2'") from None
+        raise InputError(f"{option} {text!r}; expected numbers like '2,3,5', a rising range "
+                         "'2-10' or '2-20:2'") from None
 
 
 @app.command()

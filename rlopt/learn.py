@@ -221,6 +221,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             if found.count > starts[0].count:
                 starts.insert(0, found)
     search_seconds = time.perf_counter() - t_search
+    fit_deadline = None if options.time_limit is None else t0 + options.time_limit
     if reductions.warm_start:
         first = starts[0].theta if starts else neutral
 
@@ -228,7 +229,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             theta = first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
             if previous is not None and lazy_rows is not None and reductions.carry_rounds:
                 # the records the last round counted, re-identified against every original
-                completed = lazy_rows.complete(previous_k)
+                completed = lazy_rows.complete(previous_k, deadline=fit_deadline)
                 theta = theta if completed is None else completed
             return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
     limit = options.time_limit
@@ -505,7 +506,9 @@ class LearnedDistanceLinkage:
             params = json.loads(path.read_text())
             name, columns = params["family"], tuple(params["columns"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"{str(path)!r} is not an rlopt parameter file ({exc})") from None
+            detail = f"no key {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise InputError(f"{str(path)!r} is not an rlopt parameter file ({detail}); expected "
+                             "the JSON written by rlopt learn --params-out") from None
         learner = cls(name, margin=params.get("margin", 1e-5),
                       family_options=params.get("options"))
         family = learner._family()

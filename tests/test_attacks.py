@@ -146,11 +146,11 @@ def test_bad_variant_and_window():
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0]})
     with pytest.raises(InputError, match="variant='swap'"):
         rank_swap(frame, 10, variant="swap")
-    with pytest.raises(InputError, match="give exactly one of p="):
+    with pytest.raises(InputError, match="give exactly one of --p"):
         rank_swap(frame, 10, window=1)
     with pytest.raises(InputError, match="window=-1"):
         rank_swap_attack(frame, frame, window=-1)
-    with pytest.raises(InputError, match="give exactly one of p="):
+    with pytest.raises(InputError, match="give exactly one of --p"):
         rank_swap_attack(frame, frame)
 
 

@@ -324,7 +324,7 @@ def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, t
 
 @pytest.mark.parametrize("args, pattern", [
     (["risk", "--attack-method", "rank-swapping", "--p", "0"], r"p=0.0; expected a percentage"),
-    (["risk", "--attack-method", "rank-swapping"], r"give exactly one of p=None"),
+    (["risk", "--attack-method", "rank-swapping"], r"give exactly one of --p .* and --window .*got p=None, window=None"),
     (["risk", "--attack-method", "microaggregation"], r"needs the published k \(CLI: --k\)"),
     (["risk", "--time-limit", "0"], r"time_limit=0.0; expected a number of seconds > 0"),
     (["risk", "--report", "nodir/r.html"], r"--report 'nodir/r.html': the folder 'nodir' does not exist"),

@@ -107,8 +107,8 @@ def swap_window(p, window, n_records: int) -> int:
     """The rank swapping range in ranks from exactly one of ``p`` (percent of the
     records) and ``window`` (ranks), each checked."""
     if (p is None) == (window is None):
-        raise InputError(f"give exactly one of p={p!r} (percent of the records) and "
-                         f"window={window!r} (in ranks)")
+        raise InputError(f"rank swapping: give exactly one of --p (percent of the records) and "
+                         f"--window (in ranks); got p={p!r}, window={window!r}")
     if window is None:
         return rank_window(p, n_records)
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:

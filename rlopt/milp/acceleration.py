@@ -180,12 +180,18 @@ class _FamilyLP:
         self.pool: list[tuple[np.ndarray, float]] = []
         self.n_lps = 0
 
-    def best(self, coefs: np.ndarray, constants: np.ndarray) -> tuple[float, np.ndarray | None, bool]:
+    def best(self, coefs: np.ndarray, constants: np.ndarray, *, deadline: float | None = None
+             ) -> tuple[float, np.ndarray | None, bool]:
         """``(value, theta, exact)`` of ``max_theta min_r coefs[r] @ theta + constants[r]``;
-        ``(inf, None, False)`` when HiGHS proves nothing (the caller assumes the worst)."""
+        ``(inf, None, False)`` when HiGHS proves nothing, e.g. by ``deadline``
+        (``time.perf_counter()``; the caller assumes the worst)."""
         for round_ in range(self.max_cut_rounds + 1):
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left <= 0:
+                return np.inf, None, False
             value, theta = max_min_slack(coefs, constants, self.matrix, self.lo, self.hi, self.lower,
-                                         self.upper, cuts=self.pool, feasibility_tol=self.tol)
+                                         self.upper, cuts=self.pool, feasibility_tol=self.tol,
+                                         time_limit=left)
             self.n_lps += 1
             if value is None:
                 return np.inf, None, False
@@ -385,7 +391,8 @@ class LazyLinkageRows:
         return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
                 for r in range(len(rows))]
 
-    def complete(self, k: np.ndarray, *, max_rounds: int = 50) -> np.ndarray | None:
+    def complete(self, k: np.ndarray, *, max_rounds: int = 50,
+                 deadline: float | None = None) -> np.ndarray | None:
         """A parameter that re-identifies, against every original, all the records
         that a solution of the reduced model counts (``K_i = 0``), or ``None``.
 
@@ -395,6 +402,7 @@ class LazyLinkageRows:
         plus the violated ones added round by round, finds that parameter when it
         exists (the family's cuts included). With the round's proven optimum as a
         lower bound (:func:`~rlopt.milp.solve_model`), a start from it is optimal.
+        Gives up (``None``) once ``deadline`` (``time.perf_counter()``) has passed.
         """
         if self._lp is None:
             self._lp = _FamilyLP(self.family, self.za.shape[1], self.za, self.zb, self.margin,
@@ -402,9 +410,11 @@ class LazyLinkageRows:
         records = np.flatnonzero(k < 0.5)
         pairs = self.pairs.copy()
         for _ in range(max_rounds):
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
             rows = linkage_rows(self.za, self.zb, self.family, margin=self.margin, pairs=pairs,
                                 records=records)
-            value, theta, exact = self._lp.best(rows.coefs, rows.constants)
+            value, theta, exact = self._lp.best(rows.coefs, rows.constants, deadline=deadline)
             if theta is None or not exact or value < self.margin + SCREEN_TOL:
                 return None
             new = self.violated(theta, k, pairs)

@@ -71,11 +71,13 @@ class SolverOptions:
 
     def __post_init__(self):
         if self.time_limit is not None and not self.time_limit > 0:
-            raise InputError(f"time_limit={self.time_limit!r}; expected a number of seconds > 0 (or None)")
+            raise InputError(f"time_limit={self.time_limit!r}; expected a number of seconds > 0 "
+                             "(Python: None for no limit)")
         if not 0 <= self.rel_gap < 1:
             raise InputError(f"rel_gap={self.rel_gap!r}; expected 0 <= rel_gap < 1")
         if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
-            raise InputError(f"threads={self.threads!r}; expected an integer >= 1 (or None)")
+            raise InputError(f"threads={self.threads!r}; expected an integer >= 1 "
+                             "(Python: None for HiGHS's default)")
         if not 1e-10 <= self.feasibility_tol <= 1e-5:
             raise InputError(f"feasibility_tol={self.feasibility_tol!r}; expected 1e-10 <= tol <= 1e-5")
         if not (isinstance(self.max_cut_rounds, int) and self.max_cut_rounds >= 0):
@@ -281,6 +283,9 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
             cuts = separate(theta, _values(model.K))
             if not cuts:
                 break
+            if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
+                status = "time_limit"  # rows are missing and no time is left to add them
+                break
             if rounds >= options.max_cut_rounds:
                 break
             rounds += 1
@@ -332,13 +337,14 @@ def export_model(model: pyo.ConcreteModel, path: str | Path) -> Path:
 def max_min_slack(coefs: np.ndarray, constants: np.ndarray, family_matrix: np.ndarray,
                   family_lo: np.ndarray, family_hi: np.ndarray, lower: np.ndarray, upper: np.ndarray,
                   *, cuts: list[tuple[np.ndarray, float]] = (), cap: float = 1e3,
-                  feasibility_tol: float = 1e-9) -> tuple[float | None, np.ndarray | None]:
+                  feasibility_tol: float = 1e-9, time_limit: float | None = None
+                  ) -> tuple[float | None, np.ndarray | None]:
     """The LP ``max s`` s.t. ``coefs @ theta + constants >= s`` (every row),
     ``family_lo <= family_matrix @ theta <= family_hi``, ``lower <= theta <= upper``
     and ``cut @ theta >= rhs`` for each cut; ``s <= cap``.
 
     Returns ``(s, theta)`` at the optimum, or ``(None, None)`` when HiGHS does not
-    prove one (the caller must then assume nothing).
+    prove one, e.g. within ``time_limit`` seconds (the caller must then assume nothing).
     """
     try:
         import highspy
@@ -349,6 +355,8 @@ def max_min_slack(coefs: np.ndarray, constants: np.ndarray, family_matrix: np.nd
     h.setOptionValue("output_flag", False)
     h.setOptionValue("primal_feasibility_tolerance", feasibility_tol)
     h.setOptionValue("dual_feasibility_tolerance", feasibility_tol)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", max(1e-3, float(time_limit)))
     h.addVars(p + 1, np.append(lower, -highspy.kHighsInf).astype(float),
               np.append(upper, cap).astype(float))
     h.changeColsCost(1, np.array([p], dtype=np.int32), np.array([1.0]))
