@@ -22,9 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest

@@ -258,6 +258,7 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     }
     rounds = cuts_added = 0
     theta_vars = [model.theta[t] for t in model.theta]
+    theta = None  # the last round's parameter, for the next round's start
     with _ctrl_c_stops_solver() as stop:
         solver.stop = stop
         while True:
