@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import warnings
 from enum import Enum
@@ -336,6 +337,10 @@ def _attack_spec(method: str | None, p, window, k, groups) -> dict | None:
     raise InputError(f"--attack-method {method!r}; expected rank-swapping or microaggregation")
 
 
+MAX_VALUES = 1000
+"""The most parameter values one trade-off takes."""
+
+
 def _numbers(text: str, option: str) -> list[float]:
     """``"2,4,6"`` or a range ``"2-10"`` (step 1) or ``"2-20:2"``."""
     try:
@@ -343,13 +348,18 @@ def _numbers(text: str, option: str) -> list[float]:
             span, _, step = text.partition(":")
             lo, hi = (float(v) for v in span.split("-"))
             step_value = float(step) if step else 1.0
-            if not (hi >= lo and step_value > 0):
+            if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(step_value)
+                    and hi >= lo and step_value > 0
+                    and (hi - lo) / step_value < MAX_VALUES):
                 raise ValueError
             return [lo + i * step_value for i in range(int(round((hi - lo) / step_value)) + 1)]
-        return [float(v) for v in text.split(",")]
+        values = [float(v) for v in text.split(",")]
+        if not all(map(math.isfinite, values)) or len(values) > MAX_VALUES:
+            raise ValueError
+        return values
     except ValueError:
-        raise InputError(f"{option} {text!r}; expected numbers like '2,3,5', a rising range "
-                         "'2-10' or '2-20:2'") from None
+        raise InputError(f"{option} {text!r}; expected finite numbers like '2,3,5', a rising "
+                         f"range '2-10' or '2-20:2', at most {MAX_VALUES} values") from None
 
 
 @app.command()

@@ -285,6 +285,9 @@ def files(tmp_path_factory, m433):
     (folder / "dup.csv").write_text("AGI,AGI,b\n1,2,3\n4,5,6\n7,8,1\n")
     (folder / "garbled.csv").write_text("a,b\n1,2\n3,4x\n5,6\n")
     (folder / "adir").mkdir()
+    (folder / "wide.csv").write_text("a,b\n1,2,3\n4,5,6\n")  # more fields than the header
+    (folder / "bom.csv").write_bytes(b"\xef\xbb\xbfa,a\n1,2\n3,4\n")
+    (folder / "bad.csv.gz").write_bytes(b"\x1f\x8b not really gzip")
     tab = original.head(30)
     tab.to_csv(folder / "t.tsv", sep="\t", index=False)
     return folder
@@ -299,6 +302,9 @@ def files(tmp_path_factory, m433):
     ("dup.csv", r"column name\(s\) \['AGI'\] appear more than once"),
     ("garbled.csv", r"column 'b' has 1 value\(s\) that are not numbers \(first at row 1: '4x'\)"),
     ("adir", r"'.*adir' is a folder"),
+    ("wide.csv", r"cannot read .* comma-separated values"),
+    ("bom.csv", r"column name\(s\) \['a'\] appear more than once"),
+    ("bad.csv.gz", r"cannot read .*bad.csv.gz"),
 ])
 def test_bad_files_end_in_one_error_line(cli, files, name, pattern):
     for command in ("link", "learn", "risk"):
@@ -340,6 +346,11 @@ def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, t
     (["risk", "--generalisation", "am"], r"--generalisation.*\['am'\]"),
     (["risk", "--families", "wm,am"], r"--families.*\['am'\]"),
     (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,500"], r"k=500 is larger"),
+    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-inf"], r"expected finite numbers"),
+    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:inf"], r"expected finite"),
+    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:1e-300"], r"at most 1000"),
+    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,3", "--generalisation", "am"],
+     r"trade-off family 'am'"),
     (["learn", "--params-out", "nodir/p.json"], r"--params-out 'nodir/p.json'"),
     (["learn", "--export", "nodir/m.lp"], r"--export 'nodir/m.lp'"),
     (["learn", "--time-limit", "0"], r"time_limit=0.0"),
@@ -378,3 +389,15 @@ def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
     assert rows["sb"]["status"] == "failed" and rows["sb"]["n_correct"] is None
     assert any(note.startswith("sb failed: ") for note in risk.figures["inputs"]["notes"])
     assert risk.headline["n_correct"] >= rows["wm"]["n_correct"]
+
+
+def test_object_columns_and_the_family_order_and_an_attack_only_headline(m433):
+    numbers_as_objects = pd.DataFrame({"a": pd.Series([1.0, 2.0, 3.0, 4.0], dtype=object),
+                                       "b": [1.0, 3.0, 2.0, 5.0]})
+    with pytest.raises(InputError, match="column 'a' is not numeric"):
+        validate_pair(numbers_as_objects, numbers_as_objects)
+    from rlopt.risk.assess import _headline, _learned_names
+    assert _learned_names(["sb", "sb_pd", "ci", "ci_m", "wm", "wm_m", "sb_nc"], "families") == \
+        ["wm_m", "wm", "ci_m", "ci", "sb_pd", "sb_nc", "sb"]  # each after what it contains
+    attack_only = _headline({"am": {"n_correct": 10}}, [], {"n_correct": 12, "method": "x"}, 20)
+    assert attack_only["status"] == "interval" and attack_only["upper_n_correct"] == 20

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import warnings
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -63,7 +65,7 @@ _SEPARATORS = {";": "semicolon", "\t": "tab", "|": "vertical bar"}
 
 def _header_names(path: Path, sep: str) -> list[str]:
     """The header row as written (pandas renames a repeated name ``A`` to ``A.1``)."""
-    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         return next(csv.reader(handle, delimiter=sep), [])
 
 
@@ -71,15 +73,20 @@ def _read_csv(path: Path, sep: str) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise InputError(f"{str(path)!r} is empty (0 bytes); expected a header row and records")
     try:
-        frame = pd.read_csv(path, sep=sep)
+        with warnings.catch_warnings():
+            # index_col=False: a line with more fields than the header is an error, not an index
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, sep=sep, index_col=False)
     except pd.errors.EmptyDataError:
         raise InputError(f"{str(path)!r} has no columns; expected a header row and records") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError, OSError, EOFError,
+            zipfile.BadZipFile) as exc:
         detail = " ".join(str(exc).split())
         raise InputError(f"cannot read {str(path)!r} as {'tab' if sep == chr(9) else 'comma'}-"
-                         f"separated values ({detail}); expected the same number of fields "
-                         "on every line") from None
-    header = _header_names(path, sep) if path.suffix.lower() in (".csv", ".tsv", ".txt") else []
+                         f"separated values ({detail}); expected a readable table with the "
+                         "same number of fields on every line") from None
+    plain = [s.lower() for s in path.suffixes][-1:] in ([".csv"], [".tsv"], [".txt"])
+    header = _header_names(path, sep) if plain else []  # compressed files: pandas's names
     repeated = sorted({c for c in header if header.count(c) > 1})
     if repeated:
         raise InputError(f"{str(path)!r}: column name(s) {repeated} appear more than once in the "

@@ -107,7 +107,7 @@ def _numeric_block(frame: pd.DataFrame, columns: list[str], *, name: str) -> np.
         if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
             parsed = pd.to_numeric(series, errors="coerce")
             garbled = np.flatnonzero((parsed.isna() & series.notna()).to_numpy())
-            if pd.api.types.is_bool_dtype(series) or garbled.size == len(series):
+            if pd.api.types.is_bool_dtype(series) or garbled.size in (0, len(series)):
                 raise InputError(
                     f"{name}: column {column!r} is not numeric (dtype {series.dtype}, e.g. "
                     f"{_plain(series.iloc[0])!r}); expected numbers. Choose the numeric "

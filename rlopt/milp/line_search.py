@@ -32,28 +32,32 @@ __all__ = ["line_search_ascent", "MAX_PAIR_COORDINATES", "MAX_MARGIN_BYTES"]
 MAX_PAIR_COORDINATES = 30
 """Pairs of coordinates are tried among at most this many coordinates."""
 
-MAX_MARGIN_BYTES = 2 * 2**30
-"""The margins of every pair for every coordinate are kept in memory up to this size."""
+MAX_MARGIN_BYTES = 2**30
+"""The margins of every pair for every coordinate are kept in memory up to this size
+(filled in place, chunk by chunk: the peak is about this plus one 64 MiB chunk)."""
 
 _PLAN_SLACK = 1e-9
 """A record is planned as re-identified only with this much to spare above the margin."""
 
 
-def _pair_margins(za: np.ndarray, zb: np.ndarray, family: LearnedFamily
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _pair_margins(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *,
+                  deadline: float | None) -> tuple[np.ndarray, np.ndarray] | None:
     """``G[k, i, j] = phi_ijk - phi_iik`` (shape P, N, N: one contiguous matrix per
     coordinate) and ``c[i, j] = offset_ij - offset_ii``, so that
-    ``g_ij(theta) = sum_k theta_k G[k, i, j] + c[i, j]``."""
+    ``g_ij(theta) = sum_k theta_k G[k, i, j] + c[i, j]``; ``None`` past ``deadline``."""
     n = za.shape[0]
-    slopes, consts = [], []
-    step = max(1, int(64 * 2**20 // max(1, n * family.n_params(za.shape[1]) * 8)))
+    size = family.n_params(za.shape[1])
+    slopes, consts = np.empty((size, n, n)), np.empty((n, n))
+    step = max(1, int(64 * 2**20 // max(1, n * size * 8)))
     for start in range(0, n, step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         rows = np.arange(start, min(n, start + step))
         phi, offset = family.features(za[rows], zb)
         own = np.arange(rows.size), rows
-        slopes.append(phi - phi[own][:, None, :])
-        consts.append(offset - offset[own][:, None])
-    return np.ascontiguousarray(np.moveaxis(np.concatenate(slopes), 2, 0)), np.concatenate(consts)
+        slopes[:, rows, :] = np.moveaxis(phi - phi[own][:, None, :], 2, 0)
+        consts[rows] = offset - offset[own][:, None]
+    return slopes, consts
 
 
 def _directions(family: LearnedFamily, n_attributes: int) -> list[np.ndarray]:
@@ -61,7 +65,8 @@ def _directions(family: LearnedFamily, n_attributes: int) -> list[np.ndarray]:
     rows = family.constraints(n_attributes)
     equal = [np.flatnonzero(coefs) for coefs, lo, hi in zip(rows.coefs, rows.lo, rows.hi) if lo == hi]
     tied = set().union(*map(set, equal)) if equal else set()
-    directions = [np.eye(size)[k] for k in range(size) if k not in tied]
+    unit = np.eye(size)
+    directions = [unit[k] for k in range(size) if k not in tied]
     for members in equal:
         if members.size <= MAX_PAIR_COORDINATES:
             for k, l in combinations(members.tolist(), 2):
@@ -71,24 +76,24 @@ def _directions(family: LearnedFamily, n_attributes: int) -> list[np.ndarray]:
     return directions
 
 
-def _step_range(family: LearnedFamily, n_attributes: int, theta: np.ndarray, v: np.ndarray,
-                rows) -> tuple[float, float]:
-    """The ``t`` for which ``theta + t v`` keeps the bounds and the linear rows."""
-    lo_b, hi_b = family.bounds(n_attributes)
-    lo_t, hi_t = -np.inf, np.inf
+def _step_range(theta: np.ndarray, v: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+    """The ``t`` for which ``theta + t v`` keeps the bounds and the linear rows
+    ``lo <= matrix @ theta <= hi``."""
     moving = v != 0
-    low = (lo_b[moving] - theta[moving]) / v[moving]
-    high = (hi_b[moving] - theta[moving]) / v[moving]
-    lo_t = max(lo_t, float(np.minimum(low, high).max()))
-    hi_t = min(hi_t, float(np.maximum(low, high).min()))
-    if len(rows):
-        a = rows.matrix()
-        at, av = a @ theta, a @ v
-        for value, slope, lo, hi in zip(at, av, rows.lo, rows.hi):
-            if abs(slope) < 1e-15:
-                continue
-            ends = sorted(((lo - value) / slope, (hi - value) / slope))
-            lo_t, hi_t = max(lo_t, ends[0]), min(hi_t, ends[1])
+    ends = np.stack([(lower[moving] - theta[moving]) / v[moving],
+                     (upper[moving] - theta[moving]) / v[moving]])
+    lo_t, hi_t = float(ends.min(axis=0).max()), float(ends.max(axis=0).min())
+    if matrix.shape[0]:
+        slope = matrix[:, moving] @ v[moving]
+        turning = np.abs(slope) > 1e-15
+        if turning.any():
+            value = matrix[turning] @ theta
+            a = (lo[turning] - value) / slope[turning]
+            b = (hi[turning] - value) / slope[turning]
+            with np.errstate(invalid="ignore"):
+                lo_t = max(lo_t, float(np.nanmax(np.minimum(a, b))))
+                hi_t = min(hi_t, float(np.nanmin(np.maximum(a, b))))
     return lo_t, hi_t
 
 
@@ -128,18 +133,25 @@ def line_search_ascent(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, th
     nothing or ``deadline`` (``time.perf_counter()``) passes.
 
     Returns the last parameter reached (``theta`` itself when nothing improved), or
-    ``None`` when the pairs' margins would not fit in ``max_bytes``. The count it
+    ``None`` when the pairs' margins would not fit in ``max_bytes`` or the deadline
+    passed before they were computed. The count it
     reaches is a plan: the caller recounts it and checks admissibility (cuts).
     """
     n, n_attributes = za.shape
     size = family.n_params(n_attributes)
     if n * n * size * 8 > max_bytes:
         return None
-    slopes, consts = _pair_margins(za, zb, family)
+    margins = _pair_margins(za, zb, family, deadline=deadline)
+    if margins is None:
+        return None
+    slopes, consts = margins
     theta = np.asarray(theta, dtype=float).copy()
     current = np.tensordot(theta, slopes, axes=1) + consts
-    current[np.arange(n), np.arange(n)] = np.inf
+    diagonal = np.arange(n), np.arange(n)
+    current[diagonal] = np.inf
     rows = family.constraints(n_attributes)
+    matrix, lo, hi = rows.matrix(), np.array(rows.lo), np.array(rows.hi)
+    lower, upper = family.bounds(n_attributes)
     directions = _directions(family, n_attributes)
     count = int(((current >= margin + _PLAN_SLACK).all(axis=1)).sum())
     improved = True
@@ -148,15 +160,15 @@ def line_search_ascent(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, th
         for v in directions:
             if deadline is not None and time.perf_counter() > deadline:
                 return theta
-            lo_t, hi_t = _step_range(family, n_attributes, theta, v, rows)
+            lo_t, hi_t = _step_range(theta, v, lower, upper, matrix, lo, hi)
             if not lo_t < hi_t:
                 continue
             moving = np.flatnonzero(v)
             slope = np.tensordot(v[moving], slopes[moving], axes=1)
-            slope[np.arange(n), np.arange(n)] = 0.0
+            slope[diagonal] = 0.0
             t, reached = _best_step(current, slope, margin, lo_t, hi_t)
             if reached > count and t != 0.0:
-                theta = np.clip(theta + t * v, *family.bounds(n_attributes))
+                theta = np.clip(theta + t * v, lower, upper)
                 current = current + t * slope
                 count, improved = reached, True
     return theta

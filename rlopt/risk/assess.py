@@ -351,16 +351,22 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
     return RiskAssessment(figures, records)
 
 
+CONTAINMENT_ORDER = ("wm_m", "wm", "owa", "ci_m", "ci_super", "ci", "sb_pd", "sb_nc", "sb")
+"""The learned families, each after every family it contains (``wm_m`` in ``wm`` and
+``ci_m``; ``wm`` in ``ci``, ``ci_super`` and ``sb*``; ``owa`` in ``ci``; ``ci_m`` and
+``ci_super`` in ``ci``; ``sb_pd`` in ``sb_nc`` in ``sb``)."""
+
+
 def _learned_names(names: Sequence[str], option: str) -> list[str]:
-    """Learned family names, checked, without repeats, smallest family first (the
-    order of :data:`LEARNED`: a family's optimum is a start of those containing it)."""
+    """Learned family names, checked, without repeats, smallest family first
+    (:data:`CONTAINMENT_ORDER`: a family's optimum is a start of those containing it)."""
     if isinstance(names, str):
         names = [names]
     unknown = [f for f in names if f not in LEARNED]
     if unknown:
         raise InputError(f"{option}: family name(s) {unknown}; expected learned families "
                          f"from {list(LEARNED)}")
-    return sorted(set(names), key=LEARNED.index)
+    return sorted(set(names), key=CONTAINMENT_ORDER.index)
 
 
 def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) -> dict:
@@ -380,6 +386,8 @@ def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) ->
     if not learned and attack is None:
         return {"rate": None, "status": "none", "source": None}
     low, source = max(figures, key=lambda item: item[0]) if figures else (0, None)
-    high = max([low] + [r["bound"] if r["bound"] is not None else n for r in learned])
+    # without a learned family nothing bounds the worst case from above
+    high = max([low] + [r["bound"] if r["bound"] is not None else n for r in learned]) \
+        if learned else n
     return {"rate": low / n, "n_correct": low, "upper_rate": high / n, "upper_n_correct": high,
             "status": "proven" if low == high else "interval", "source": source, "n_records": n}

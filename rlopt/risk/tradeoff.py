@@ -9,7 +9,7 @@ import pandas as pd
 
 from rlopt.data import as_frame, validate_pair, validate_table
 from rlopt.exceptions import InputError
-from rlopt.families import get_family
+from rlopt.families import LEARNED, LearnedFamily, get_family
 from rlopt.learn import learn
 from rlopt.milp import SolverOptions
 from rlopt.linkage.dbrl import _dbrl_validated
@@ -72,7 +72,13 @@ def tradeoff_plan(original, *, method: str, values: Sequence[float],
     _, cols = validate_table(frame, columns=columns, name="original")
     frame = frame[list(cols)]
     for family in families:
-        get_family(family).check_attributes(len(cols))
+        learned = get_family(family)
+        if not isinstance(learned, LearnedFamily):
+            raise InputError(f"trade-off family {family!r}; expected learned families from "
+                             f"{list(LEARNED)}")
+        learned.check_attributes(len(cols))
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
+        raise InputError(f"margin={margin!r}; expected a number >= 0")
     options = SolverOptions(time_limit=time_limit, threads=threads)
     parameter, mask = TRADEOFF_METHODS[method]
     masked_files = [(value, validate_pair(frame, mask(frame, value, seed))) for value in values]
