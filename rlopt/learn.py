@@ -201,8 +201,9 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         if theta is not None:
             named.append((label, theta))
     if reductions.warm_start and not own_cuts and screening is not None:
-        named.append(("screening LP start",
-                      best_start(za, zb, family, screening, margin=margin, deadline=deadline)))
+        witness = best_start(za, zb, family, screening, margin=margin, deadline=deadline)
+        if not np.array_equal(witness, neutral):  # the neutral one is counted already
+            named.append(("screening LP start", witness))
     # every admissible parameter the run knows, best first: each is a verified lower end
     starts = sorted((_count_start(label, theta, za, zb, family, data.columns, margin=margin,
                                   tol=tol, candidates=candidates)
@@ -329,13 +330,16 @@ class _Start:
     theta: np.ndarray
     linked: LinkageResult
     correct: np.ndarray
-    count: int
+
+    @property
+    def count(self) -> int:
+        return int(self.correct.sum())
 
 
 def _count_start(label, theta, za, zb, family, columns, *, margin, tol, candidates) -> _Start:
     linked, correct = recount(za, zb, family.distance(theta, columns), margin=margin, tol=tol,
                               candidates=candidates)
-    return _Start(label, np.asarray(theta, dtype=float), linked, correct, int(correct.sum()))
+    return _Start(label, np.asarray(theta, dtype=float), linked, correct)
 
 
 def _options(family: LearnedFamily) -> dict:
