@@ -17,7 +17,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
 from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, duplicate_groups,
                                      find_conflicts, nearest_pairs, screen_records, start_from)
+from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import largest_big_c
 from rlopt.milp.line_search import line_search_ascent
 
@@ -83,6 +84,7 @@ class LearnResult:
     at_risk: np.ndarray | None = field(default=None, repr=False)
     at_risk_exact: bool | None = None
     lower_source: str | None = None
+    history: list[dict] = field(default_factory=list)
 
     @property
     def n_at_risk(self) -> int | None:
@@ -104,7 +106,7 @@ class LearnResult:
             "seconds": self.seconds, "model": self.model, "recount_tol": self.recount_tol,
             "cut_rounds": self.cut_rounds, "reductions": self.reductions,
             "n_at_risk": self.n_at_risk, "at_risk_exact": self.at_risk_exact,
-            "lower_source": self.lower_source,
+            "lower_source": self.lower_source, "history": self.history,
         }
 
 
@@ -120,7 +122,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
           big_c: str | float = "tight", reductions: Reductions = Reductions(),
           on_mismatch: str = "raise", export: str | Path | None = None,
           standardised: bool = False, candidates: np.ndarray | None = None,
-          known: Sequence[tuple[str, Distance]] = ()) -> tuple[LearnResult, Distance | None]:
+          known: Sequence[tuple[str, Distance]] = (),
+          progress: Callable[[dict], None] | None = None) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`).
 
     ``standardised=True``: the files are already z-scores (e.g. of larger files
@@ -139,6 +142,9 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     recounted, offered to the solver as a start and kept as a lower end: the
     result is never below it, and when the solver finds nothing better the
     result's ``lower_source`` names that parameter instead of ``"solver"``.
+
+    ``progress(event)`` is called whenever the run's interval narrows (see
+    :class:`rlopt.milp.certificate.Certificate`); the events are the result's ``history``.
     """
     t0 = time.perf_counter()
     family.check_attributes(data.n_attributes)
@@ -146,6 +152,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     za, zb = ((data.masked, data.original) if standardised
               else (standardise(data.masked), standardise(data.original)))
     n, n_attributes = za.shape
+    certificate = Certificate(n, t0=t0, progress=progress)
     if big_c == "uniform":
         big_c = largest_big_c(za, zb, family, margin=margin)
     neutral = family.neutral(n_attributes)
@@ -210,6 +217,8 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                      for label, theta in named
                      if family.is_admissible(theta, za, zb, tol=options.feasibility_tol)),
                     key=lambda item: -item.count)
+    for item in starts:
+        certificate.found(item.count, item.label)
     t_search = time.perf_counter()
     if reductions.line_search and starts and candidates is None:
         search_deadline = (None if options.time_limit is None
@@ -221,6 +230,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                                  data.columns, margin=margin, tol=tol, candidates=candidates)
             if found.count > starts[0].count:
                 starts.insert(0, found)
+                certificate.found(found.count, found.label)
     search_seconds = time.perf_counter() - t_search
     fit_deadline = None if options.time_limit is None else t0 + options.time_limit
     if reductions.warm_start:
@@ -236,8 +246,18 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     limit = options.time_limit
     if limit is not None:  # the limit covers the whole fit, reductions included
         options = dataclasses.replace(options, time_limit=max(1.0, limit - (time.perf_counter() - t0)))
+
+    def on_improve(incumbent, bound, theta):  # a round's figures: the bound is proven, theta recounted
+        if bound is not None and math.isfinite(bound):
+            certificate.bounded(n - int(math.ceil(bound - 1e-6)), "MILP bound")
+        if (theta is not None and incumbent is not None
+                and family.is_admissible(theta, za, zb, tol=options.feasibility_tol)):
+            _, correct = recount(za, zb, family.distance(theta, data.columns), margin=margin,
+                                 tol=tol, candidates=candidates)
+            certificate.found(int(correct.sum()), "solver")
+
     solved = solve_model(model, options, separate=separate, start=start,
-                         carry_bound=reductions.carry_rounds)
+                         carry_bound=reductions.carry_rounds, on_improve=on_improve)
     solved.solver["time_limit"] = limit
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
@@ -304,6 +324,9 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                       "the margin is in units of the distance on z-scores (squared standard "
                       "deviations); expected a small margin such as 1e-5", DataWarning, stacklevel=2)
     gap = None if verified is None else (bound - verified) / max(bound, 1)
+    if verified is not None:
+        certificate.found(verified, lower_source)
+    certificate.bounded(bound, "proven optimum" if status == "optimal" else "MILP bound")
     result = LearnResult(
         family=family.name, n_records=n, n_correct=n_correct, n_correct_verified=verified,
         n_correct_strict=strict, status=status, bound=bound, gap=gap, margin=margin,
@@ -315,7 +338,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         model=info.to_dict(), recount_tol=tol, cut_rounds=solved.cut_rounds, correct=correct,
         reductions=reductions.to_dict(), at_risk=None if screening is None else screening.at_risk,
         at_risk_exact=None if screening is None else bool(screening.exact.all()),
-        lower_source=lower_source,
+        lower_source=lower_source, history=certificate.to_list(),
     )
     if solved.interrupted:  # Ctrl-C during the solve: the interval so far, then stop
         raise Interrupted(f"{family.name}: interrupted", partial=result)

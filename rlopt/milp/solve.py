@@ -231,7 +231,9 @@ def _values(var) -> np.ndarray:
 def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions(), *,
                 separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None,
                 start: Callable[[np.ndarray | None, np.ndarray | None], tuple[np.ndarray, np.ndarray]] | None = None,
-                carry_bound: bool = False) -> SolveResult:
+                carry_bound: bool = False,
+                on_improve: Callable[[float | None, float | None, np.ndarray | None], None] | None = None
+                ) -> SolveResult:
     """Solve the model with HiGHS; with ``separate(theta, K)``, add the rows it
     returns and re-solve (in place, through the persistent interface) until it
     returns none.
@@ -246,6 +248,10 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     ``carry_bound`` it is added as the row ``objective >= bound`` (exact: a start
     that reaches it is proven optimal at once, and a later round stopped by the
     time limit keeps the bound).
+
+    ``on_improve(incumbent, bound, theta)`` is called after every round with the
+    round's objective values (``sum K``, either ``None``) and parameter: the
+    caller recounts ``theta`` before it believes the incumbent.
     """
     solver = _highs()
     k_vars = [model.K[i] for i in model.K]
@@ -279,6 +285,8 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
             if has_solution:
                 results.solution_loader.load_vars()
             theta = _values(model.theta) if has_solution else None
+            if on_improve is not None:
+                on_improve(results.incumbent_objective, results.objective_bound, theta)
             if status != "optimal" or separate is None or (stop is not None and stop.requested):
                 break
             cuts = separate(theta, _values(model.K))
