@@ -445,12 +445,14 @@ class LearnedDistanceLinkage:
     def fit(self, original, masked, *, columns: Sequence[str] | None = None,
             id_column: str | None = None, drop_nonfinite: bool = False,
             export: str | Path | None = None,
-            known: Sequence[tuple[str, Distance]] = ()) -> "LearnedDistanceLinkage":
+            known: Sequence[tuple[str, Distance]] = (),
+            progress: Callable[[dict], None] | None = None) -> "LearnedDistanceLinkage":
         """Learn the family's best distance on an original file and its masked file.
 
         ``known``: ``(label, distance)`` pairs already at hand (on these files'
         standardised columns), e.g. MD or a smaller family's optimum; each one the
-        family contains is a start and a lower end (see :func:`learn`)."""
+        family contains is a start and a lower end (see :func:`learn`).
+        ``progress(event)``: called whenever the run's interval narrows (see :func:`learn`)."""
         family = self._family()
         if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not self.margin >= 0:
             raise InputError(f"margin={self.margin!r}; expected a number >= 0")
@@ -468,7 +470,7 @@ class LearnedDistanceLinkage:
         self.result_, self.distance_ = learn(data, family, margin=float(self.margin), options=options,
                                              big_c=self.big_c, reductions=reductions,
                                              on_mismatch=self.on_mismatch,
-                                             export=export, known=known)
+                                             export=export, known=known, progress=progress)
         self.columns_ = data.columns
         self._set_standardisation(data)
         self.params_ = self.result_.params
