@@ -31,7 +31,7 @@ from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, du
                                      find_conflicts, nearest_pairs, screen_records, start_from)
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import largest_big_c
-from rlopt.milp.line_search import line_search_ascent
+from rlopt.milp.portfolio import recount, search_incumbents
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
 
@@ -39,8 +39,8 @@ __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "lea
 REDUCE_SHARE = 0.3
 """Share of a time limit the screening and conflict LPs may use."""
 
-LINE_SEARCH_SHARE = 0.2
-"""Share of a time limit the exact line search for a better start may use."""
+SEARCH_SHARE = 0.3
+"""Share of a time limit the searches for a better start may use (:mod:`rlopt.milp.portfolio`)."""
 
 
 class RecountMismatchError(RuntimeError):
@@ -108,14 +108,6 @@ class LearnResult:
             "n_at_risk": self.n_at_risk, "at_risk_exact": self.at_risk_exact,
             "lower_source": self.lower_source, "history": self.history,
         }
-
-
-def recount(za: np.ndarray, zb: np.ndarray, distance: Distance, *, margin: float,
-            tol: float, candidates: np.ndarray | None = None) -> tuple[LinkageResult, np.ndarray]:
-    """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``
-    (``j`` among the record's candidates when ``candidates`` is given)."""
-    linked = link_records(za, zb, distance, candidates=candidates)
-    return linked, linked.separation >= margin - tol
 
 
 def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
@@ -211,26 +203,15 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         witness = best_start(za, zb, family, screening, margin=margin, deadline=deadline)
         if not np.array_equal(witness, neutral):  # the neutral one is counted already
             named.append(("screening LP start", witness))
-    # every admissible parameter the run knows, best first: each is a verified lower end
-    starts = sorted((_count_start(label, theta, za, zb, family, data.columns, margin=margin,
-                                  tol=tol, candidates=candidates)
-                     for label, theta in named
-                     if family.is_admissible(theta, za, zb, tol=options.feasibility_tol)),
-                    key=lambda item: -item.count)
-    for item in starts:
-        certificate.found(item.count, item.label)
     t_search = time.perf_counter()
-    if reductions.line_search and starts and candidates is None:
-        search_deadline = (None if options.time_limit is None
-                           else time.perf_counter() + LINE_SEARCH_SHARE * options.time_limit)
-        climbed = line_search_ascent(za, zb, family, starts[0].theta, margin=margin,
-                                     deadline=search_deadline)
-        if climbed is not None and family.is_admissible(climbed, za, zb, tol=options.feasibility_tol):
-            found = _count_start(f"line search from the {starts[0].label}", climbed, za, zb, family,
-                                 data.columns, margin=margin, tol=tol, candidates=candidates)
-            if found.count > starts[0].count:
-                starts.insert(0, found)
-                certificate.found(found.count, found.label)
+    search_deadline = (None if options.time_limit is None
+                       else time.perf_counter() + SEARCH_SHARE * options.time_limit)
+    # every admissible parameter the run knows or finds, best first: each is a verified lower end
+    starts = search_incumbents(za, zb, family, data.columns, named, margin=margin, tol=tol,
+                               feasibility_tol=options.feasibility_tol,
+                               searches=reductions.searches(), deadline=search_deadline,
+                               at_risk=None if screening is None else screening.at_risk,
+                               candidates=candidates, found=certificate.found)
     search_seconds = time.perf_counter() - t_search
     fit_deadline = None if options.time_limit is None else t0 + options.time_limit
     if reductions.warm_start:
@@ -345,26 +326,6 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     return result, distance
 
 
-@dataclass(frozen=True)
-class _Start:
-    """An admissible parameter known before the solve, with its recount."""
-
-    label: str
-    theta: np.ndarray
-    linked: LinkageResult
-    correct: np.ndarray
-
-    @property
-    def count(self) -> int:
-        return int(self.correct.sum())
-
-
-def _count_start(label, theta, za, zb, family, columns, *, margin, tol, candidates) -> _Start:
-    linked, correct = recount(za, zb, family.distance(theta, columns), margin=margin, tol=tol,
-                              candidates=candidates)
-    return _Start(label, np.asarray(theta, dtype=float), linked, correct)
-
-
 def _options(family: LearnedFamily) -> dict:
     return {"options": dict(family.options)} if family.options else {}
 
@@ -393,7 +354,7 @@ class LearnedDistanceLinkage:
     reductions : "all", "none", dict or Reductions, default="all"
         The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
         ``drop_redundant, drop_dominated, fix_unreachable, conflicts,
-        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, line_search``. ``"none"``
+        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, surrogate, line_search, greedy_add``. ``"none"``
         with ``big_c="uniform"`` is the naive model.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.

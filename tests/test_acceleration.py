@@ -25,6 +25,8 @@ VARIANTS = {
     "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
     "warm_start": dict(reductions={**NONE, "warm_start": True}),
     "line_search": dict(reductions={**NONE, "line_search": True}),
+    "surrogate + line_search + greedy_add": dict(reductions={**NONE, "surrogate": True,
+                                                             "line_search": True, "greedy_add": True}),
     "lazy + carry_rounds": dict(reductions={**NONE, "lazy": True, "lazy_start": 0, "lazy_per_round": 1,
                                             "warm_start": True, "carry_rounds": True}),
     "all": dict(reductions="all"),
@@ -201,6 +203,7 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
     from rlopt.families import get_family
     from rlopt.learn import recount
     from rlopt.milp.line_search import line_search_ascent
+    from rlopt.milp.margins import PairMargins
     original, masked = noisy_file(41, 30, 3, scale=(0.6, 0.9, 1.2))
     data = validate_pair(original, masked)
     za, zb = standardise(data.masked), standardise(data.original)
@@ -211,7 +214,8 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
         return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN,
                            tol=1e-9)[1].sum())
 
-    climbed = line_search_ascent(za, zb, family, start, margin=MARGIN)
+    climbed = line_search_ascent(za, zb, family, start, margin=MARGIN,
+                                 margins=PairMargins.build(za, zb, family))
     assert family.is_admissible(climbed, za, zb)
     optimum = fit(name, original, masked, reductions="none").n_correct
     assert count(start) < count(climbed) <= optimum  # (5 -> 15, 10, 10, 10 of 16, 10, 16, 17)

@@ -25,10 +25,11 @@
   next start re-identifies the records the round counted against every original
   when some parameter does (:meth:`LazyLinkageRows.complete`), and is then proven
   optimal at once instead of the round being solved again from scratch.
-- ``line_search``: before the solve, coordinate ascent on the exact count from the
-  best start (:func:`rlopt.milp.line_search.line_search_ascent`, at most a share of
-  the time limit); an admissible parameter that re-identifies more becomes the
-  start and a lower end. It changes where the solver starts, never the model.
+- ``surrogate``, ``line_search``, ``greedy_add``: before the solve, searches for a
+  better parameter from the best start (:mod:`rlopt.milp.portfolio`, at most a
+  share of the time limit); an admissible parameter that re-identifies more
+  becomes the start and a lower end. They change where the solver starts, never
+  the model.
 
 Screening and conflict LPs may stop at a deadline (a share of the time limit):
 stopping them early is exact, it only leaves records unscreened and pairs unchecked.
@@ -74,7 +75,9 @@ class Reductions:
     lazy_per_round: int = 2
     warm_start: bool = True
     carry_rounds: bool = True
+    surrogate: bool = True
     line_search: bool = True
+    greedy_add: bool = True
 
     def __post_init__(self):
         minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
@@ -90,7 +93,7 @@ class Reductions:
     def none(cls) -> "Reductions":
         return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
                    duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False,
-                   line_search=False)
+                   surrogate=False, line_search=False, greedy_add=False)
 
     @classmethod
     def coerce(cls, value) -> "Reductions":
@@ -111,6 +114,10 @@ class Reductions:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def searches(self) -> tuple[str, ...]:
+        """The incumbent searches switched on, in :data:`rlopt.milp.portfolio.SEARCHES` order."""
+        return tuple(name for name in ("surrogate", "line_search", "greedy_add") if getattr(self, name))
 
 
 def slack_blocks(za: np.ndarray, zb: np.ndarray, distance: Distance, records: np.ndarray):

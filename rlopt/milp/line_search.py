@@ -26,38 +26,15 @@ from itertools import combinations
 import numpy as np
 
 from rlopt.families import LearnedFamily
+from rlopt.milp.margins import PairMargins
 
-__all__ = ["line_search_ascent", "MAX_PAIR_COORDINATES", "MAX_MARGIN_BYTES"]
+__all__ = ["line_search_ascent", "MAX_PAIR_COORDINATES"]
 
 MAX_PAIR_COORDINATES = 30
 """Pairs of coordinates are tried among at most this many coordinates."""
 
-MAX_MARGIN_BYTES = 2**30
-"""The margins of every pair for every coordinate are kept in memory up to this size
-(filled in place, chunk by chunk: the peak is about this plus one 64 MiB chunk)."""
-
 _PLAN_SLACK = 1e-9
 """A record is planned as re-identified only with this much to spare above the margin."""
-
-
-def _pair_margins(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *,
-                  deadline: float | None) -> tuple[np.ndarray, np.ndarray] | None:
-    """``G[k, i, j] = phi_ijk - phi_iik`` (shape P, N, N: one contiguous matrix per
-    coordinate) and ``c[i, j] = offset_ij - offset_ii``, so that
-    ``g_ij(theta) = sum_k theta_k G[k, i, j] + c[i, j]``; ``None`` past ``deadline``."""
-    n = za.shape[0]
-    size = family.n_params(za.shape[1])
-    slopes, consts = np.empty((size, n, n)), np.empty((n, n))
-    step = max(1, int(64 * 2**20 // max(1, n * size * 8)))
-    for start in range(0, n, step):
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        rows = np.arange(start, min(n, start + step))
-        phi, offset = family.features(za[rows], zb)
-        own = np.arange(rows.size), rows
-        slopes[:, rows, :] = np.moveaxis(phi - phi[own][:, None, :], 2, 0)
-        consts[rows] = offset - offset[own][:, None]
-    return slopes, consts
 
 
 def _directions(family: LearnedFamily, n_attributes: int) -> list[np.ndarray]:
@@ -126,29 +103,21 @@ def _best_step(current: np.ndarray, slope: np.ndarray, margin: float, lo_t: floa
 
 
 def line_search_ascent(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray,
-                       *, margin: float, deadline: float | None = None,
-                       max_bytes: int = MAX_MARGIN_BYTES) -> np.ndarray | None:
+                       *, margin: float, margins: PairMargins, deadline: float | None = None
+                       ) -> np.ndarray:
     """Climb the exact count from ``theta`` (admissible for the family's bounds and
     rows) by exact line searches along coordinate directions, until a sweep gains
     nothing or ``deadline`` (``time.perf_counter()``) passes.
 
-    Returns the last parameter reached (``theta`` itself when nothing improved), or
-    ``None`` when the pairs' margins would not fit in ``max_bytes`` or the deadline
-    passed before they were computed. The count it
-    reaches is a plan: the caller recounts it and checks admissibility (cuts).
+    Returns the last parameter reached (``theta`` itself when nothing improved).
+    The count it reaches is a plan: the caller recounts it and checks
+    admissibility (cuts).
     """
-    n, n_attributes = za.shape
-    size = family.n_params(n_attributes)
-    if n * n * size * 8 > max_bytes:
-        return None
-    margins = _pair_margins(za, zb, family, deadline=deadline)
-    if margins is None:
-        return None
-    slopes, consts = margins
+    n_attributes = za.shape[1]
+    slopes = margins.slopes
     theta = np.asarray(theta, dtype=float).copy()
-    current = np.tensordot(theta, slopes, axes=1) + consts
-    diagonal = np.arange(n), np.arange(n)
-    current[diagonal] = np.inf
+    current = margins.at(theta)
+    diagonal = np.diag_indices(margins.n_records)
     rows = family.constraints(n_attributes)
     matrix, lo, hi = rows.matrix(), np.array(rows.lo), np.array(rows.hi)
     lower, upper = family.bounds(n_attributes)

@@ -1,0 +1,158 @@
+"""Greedy add: grow the set of re-identified records one LP at a time -- a
+verified incumbent for the MILP (a start and a lower end), never a bound.
+
+Let ``S`` be the records a parameter re-identifies. Whether ``S + {c}`` can be
+re-identified *together* is one LP: ``max_theta min_{i in S+c, j != i} g_ij(theta)``
+over the admissible polytope, which reaches the margin exactly when some
+parameter does it. The LP keeps only a few rows per record (its nearest
+competitors), so a value below the margin is conclusive (a relaxation) and a
+value above it is checked against every pair; violated rows are added and the LP
+solved again. One HiGHS model is kept: a candidate's rows are added, and removed
+again when it is refused, so each test is a warm-started dual simplex.
+
+Candidates are tried nearest first (largest separation below the margin). An
+accepted candidate moves the parameter to the LP's optimum, the centre of the
+new set, which may re-identify further records: they join ``S`` too.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from rlopt.families import LearnedFamily
+from rlopt.milp.margins import PairMargins
+
+__all__ = ["greedy_add"]
+
+ROWS_PER_RECORD = 8
+"""Rows a record enters the LP with (its nearest competitors at the current parameter)."""
+
+_SLACK = 1e-9
+"""A set is accepted only when the LP's separation exceeds the margin by this much."""
+
+
+class _SetLP:
+    """``max s`` s.t. ``G theta - s >= -c`` for the rows of the set, the family's
+    bounds and rows; one HiGHS model, rows added and deleted in place."""
+
+    def __init__(self, family: LearnedFamily, n_attributes: int, cap: float):
+        import highspy
+
+        self._hs = highspy
+        size = family.n_params(n_attributes)
+        lower, upper = family.bounds(n_attributes)
+        inf = highspy.kHighsInf
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+        h.setOptionValue("presolve", "off")  # keep the basis between solves: each is a warm start
+        h.addVars(size + 1, np.append(np.where(np.isinf(lower), -inf, lower), -inf).astype(float),
+                  np.append(np.where(np.isinf(upper), inf, upper), cap).astype(float))
+        h.changeColsCost(1, np.array([size], dtype=np.int32), np.array([1.0]))
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        rows = family.constraints(n_attributes)
+        matrix = rows.matrix()
+        if matrix.shape[0]:
+            self._add(np.column_stack([matrix, np.zeros(len(matrix))]), np.array(rows.lo), np.array(rows.hi), h)
+        self.highs, self.size = h, size
+        self.fixed_rows = h.getNumRow()
+
+    def _add(self, matrix, lo, hi, h=None) -> None:
+        h = self.highs if h is None else h
+        inf = self._hs.kHighsInf
+        r, c = np.nonzero(matrix)
+        starts = np.searchsorted(r, np.arange(matrix.shape[0])).astype(np.int32)
+        h.addRows(matrix.shape[0], np.where(np.isinf(lo), -inf, lo).astype(float),
+                  np.where(np.isinf(hi), inf, hi).astype(float), r.size, starts,
+                  c.astype(np.int32), matrix[r, c].astype(float))
+
+    def add(self, slopes: np.ndarray, consts: np.ndarray) -> None:
+        """Rows ``slopes @ theta + consts >= s`` (``slopes``: one row per pair)."""
+        if len(slopes):
+            self._add(np.column_stack([slopes, -np.ones(len(slopes))]), -consts,
+                      np.full(len(slopes), np.inf))
+
+    def n_rows(self) -> int:
+        return self.highs.getNumRow()
+
+    def drop_from(self, first: int) -> None:
+        """Delete the rows added since the model had ``first`` rows."""
+        last = self.highs.getNumRow()
+        if last > first:
+            self.highs.deleteRows(last - first, np.arange(first, last, dtype=np.int32))
+
+    def solve(self) -> tuple[float, np.ndarray] | None:
+        self.highs.run()
+        if self.highs.getModelStatus() != self._hs.HighsModelStatus.kOptimal:
+            return None
+        values = np.array(self.highs.getSolution().col_value)
+        return float(values[self.size]), values[:self.size]
+
+
+def greedy_add(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, *,
+               margin: float, margins: PairMargins, deadline: float | None = None,
+               candidates: np.ndarray | None = None, rows_per_record: int = ROWS_PER_RECORD,
+               max_checks: int = 20) -> tuple[np.ndarray, int]:
+    """Grow the records ``theta`` re-identifies by adding candidates one LP at a time
+    (see the module), until every candidate was tried or ``deadline`` passes.
+
+    ``candidates`` (bool, ``N``): the records worth trying (e.g. those the screening
+    did not prove unreachable); default all. Returns ``(theta, count)``: the last
+    accepted parameter and the records it re-identifies by the pairs' margins -- a
+    plan the caller recounts and checks for admissibility (cuts).
+    """
+    n_attributes = za.shape[1]
+    theta = np.asarray(theta, dtype=float)
+    g = margins.at(theta)
+    sep = g.min(axis=1)
+    members = sep >= margin + _SLACK
+    count = int(members.sum())
+    if not members.any():
+        return theta, count
+    lp = _SetLP(family, n_attributes, cap=max(1.0, 10 * float(np.abs(sep[np.isfinite(sep)]).max())))
+    k = min(rows_per_record, margins.n_records - 1)
+
+    def rows_of(records, g):  # the records' rows with their k nearest competitors, one per pair
+        nearest = np.argpartition(g[records], k - 1, axis=1)[:, :k]
+        slopes, consts = margins.pairs(records, nearest)
+        return slopes.reshape(-1, slopes.shape[-1]), consts.ravel()
+
+    lp.add(*rows_of(np.flatnonzero(members), g))
+    pool = np.ones(margins.n_records, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
+    order = [int(i) for i in np.argsort(-sep, kind="stable") if pool[i] and not members[i]]
+    for c in order:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        if members[c]:
+            continue  # joined with an earlier candidate
+        first = lp.n_rows()
+        lp.add(*rows_of(np.array([c]), g))
+        accepted = None
+        for _ in range(max_checks):
+            solved = lp.solve()
+            if solved is None or solved[0] < margin + _SLACK:
+                break  # a relaxation below the margin: no parameter adds c to the set
+            candidate_g = margins.at(solved[1])
+            group = members.copy()
+            group[c] = True
+            records = np.flatnonzero(group)
+            bad = records[candidate_g[records].min(axis=1) < margin + _SLACK]
+            if not bad.size:
+                accepted = solved[1], candidate_g
+                break
+            lp.add(*rows_of(bad, candidate_g))
+        if accepted is None:
+            lp.drop_from(first)
+            continue
+        theta, g = accepted
+        sep = g.min(axis=1)
+        joined = (sep >= margin + _SLACK) & ~members
+        joined[c] = False
+        members = sep >= margin + _SLACK
+        if joined.any():
+            lp.add(*rows_of(np.flatnonzero(joined), g))
+        count = int(members.sum())
+    return theta, count

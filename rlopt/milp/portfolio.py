@@ -1,0 +1,137 @@
+"""The verified incumbent portfolio: every admissible parameter a run can name,
+each recounted by the family's reference evaluator, run before the MILP.
+
+A learning run's lower end is the best *recounted* count of an admissible
+parameter it has met. Before the solve these are
+
+1. the starts: the neutral parameter (the AM ordering), every known distance the
+   family contains (a baseline such as MD, a smaller family's optimum, saved
+   parameters; :func:`rlopt.families.containment.embed`) and the screening LPs'
+   best witness;
+2. the searches from the best start, each taking the best so far:
+   :func:`~rlopt.milp.surrogate.surrogate_ascent` (a smooth surrogate of the
+   count, the big step for sb), :func:`~rlopt.milp.line_search.line_search_ascent`
+   (exact line searches on the count, the fastest climb for wm) and
+   :func:`~rlopt.milp.greedy.greedy_add` (one LP per record that might join).
+
+The searches ignore the cutting planes of sb_nc and sb_pd: their results are
+repaired by the family (:meth:`~rlopt.families.LearnedFamily.repair`) and kept
+only when admissible. Nothing here is a bound; the best item is the MIP start.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from rlopt.families import LearnedFamily
+from rlopt.linkage import LinkageResult, link_records
+from rlopt.milp.greedy import greedy_add
+from rlopt.milp.line_search import line_search_ascent
+from rlopt.milp.margins import PairMargins
+from rlopt.milp.surrogate import surrogate_ascent
+
+__all__ = ["Incumbent", "recount", "recount_parameter", "search_incumbents", "SEARCHES"]
+
+SEARCHES = ("surrogate", "line_search", "greedy_add")
+"""The searches, in the order they run (each a switch of :class:`~rlopt.milp.acceleration.Reductions`)."""
+
+_NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
+
+
+def recount(za: np.ndarray, zb: np.ndarray, distance, *, margin: float, tol: float,
+            candidates: np.ndarray | None = None) -> tuple[LinkageResult, np.ndarray]:
+    """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``
+    (``j`` among the record's candidates when ``candidates`` is given)."""
+    linked = link_records(za, zb, distance, candidates=candidates)
+    return linked, linked.separation >= margin - tol
+
+
+@dataclass(frozen=True)
+class Incumbent:
+    """An admissible parameter with its reference recount, and where it came from."""
+
+    label: str
+    theta: np.ndarray
+    linked: LinkageResult
+    correct: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.correct.sum())
+
+
+def recount_parameter(label: str, theta: np.ndarray, za, zb, family: LearnedFamily, columns, *,
+                      margin: float, tol: float, candidates=None) -> Incumbent:
+    linked, correct = recount(za, zb, family.distance(theta, columns), margin=margin, tol=tol,
+                              candidates=candidates)
+    return Incumbent(label, np.asarray(theta, dtype=float), linked, correct)
+
+
+def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, columns,
+                      named: Sequence[tuple[str, np.ndarray]], *, margin: float, tol: float,
+                      feasibility_tol: float, searches: Sequence[str] = SEARCHES,
+                      deadline: float | None = None, at_risk: np.ndarray | None = None,
+                      candidates: np.ndarray | None = None,
+                      found: Callable[[int, str], object] | None = None) -> list[Incumbent]:
+    """Recount the admissible ones of the ``named`` parameters, then run the
+    ``searches`` from the best so far until ``deadline`` (``time.perf_counter()``).
+
+    Returns every admissible parameter met, recounted, best first (ties keep the
+    order they were met in). ``found(count, label)`` is called for each.
+    ``at_risk``: the records the screening did not prove unreachable (the greedy
+    add tries only those). With ``candidates`` (a restricted linkage) only the
+    named parameters are counted: the searches compare every pair.
+    """
+    def keep(label, theta):
+        if theta is None:
+            return None
+        if not family.is_admissible(theta, za, zb, tol=feasibility_tol):
+            theta = family.repair(theta) if family.has_cuts else None
+            if theta is None or not family.is_admissible(theta, za, zb, tol=feasibility_tol):
+                return None
+        item = recount_parameter(label, theta, za, zb, family, columns, margin=margin, tol=tol,
+                                 candidates=candidates)
+        met.append(item)
+        if found is not None:
+            found(item.count, label)
+        return item
+
+    met: list[Incumbent] = []
+    for label, theta in named:
+        keep(label, theta)
+    if not met or candidates is not None or not searches:
+        return _best_first(met)
+    unknown = sorted(set(searches) - set(SEARCHES))
+    if unknown:
+        raise ValueError(f"unknown searches {unknown}; expected some of {list(SEARCHES)}")
+    best = max(met, key=lambda item: item.count)
+    steps: list[str] = []  # the searches that led to ``best``, in order
+    root = best.label
+    margins = PairMargins.build(za, zb, family, deadline=deadline)
+    for name in SEARCHES:
+        if name not in searches or (deadline is not None and time.perf_counter() > deadline):
+            continue
+        if name == "surrogate":
+            theta, _ = surrogate_ascent(za, zb, family, best.theta, margin=margin, margins=margins,
+                                        deadline=deadline)
+        elif margins is None:
+            continue  # the pairs' margins do not fit in memory
+        elif name == "line_search":
+            theta = line_search_ascent(za, zb, family, best.theta, margin=margin, margins=margins,
+                                       deadline=deadline)
+        else:
+            theta, _ = greedy_add(za, zb, family, best.theta, margin=margin, margins=margins,
+                                  deadline=deadline, candidates=at_risk)
+        path = steps + [_NAMES[name]]
+        item = keep(f"{' + '.join(path)} from the {root}", theta)
+        if item is not None and item.count > best.count:
+            best, steps = item, path
+    return _best_first(met)
+
+
+def _best_first(items: list[Incumbent]) -> list[Incumbent]:
+    return sorted(items, key=lambda item: -item.count)
