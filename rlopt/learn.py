@@ -31,7 +31,7 @@ from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, du
                                      find_conflicts, nearest_pairs, screen_records, start_from)
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import largest_big_c
-from rlopt.milp.portfolio import recount, search_incumbents
+from rlopt.milp.portfolio import quadratic_starts, recount, search_incumbents
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
 
@@ -39,8 +39,12 @@ __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "lea
 REDUCE_SHARE = 0.3
 """Share of a time limit the screening and conflict LPs may use."""
 
-SEARCH_SHARE = 0.3
-"""Share of a time limit the searches for a better start may use (:mod:`rlopt.milp.portfolio`)."""
+SEARCH_END = 0.6
+"""With a time limit, the searches for a better start (:mod:`rlopt.milp.portfolio`)
+end by this share of it (the reductions before them included); the solve gets the rest."""
+
+NCA_SHARE = 0.15
+"""Share of the time left for the searches that scikit-learn's NCA may use for its start."""
 
 
 class RecountMismatchError(RuntimeError):
@@ -204,8 +208,11 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         if not np.array_equal(witness, neutral):  # the neutral one is counted already
             named.append(("screening LP start", witness))
     t_search = time.perf_counter()
-    search_deadline = (None if options.time_limit is None
-                       else time.perf_counter() + SEARCH_SHARE * options.time_limit)
+    search_deadline = None if options.time_limit is None else t0 + SEARCH_END * options.time_limit
+    nca_deadline = (None if search_deadline is None
+                    else t_search + NCA_SHARE * max(0.0, search_deadline - t_search))
+    named += quadratic_starts(za, zb, family, data.columns, deadline=nca_deadline,
+                              nca=reductions.nca_start)
     # every admissible parameter the run knows or finds, best first: each is a verified lower end
     starts = search_incumbents(za, zb, family, data.columns, named, margin=margin, tol=tol,
                                feasibility_tol=options.feasibility_tol,
@@ -257,10 +264,11 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         bound = min(bound, screening.n_at_risk)
     if status == "optimal" and solved.cut_cap_hit:
         status = "cut_limit"  # the relaxed optimum bounds the family; repair theta for a count
-        theta = family.repair(theta) if own_cuts else theta
+        theta = _repaired(family, theta, za, zb, options.feasibility_tol) if own_cuts else theta
         n_correct = None
     elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
-        theta = family.repair(theta)  # not admissible yet: only a repaired parameter gives a count
+        # not admissible yet: only a repaired parameter gives a count
+        theta = _repaired(family, theta, za, zb, options.feasibility_tol)
 
     def mismatch(message: str) -> None:
         if on_mismatch == "raise":
@@ -326,6 +334,12 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     return result, distance
 
 
+def _repaired(family: LearnedFamily, theta, za, zb, tol: float) -> np.ndarray | None:
+    """The family's repair of ``theta``, when it is admissible; else ``None`` (no count)."""
+    theta = None if theta is None else family.repair(theta)
+    return theta if theta is not None and family.is_admissible(theta, za, zb, tol=tol) else None
+
+
 def _options(family: LearnedFamily) -> dict:
     return {"options": dict(family.options)} if family.options else {}
 
@@ -354,7 +368,7 @@ class LearnedDistanceLinkage:
     reductions : "all", "none", dict or Reductions, default="all"
         The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
         ``drop_redundant, drop_dominated, fix_unreachable, conflicts,
-        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, surrogate, line_search, greedy_add``. ``"none"``
+        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, nca_start, surrogate, line_search, greedy_add``. ``"none"``
         with ``big_c="uniform"`` is the naive model.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.

@@ -141,6 +141,17 @@ class NonNegativeBilinear(Bilinear):
         limit = int(self.options.get("cuts_per_round") or 200)
         return [(coef, 0.0) for _, coef in found[:limit]]
 
+    def repair(self, theta):
+        """The positive semi-definite part of ``Q`` (eigenvalues clipped at 0) over its
+        trace: non-negative on every pair, and ``|Q_kl| <= sqrt(Q_kk Q_ll) <= 1``;
+        ``None`` when ``Q`` has no positive eigenvalue."""
+        n = int(round((np.sqrt(8 * len(theta) + 1) - 1) / 2))
+        values, vectors = np.linalg.eigh(self.matrix(theta, n))
+        if not values.max() > 0:
+            return None
+        q = vectors @ np.diag(np.maximum(values, 0.0)) @ vectors.T
+        return (q / np.trace(q))[_upper(n)]
+
 
 class PositiveDefiniteBilinear(Bilinear):
     """SB_PD: SB with ``Q >= delta I`` (a Mahalanobis-type metric).

@@ -25,6 +25,8 @@
   next start re-identifies the records the round counted against every original
   when some parameter does (:meth:`LazyLinkageRows.complete`), and is then proven
   optimal at once instead of the round being solved again from scratch.
+- ``nca_start``: the matrix scikit-learn's NCA learns, projected into the family, is
+  one more start (:func:`rlopt.milp.portfolio.quadratic_starts`; MD's always is).
 - ``surrogate``, ``line_search``, ``greedy_add``: before the solve, searches for a
   better parameter from the best start (:mod:`rlopt.milp.portfolio`, at most a
   share of the time limit); an admissible parameter that re-identifies more
@@ -75,6 +77,7 @@ class Reductions:
     lazy_per_round: int = 2
     warm_start: bool = True
     carry_rounds: bool = True
+    nca_start: bool = True
     surrogate: bool = True
     line_search: bool = True
     greedy_add: bool = True
@@ -93,7 +96,7 @@ class Reductions:
     def none(cls) -> "Reductions":
         return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
                    duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False,
-                   surrogate=False, line_search=False, greedy_add=False)
+                   nca_start=False, surrogate=False, line_search=False, greedy_add=False)
 
     @classmethod
     def coerce(cls, value) -> "Reductions":

@@ -5,9 +5,14 @@ A learning run's lower end is the best *recounted* count of an admissible
 parameter it has met. Before the solve these are
 
 1. the starts: the neutral parameter (the AM ordering), every known distance the
-   family contains (a baseline such as MD, a smaller family's optimum, saved
-   parameters; :func:`rlopt.families.containment.embed`) and the screening LPs'
-   best witness;
+   family contains (a smaller family's optimum, saved parameters;
+   :func:`rlopt.families.containment.embed`), the screening LPs' best witness,
+   and the quadratic forms of two classical metric learners projected into the
+   family (:func:`quadratic_starts`): MD's matrix and the matrix scikit-learn's
+   Neighbourhood Components Analysis learns on the pairs, each over its trace
+   (sb, sb_nc; sb_pd when its smallest eigenvalue allows) and its diagonal
+   normalised to weights (wm, wm_m, ci, ci_m; not OWA, whose weights follow
+   the order of the differences, not the attributes);
 2. the searches from the best start, each taking the best so far:
    :func:`~rlopt.milp.surrogate.surrogate_ascent` (a smooth surrogate of the
    count, the big step for sb), :func:`~rlopt.milp.line_search.line_search_ascent`
@@ -22,22 +27,36 @@ only when admissible. Nothing here is a bound; the best item is the MIP start.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from rlopt.families import LearnedFamily
+from rlopt.exceptions import InputError
+from rlopt.families import Distance, LearnedFamily
+from rlopt.families.bilinear import BilinearDistance
+from rlopt.families.containment import embed
+from rlopt.families.md import Mahalanobis
+from rlopt.families.wm import WeightedMeanDistance
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp.greedy import greedy_add
 from rlopt.milp.line_search import line_search_ascent
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.surrogate import surrogate_ascent
 
-__all__ = ["Incumbent", "recount", "recount_parameter", "search_incumbents", "SEARCHES"]
+__all__ = ["Incumbent", "recount", "recount_parameter", "search_incumbents", "quadratic_starts",
+           "nca_matrix", "SEARCHES", "NCA_MAX_ITER"]
+
+NCA_MAX_ITER = 50
+"""Iterations of scikit-learn's NCA at most (each costs ``O(N^2 n)``; it also stops at its deadline)."""
 
 SEARCHES = ("surrogate", "line_search", "greedy_add")
 """The searches, in the order they run (each a switch of :class:`~rlopt.milp.acceleration.Reductions`)."""
+
+SHARES = {"surrogate": 0.5, "line_search": 0.4, "greedy_add": 1.0}
+"""With a deadline, each search may use this share of the time left when it starts
+(the surrogate ascent half of it, the line search 40 % of the rest, the greedy add the rest)."""
 
 _NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
 
@@ -93,6 +112,7 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
             theta = family.repair(theta) if family.has_cuts else None
             if theta is None or not family.is_admissible(theta, za, zb, tol=feasibility_tol):
                 return None
+            label = f"{label} (repaired)"
         item = recount_parameter(label, theta, za, zb, family, columns, margin=margin, tol=tol,
                                  candidates=candidates)
         met.append(item)
@@ -113,24 +133,93 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
     root = best.label
     margins = PairMargins.build(za, zb, family, deadline=deadline)
     for name in SEARCHES:
-        if name not in searches or (deadline is not None and time.perf_counter() > deadline):
+        now = time.perf_counter()
+        if name not in searches or (deadline is not None and now > deadline):
             continue
+        until = None if deadline is None else now + SHARES[name] * (deadline - now)
         if name == "surrogate":
             theta, _ = surrogate_ascent(za, zb, family, best.theta, margin=margin, margins=margins,
-                                        deadline=deadline)
+                                        deadline=until)
         elif margins is None:
             continue  # the pairs' margins do not fit in memory
         elif name == "line_search":
             theta = line_search_ascent(za, zb, family, best.theta, margin=margin, margins=margins,
-                                       deadline=deadline)
+                                       deadline=until)
         else:
             theta, _ = greedy_add(za, zb, family, best.theta, margin=margin, margins=margins,
-                                  deadline=deadline, candidates=at_risk)
+                                  deadline=until, candidates=at_risk)
         path = steps + [_NAMES[name]]
         item = keep(f"{' + '.join(path)} from the {root}", theta)
         if item is not None and item.count > best.count:
             best, steps = item, path
     return _best_first(met)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def nca_matrix(za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None,
+               max_iter: int = NCA_MAX_ITER) -> np.ndarray | None:
+    """``L^T L`` of scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`
+    fitted on the ``2N`` records with the pair ``(a_i, b_i)`` as class ``i`` (the
+    map that makes each masked record's own original its likeliest neighbour);
+    the last iterate when ``deadline`` (``time.perf_counter()``) passes first,
+    ``None`` when not even one iteration fits or the result is not finite."""
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    n, n_attributes = za.shape
+    if n < 2 or (deadline is not None and time.perf_counter() > deadline):
+        return None
+    latest: list[np.ndarray] = []
+
+    def watch(transformation, n_iter):  # NCA's callback: keep the iterate, stop at the deadline
+        latest[:] = [np.asarray(transformation).reshape(-1, n_attributes)]
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _OutOfTime
+
+    nca = NeighborhoodComponentsAnalysis(init="identity", max_iter=max_iter, random_state=0,
+                                         callback=watch)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a ConvergenceWarning at max_iter is expected
+            nca.fit(np.vstack([za, zb]), np.tile(np.arange(n), 2))
+        components = nca.components_
+    except _OutOfTime:
+        components = latest[0]
+    matrix = components.T @ components
+    return matrix if np.isfinite(matrix).all() and np.trace(matrix) > 0 else None
+
+
+def quadratic_starts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, columns, *,
+                     deadline: float | None = None, nca: bool = True) -> list[tuple[str, np.ndarray]]:
+    """The family's parameters for MD's matrix and NCA's (see the module), where the
+    family contains them; admissibility is checked by the caller."""
+    n = za.shape[1]
+    matrices = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # MD's own warnings belong to an MD run, not to this start
+            matrices.append(("MD", Mahalanobis().from_data(za, zb, columns).precision))
+    except InputError:
+        pass  # MD is undefined here (the files are equal): no start from it
+    if nca:
+        matrix = nca_matrix(za, zb, deadline=deadline)
+        if matrix is not None:
+            matrices.append(("NCA", matrix))
+    named = []
+    for source, matrix in matrices:
+        trace = float(np.trace(matrix))
+        if not trace > 0:
+            continue
+        for label, distance in ((f"{source}'s matrix over its trace",
+                                 BilinearDistance(matrix / trace, columns)),
+                                (f"{source}'s diagonal as weights",
+                                 WeightedMeanDistance(np.diag(matrix) / trace, columns))):
+            theta = embed(distance, family, n)
+            if theta is not None:
+                named.append((label, theta))
+    return named
 
 
 def _best_first(items: list[Incumbent]) -> list[Incumbent]:
