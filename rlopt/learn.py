@@ -31,7 +31,7 @@ from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, du
                                      find_conflicts, nearest_pairs, screen_records, start_from)
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import largest_big_c
-from rlopt.milp.portfolio import quadratic_starts, recount, search_incumbents
+from rlopt.milp.portfolio import recount, search_incumbents
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
 
@@ -39,12 +39,9 @@ __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "lea
 REDUCE_SHARE = 0.3
 """Share of a time limit the screening and conflict LPs may use."""
 
-SEARCH_END = 0.6
-"""With a time limit, the searches for a better start (:mod:`rlopt.milp.portfolio`)
-end by this share of it (the reductions before them included); the solve gets the rest."""
-
-NCA_SHARE = 0.15
-"""Share of the time left for the searches that scikit-learn's NCA may use for its start."""
+SEARCH_SHARE = 0.4
+"""With a time limit, the searches for a better start (:mod:`rlopt.milp.portfolio`),
+which run first, end by this share of it."""
 
 
 class RecountMismatchError(RuntimeError):
@@ -162,11 +159,29 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         reductions = dataclasses.replace(reductions, fix_unreachable=False, conflicts=False,
                                          lazy=False, warm_start=False)
         fixed = ~candidates.diagonal()
+    # every admissible parameter the run knows or finds, best first: each is a verified lower end
+    # (counted before the model exists, at the tolerance of a model without big-C: stricter)
+    named = [("neutral start (AM)", neutral)]
+    for label, known_distance in known:
+        theta = embed(known_distance, family, n_attributes)
+        if theta is not None:
+            named.append((label, theta))
+    t_search = time.perf_counter()
+    search_deadline = None if options.time_limit is None else t0 + SEARCH_SHARE * options.time_limit
+    starts = search_incumbents(za, zb, family, data.columns, named, margin=margin,
+                               tol=10 * options.feasibility_tol,
+                               feasibility_tol=options.feasibility_tol,
+                               searches=reductions.searches(), deadline=search_deadline,
+                               candidates=candidates, quadratic=True, nca=reductions.nca_start,
+                               found=certificate.found)
+    search_seconds = time.perf_counter() - t_search
     t_reduce = time.perf_counter()
     # with a time limit the reductions get at most REDUCE_SHARE of it (stopping them early is exact)
-    deadline = None if options.time_limit is None else t0 + REDUCE_SHARE * options.time_limit
+    deadline = None if options.time_limit is None else t_reduce + REDUCE_SHARE * options.time_limit
     if reductions.fix_unreachable or reductions.conflicts:
-        screening = screen_records(za, zb, family, margin=margin, known=neutral,
+        # records the best start re-identifies need no LP (any admissible parameter would do)
+        screening = screen_records(za, zb, family, margin=margin,
+                                   known=starts[0].theta if starts else neutral,
                                    feasibility_tol=options.feasibility_tol, deadline=deadline)
         if reductions.fix_unreachable:
             fixed = screening.unreachable
@@ -184,7 +199,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                               drop_redundant=reductions.drop_redundant,
                               drop_dominated=reductions.drop_dominated, pairs=pairs, fixed=fixed,
                               conflicts=conflicts, cliques=cliques)
-    build_seconds = time.perf_counter() - t0 - reduce_seconds
+    build_seconds = time.perf_counter() - t_reduce - reduce_seconds
     if export is not None:
         export_model(model, export)
     own_cuts = family.has_cuts
@@ -198,28 +213,13 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
             cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
             return cuts + (lazy_rows(theta, k) if lazy_rows is not None else [])
     tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
-    named = [("neutral start (AM)", neutral)]
-    for label, known_distance in known:
-        theta = embed(known_distance, family, n_attributes)
-        if theta is not None:
-            named.append((label, theta))
     if reductions.warm_start and not own_cuts and screening is not None:
         witness = best_start(za, zb, family, screening, margin=margin, deadline=deadline)
-        if not np.array_equal(witness, neutral):  # the neutral one is counted already
-            named.append(("screening LP start", witness))
-    t_search = time.perf_counter()
-    search_deadline = None if options.time_limit is None else t0 + SEARCH_END * options.time_limit
-    nca_deadline = (None if search_deadline is None
-                    else t_search + NCA_SHARE * max(0.0, search_deadline - t_search))
-    named += quadratic_starts(za, zb, family, data.columns, deadline=nca_deadline,
-                              nca=reductions.nca_start)
-    # every admissible parameter the run knows or finds, best first: each is a verified lower end
-    starts = search_incumbents(za, zb, family, data.columns, named, margin=margin, tol=tol,
-                               feasibility_tol=options.feasibility_tol,
-                               searches=reductions.searches(), deadline=search_deadline,
-                               at_risk=None if screening is None else screening.at_risk,
-                               candidates=candidates, found=certificate.found)
-    search_seconds = time.perf_counter() - t_search
+        if not any(np.array_equal(witness, item.theta) for item in starts):  # a new parameter
+            starts += search_incumbents(za, zb, family, data.columns, [("screening LP start", witness)],
+                                        margin=margin, tol=tol, feasibility_tol=options.feasibility_tol,
+                                        searches=(), candidates=candidates, found=certificate.found)
+            starts.sort(key=lambda item: -item.count)  # stable: an earlier start keeps a tie
     fit_deadline = None if options.time_limit is None else t0 + options.time_limit
     if reductions.warm_start:
         first = starts[0].theta if starts else neutral

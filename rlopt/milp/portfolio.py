@@ -46,7 +46,10 @@ from rlopt.milp.margins import PairMargins
 from rlopt.milp.surrogate import surrogate_ascent
 
 __all__ = ["Incumbent", "recount", "recount_parameter", "search_incumbents", "quadratic_starts",
-           "nca_matrix", "SEARCHES", "NCA_MAX_ITER"]
+           "nca_matrix", "SEARCHES", "NCA_SHARE", "NCA_MAX_ITER"]
+
+NCA_SHARE = 0.15
+"""Share of the time left for the searches that scikit-learn's NCA may use for its start."""
 
 NCA_MAX_ITER = 50
 """Iterations of scikit-learn's NCA at most (each costs ``O(N^2 n)``; it also stops at its deadline)."""
@@ -94,7 +97,8 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
                       named: Sequence[tuple[str, np.ndarray]], *, margin: float, tol: float,
                       feasibility_tol: float, searches: Sequence[str] = SEARCHES,
                       deadline: float | None = None, at_risk: np.ndarray | None = None,
-                      candidates: np.ndarray | None = None,
+                      candidates: np.ndarray | None = None, quadratic: bool = False,
+                      nca: bool = True,
                       found: Callable[[int, str], object] | None = None) -> list[Incumbent]:
     """Recount the admissible ones of the ``named`` parameters, then run the
     ``searches`` from the best so far until ``deadline`` (``time.perf_counter()``).
@@ -103,7 +107,9 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
     order they were met in). ``found(count, label)`` is called for each.
     ``at_risk``: the records the screening did not prove unreachable (the greedy
     add tries only those). With ``candidates`` (a restricted linkage) only the
-    named parameters are counted: the searches compare every pair.
+    named parameters are counted: the searches compare every pair. ``quadratic``:
+    after the named ones, MD's and (with ``nca``) NCA's matrices projected into the
+    family (:func:`quadratic_starts`; NCA may use :data:`NCA_SHARE` of the time left).
     """
     def keep(label, theta):
         if theta is None:
@@ -123,6 +129,11 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
     met: list[Incumbent] = []
     for label, theta in named:
         keep(label, theta)
+    if quadratic:
+        now = time.perf_counter()
+        until = None if deadline is None else now + NCA_SHARE * max(0.0, deadline - now)
+        for label, theta in quadratic_starts(za, zb, family, columns, deadline=until, nca=nca):
+            keep(label, theta)
     if not met or candidates is not None or not searches:
         return _best_first(met)
     unknown = sorted(set(searches) - set(SEARCHES))
