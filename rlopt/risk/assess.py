@@ -278,7 +278,8 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
                      "bound_rate": None if result.bound is None else result.bound / n,
                      "status": result.status, "gap": result.gap,
                      "seconds": result.seconds["total"], "n_at_risk": result.n_at_risk,
-                     "at_risk_exact": result.at_risk_exact, "lower_source": result.lower_source})
+                     "at_risk_exact": result.at_risk_exact, "lower_source": result.lower_source,
+                     "history": result.history})
         learned_params[family] = result.params
         if learner.distance_ is not None:
             known.append((f"{family}'s best parameter", learner.distance_))
