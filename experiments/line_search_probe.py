@@ -16,6 +16,7 @@ from rlopt.families import get_family
 from rlopt.learn import recount
 from rlopt.masking import rank_swap
 from rlopt.milp.line_search import line_search_ascent
+from rlopt.milp.margins import PairMargins
 
 MARGIN = 1e-5
 
@@ -34,7 +35,8 @@ def main() -> None:
         family = get_family(name)
         start = family.neutral(za.shape[1])
         t0 = time.perf_counter()
-        climbed = line_search_ascent(za, zb, family, start, margin=MARGIN, deadline=t0 + args.seconds)
+        climbed = line_search_ascent(za, zb, family, start, margin=MARGIN, deadline=t0 + args.seconds,
+                                     margins=PairMargins.build(za, zb, family))
         seconds = time.perf_counter() - t0
 
         def count(theta):
