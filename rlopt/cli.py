@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+from rich.text import Text
 
 from rlopt.data import load_table
 from rlopt.exceptions import InputError, Interrupted, SolverError
@@ -281,6 +283,9 @@ def learn(
     export: Annotated[Optional[Path], typer.Option(help="write the MILP as .lp or .mps")] = None,
     naive: Annotated[bool, typer.Option(help="the naive model: every pair, one big-C, no reduction")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    progress: Annotated[Optional[bool], typer.Option(
+        "--progress/--no-progress",
+        help="print the interval on stderr each time it narrows (default: when stderr is a terminal)")] = None,
 ) -> None:
     """Learn the family's distance that re-identifies the most records (MILP, HiGHS)."""
     _check_outputs(params_out=params_out, export=export)
@@ -294,9 +299,12 @@ def learn(
                                      **(dict(big_c="uniform", reductions="none") if naive else {}))
     a, b = load_table(original), load_table(masked)
     interrupted = False
+    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    show = console.is_terminal if progress is None else progress
     try:
         learner.fit(a, b, columns=_split(columns), id_column=id_column,
-                    drop_nonfinite=drop_nonfinite, export=export)
+                    drop_nonfinite=drop_nonfinite, export=export,
+                    progress=(lambda event: console.print(_interval_line(event))) if show else None)
         result = learner.result_
     except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
         result, interrupted = getattr(exc, "partial", None), True
@@ -320,6 +328,15 @@ def learn(
                f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s")
     if interrupted:
         raise typer.Exit(130)
+
+
+def _interval_line(event: dict) -> Text:
+    """``  12.3 s  [741, 1032]  lower: <its step>  upper: <its step>``: one narrowing of
+    the interval of ``rlopt learn`` (an event of :class:`rlopt.milp.certificate.Certificate`)."""
+    lower = "-" if event["lower"] is None else event["lower"]
+    return Text.assemble(f"{event['seconds']:7.1f} s  ", (f"[{lower}, {event['upper']}]", "bold"),
+                         f"  lower: {event['lower_source'] or 'nothing verified yet'}"
+                         f"  upper: {event['upper_source']}")
 
 
 def _attack_spec(method: str | None, p, window, k, groups) -> dict | None:

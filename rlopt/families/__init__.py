@@ -11,6 +11,7 @@ from rlopt.families._learned import LearnedFamily, LinearRows
 from rlopt.families.am import ArithmeticMean
 from rlopt.families.bilinear import Bilinear, NonNegativeBilinear, PositiveDefiniteBilinear
 from rlopt.families.choquet import Choquet, MetricChoquet, SupermodularChoquet
+from rlopt.families.kadditive import KAdditiveChoquet
 from rlopt.families.md import Mahalanobis
 from rlopt.families.owa import OrderedWeightedAverage
 from rlopt.families.wm import MetricWeightedMean, WeightedMean
@@ -27,6 +28,7 @@ FAMILIES: dict[str, type[Family]] = {
     "ci": Choquet,
     "ci_m": MetricChoquet,
     "ci_super": SupermodularChoquet,
+    "ci_k": KAdditiveChoquet,  # a lower end for ci (a subfamily): never ci's worst case
     "sb": Bilinear,
     "sb_nc": NonNegativeBilinear,
     "sb_pd": PositiveDefiniteBilinear,
@@ -38,7 +40,8 @@ LEARNED = tuple(name for name, cls in FAMILIES.items() if cls.learned)
 
 def get_family(name: str, **options) -> Family:
     """A family by its SPEC name (``"am"``, ``"wm"``, ``"ci_m"``, ...), with its options
-    (``delta`` for metric variants, ``published_relaxation`` for ``ci_m``, ...)."""
+    (``delta`` for metric variants, ``published_relaxation`` for ``ci_m``, ``k`` for
+    ``ci_k``, ...)."""
     if name not in FAMILIES:
         raise InputError(f"unknown distance family {name!r}; expected one of {list(FAMILIES)}")
     cls = FAMILIES[name]

@@ -3,24 +3,78 @@
 The measure ``mu`` is stored by subset bitmask (attribute ``k`` is bit ``1 << k``):
 ``mu(empty) = 0`` and ``mu(V) = 1`` are fixed, the ``2^n - 2`` other subsets are
 the parameters, ``theta[mask - 1] = mu(mask)``.
+
+How wide a file the full measure takes is set by size, not by a fixed count of
+attributes: the admissible set has ``n 2^(n-1) - 2n`` monotonicity rows over
+``2^n - 2`` parameters (plus ``C(n,2) 2^(n-2)`` modularity rows for ``ci_m`` and
+``ci_super``), and the screening LPs copy them as one dense float64 matrix. A
+family whose matrix would exceed :data:`MAX_ROW_BYTES` is refused before any work
+(:meth:`Choquet.check_attributes`), naming the size and the way out: fewer
+columns, or the k-additive subfamily ``ci_k`` (:mod:`rlopt.families.kadditive`),
+whose optimum is a lower end for ci.
 """
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 
 from rlopt.data import squared_diffs
+from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
 
-__all__ = ["Choquet", "ChoquetDistance", "MetricChoquet", "SupermodularChoquet"]
+__all__ = ["Choquet", "ChoquetDistance", "MetricChoquet", "SupermodularChoquet",
+           "MAX_ROW_BYTES", "MatrixRows"]
 
-MAX_ATTRIBUTES = 12
-"""Above this the 2^n measure values are too many for a readable (or solvable) model."""
+MAX_ROW_BYTES = 4 * 2**30
+"""The largest dense float64 matrix of a family's rows (``rows x (parameters + 1) x 8``
+bytes, as each screening LP copies it) that a Choquet family accepts: 4 GiB. ``ci``
+takes 13 attributes (3.5 GB), ``ci_m`` and ``ci_super`` 12 (13 for ``ci_m`` with
+``published_relaxation``); one attribute more multiplies the size by about 4.3."""
 
 
 def _subset(mask: int, columns) -> list[str]:
     return [c for k, c in enumerate(columns) if mask >> k & 1]
+
+
+def size_text(size: float) -> str:
+    """A byte count for a message, e.g. ``'3.5 GB'``."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size / 1e3:.1f} kB"
+
+
+class MatrixRows(LinearRows):
+    """:class:`LinearRows` given at once by one dense matrix (int8 when every
+    coefficient is -1, 0 or 1): its rows are views, :meth:`matrix` does not copy,
+    and :meth:`violation` multiplies only the non-zeros (``nonzeros``: the
+    ``(rows, columns)`` of ``numpy.nonzero(matrix)``, found once when not given)."""
+
+    def __init__(self, matrix: np.ndarray, lo, hi, names, nonzeros: tuple | None = None):
+        super().__init__(matrix.shape[1], list(matrix), [float(v) for v in lo],
+                         [float(v) for v in hi], list(names))
+        self._matrix = matrix
+        self._nonzeros = nonzeros
+
+    def matrix(self) -> np.ndarray:
+        if len(self.coefs) != self._matrix.shape[0]:  # rows were added with add()
+            return super().matrix()
+        return self._matrix
+
+    def violation(self, theta: np.ndarray) -> float:
+        if len(self.coefs) != self._matrix.shape[0]:
+            return super().violation(theta)
+        if not len(self):
+            return 0.0
+        if self._nonzeros is None:
+            self._nonzeros = np.nonzero(self._matrix)
+        rows, cols = self._nonzeros
+        theta = np.asarray(theta, dtype=float)
+        values = np.bincount(rows, weights=self._matrix[rows, cols] * theta[cols], minlength=len(self))
+        return float(max(0.0, np.max(np.array(self.lo) - values), np.max(values - np.array(self.hi))))
 
 
 class ChoquetDistance(Distance):
@@ -52,12 +106,47 @@ class ChoquetDistance(Distance):
 
 
 class Choquet(LearnedFamily):
-    """Choquet integral with a monotone fuzzy measure, ``mu(V) = 1`` (SPEC section 4)."""
+    """Choquet integral with a monotone fuzzy measure, ``mu(V) = 1`` (SPEC section 4).
+
+    Takes as many attributes as :data:`MAX_ROW_BYTES` allows (13 for ``ci``): see
+    :meth:`check_attributes`.
+    """
 
     name = "ci"
     summary = "Choquet integral of squared differences, monotone fuzzy measure"
     min_attributes = 2  # with one attribute mu is fixed (mu(V) = 1): the distance is AM
-    max_attributes = MAX_ATTRIBUTES
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self._rows: dict[int, tuple] = {}
+
+    def check_attributes(self, n):
+        """Also refuse, before any work, a width whose rows would not fit in
+        :data:`MAX_ROW_BYTES` (the message names the size and the way out)."""
+        super().check_attributes(n)
+        size = self.row_bytes(n)
+        if size > MAX_ROW_BYTES:
+            widest = max((m for m in range(self.min_attributes, n) if self.row_bytes(m) <= MAX_ROW_BYTES),
+                         default=self.min_attributes)
+            raise InputError(
+                f"family {self.name!r} takes at most {widest} attributes; the file has {n}: "
+                f"{n} attributes give {2**n - 2:,} measure values (2^n - 2) and "
+                f"{self.n_family_rows(n):,} rows of the admissible set, a {size_text(size)} "
+                f"dense matrix in each screening LP (the limit is {MAX_ROW_BYTES / 2**30:g} GiB). "
+                f"Choose at most {widest} attributes with --columns (Python: columns=[...]), or learn ci_k "
+                "(k-additive measures, default k = 2: n(n+1)/2 values; a lower end for ci)")
+
+    def n_family_rows(self, n: int) -> int:
+        """How many rows :meth:`constraints` has for ``n`` attributes."""
+        return n * 2 ** (n - 1) - 2 * n + self._n_modularity_rows(n)
+
+    def _n_modularity_rows(self, n: int) -> int:
+        return 0
+
+    def row_bytes(self, n: int) -> int:
+        """The size of the family's rows as one dense float64 matrix with a column
+        more (what each screening LP builds): the size :meth:`check_attributes` limits."""
+        return self.n_family_rows(n) * (2**n - 1) * 8
 
     def n_params(self, n):
         self.check_attributes(n)
@@ -76,36 +165,71 @@ class Choquet(LearnedFamily):
         return lo, np.ones(self.n_params(n))
 
     def constraints(self, n):
+        """``mu(S) <= mu(S + k)`` for every proper non-empty ``S`` and ``k`` not in it
+        with ``S + k`` proper (the other cases are bounds), then the family's
+        modularity rows; built at once as one int8 matrix and kept per width."""
+        if n not in self._rows:
+            parts = [self._monotone_rows(n), *self._modularity(n)]
+            matrix = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
+            matrix.flags.writeable = False  # shared by every call
+            offsets = np.cumsum([0] + [p[0].shape[0] for p in parts])
+            nonzeros = (np.concatenate([p[3] + at for p, at in zip(parts, offsets)]),
+                        np.concatenate([p[4] for p in parts]))
+            self._rows[n] = (matrix, np.concatenate([p[1] for p in parts]),
+                             [name for p in parts for name in p[2]], nonzeros)
+        matrix, lo, names, nonzeros = self._rows[n]
+        return MatrixRows(matrix, lo, np.full(len(lo), np.inf), names, nonzeros)
+
+    def _monotone_rows(self, n):
         full = 2**n - 1
-        rows = LinearRows(self.n_params(n))
-        for mask in range(1, full):
-            for k in range(n):
-                bigger = mask | 1 << k
-                if bigger != mask and bigger != full:
-                    rows.add({bigger - 1: 1.0, mask - 1: -1.0}, 0.0, name=f"monotone {mask}<{bigger}")
-        self._modularity(n, rows)
-        return rows
+        masks = np.arange(1, full)
+        small, big = [], []
+        for k in range(n):
+            below = masks[(masks >> k & 1) == 0]
+            keep = (below | 1 << k) != full
+            small.append(below[keep])
+            big.append(below[keep] | 1 << k)
+        small, big = np.concatenate(small), np.concatenate(big)
+        order = np.lexsort((big, small))  # by S, then by k: the order of the rows' names
+        small, big = small[order], big[order]
+        matrix = np.zeros((small.size, full - 1), dtype=np.int8)
+        rows = np.arange(small.size)
+        matrix[rows, big - 1] = 1
+        matrix[rows, small - 1] = -1
+        names = [f"monotone {a}<{b}" for a, b in zip(small.tolist(), big.tolist())]
+        return (matrix, np.zeros(small.size), names, np.concatenate([rows, rows]),
+                np.concatenate([big - 1, small - 1]))
 
-    def _modularity(self, n, rows: LinearRows) -> None:
-        """Sub- or supermodularity rows; none for plain CI."""
+    def _modularity(self, n) -> list[tuple]:
+        """Sub- or supermodularity rows ``(matrix, lo, names, rows, columns)`` (the last
+        two: the non-zeros); none for plain CI."""
+        return []
 
-    def _local_modularity(self, n, rows: LinearRows, sign: float, *, pairs_only: bool) -> None:
+    def _local_modularity(self, n, sign: float, *, pairs_only: bool) -> list[tuple]:
         # sign * (mu(S+i) + mu(S+j) - mu(S+i+j) - mu(S)) >= 0 for i < j not in S
         full = 2**n - 1
-        for base in ([0] if pairs_only else range(full + 1)):
-            for i in range(n):
-                for j in range(i + 1, n):
-                    if base >> i & 1 or base >> j & 1:
-                        continue
-                    terms: dict[int, float] = {}
-                    constant = 0.0
-                    for mask, coef in ((base | 1 << i, 1.0), (base | 1 << j, 1.0),
-                                       (base | 1 << i | 1 << j, -1.0), (base, -1.0)):
-                        if mask == full:
-                            constant += sign * coef
-                        elif mask:
-                            terms[mask - 1] = terms.get(mask - 1, 0.0) + sign * coef
-                    rows.add(terms, 0.0, constant=constant, name=f"modular {base}+{i}+{j}")
+        bases = np.zeros(1, dtype=np.int64) if pairs_only else np.arange(full + 1)
+        triples = []
+        for i in range(n):
+            for j in range(i + 1, n):
+                free = bases[(bases >> i & 1) == 0]
+                free = free[(free >> j & 1) == 0]
+                triples.append(np.column_stack([free, np.full(free.size, i), np.full(free.size, j)]))
+        triples = np.concatenate(triples)
+        triples = triples[np.lexsort((triples[:, 2], triples[:, 1], triples[:, 0]))]
+        base, i, j = triples.T
+        rows = np.arange(base.size)
+        matrix = np.zeros((base.size, full - 1), dtype=np.int8)
+        constant = np.zeros(base.size)
+        nz_rows, nz_cols = [], []
+        for mask, coef in ((base | 1 << i, 1), (base | 1 << j, 1), (base | 1 << i | 1 << j, -1), (base, -1)):
+            inner = (mask != 0) & (mask != full)
+            matrix[rows[inner], mask[inner] - 1] = int(sign) * coef
+            constant[mask == full] += sign * coef
+            nz_rows.append(rows[inner])
+            nz_cols.append(mask[inner] - 1)
+        names = [f"modular {a}+{b}+{c}" for a, b, c in triples.tolist()]
+        return [(matrix, -constant, names, np.concatenate(nz_rows), np.concatenate(nz_cols))]
 
     def features(self, za, zb):
         diff = squared_diffs(za, zb)
@@ -160,8 +284,11 @@ class MetricChoquet(Choquet):
     def singleton_lower(self, n):
         return self.delta(n)
 
-    def _modularity(self, n, rows):
-        self._local_modularity(n, rows, 1.0, pairs_only=bool(self.options.get("published_relaxation")))
+    def _n_modularity_rows(self, n):
+        return comb(n, 2) if self.options.get("published_relaxation") else comb(n, 2) * 2 ** (n - 2)
+
+    def _modularity(self, n):
+        return self._local_modularity(n, 1.0, pairs_only=bool(self.options.get("published_relaxation")))
 
 
 class SupermodularChoquet(Choquet):
@@ -170,5 +297,8 @@ class SupermodularChoquet(Choquet):
     name = "ci_super"
     summary = "Choquet integral with a supermodular measure"
 
-    def _modularity(self, n, rows):
-        self._local_modularity(n, rows, -1.0, pairs_only=False)
+    def _n_modularity_rows(self, n):
+        return comb(n, 2) * 2 ** (n - 2)
+
+    def _modularity(self, n):
+        return self._local_modularity(n, -1.0, pairs_only=False)

@@ -5,7 +5,12 @@ ranking of records notices).
 AM lies in every learned family (its ``neutral`` parameter); a weighted mean lies
 in CI (the additive measure) and in SB (the diagonal matrix); an OWA lies in CI
 (the symmetric measure); MD's matrix, scaled to trace 1, lies in SB (a positive
-semi-definite matrix of trace 1 has ``|Q_kl| <= 1``). A figure reached by a
+semi-definite matrix of trace 1 has ``|Q_kl| <= 1``). A weighted mean lies in
+CI_k (Möbius masses on single attributes only), CI_k in CI (the measure of its
+Möbius masses, on a width the full measure takes) and in CI_k' for ``k <= k'``; a
+measure of CI, CI_m, CI_super or an OWA lies in CI_k when its Möbius masses vanish
+on every subset of more than ``k`` attributes (checked up to :data:`MOBIUS_TOL`,
+at most :data:`MAX_MOBIUS_ATTRIBUTES` attributes). A figure reached by a
 contained distance is therefore a lower end of the larger family's worst case,
 once the larger family's own extra conditions (``delta``, non-negativity, cuts)
 are checked with :meth:`LearnedFamily.is_admissible`.
@@ -19,12 +24,21 @@ from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily
 from rlopt.families.am import ArithmeticMeanDistance
 from rlopt.families.bilinear import Bilinear, BilinearDistance
-from rlopt.families.choquet import Choquet, ChoquetDistance
+from rlopt.families.choquet import MAX_ROW_BYTES, Choquet, ChoquetDistance
+from rlopt.families.kadditive import (KAdditiveChoquet, KAdditiveDistance, embed_mobius,
+                                      measure_to_mobius, subsets)
 from rlopt.families.md import MahalanobisDistance
 from rlopt.families.owa import OrderedWeightedAverage, OWADistance
 from rlopt.families.wm import WeightedMean, WeightedMeanDistance
 
-__all__ = ["embed"]
+__all__ = ["embed", "MOBIUS_TOL", "MAX_MOBIUS_ATTRIBUTES"]
+
+MOBIUS_TOL = 1e-12
+"""A Möbius mass of a larger subset at most this large counts as zero (rounding of
+the transform); the embedded parameter is recounted by ``learn`` like every start."""
+
+MAX_MOBIUS_ATTRIBUTES = 20
+"""The widest file on which a measure is transformed (``n 2^n`` operations)."""
 
 
 def _weights(distance: Distance, n: int) -> np.ndarray | None:
@@ -53,6 +67,11 @@ def _measure(distance: Distance, n: int) -> np.ndarray | None:
     """A fuzzy measure (length ``2^n``, by bitmask) whose Choquet integral is ``distance``."""
     if isinstance(distance, ChoquetDistance):
         return distance.measure
+    if isinstance(distance, KAdditiveDistance):  # over mu(V) = sum m = 1 up to the solver's tolerance
+        if n > MAX_MOBIUS_ATTRIBUTES:
+            return None
+        measure = distance.measure()
+        return measure / measure[-1] if measure[-1] > 0 else None
     weights = _weights(distance, n)
     masks = np.arange(2**n)
     if weights is not None:  # additive: mu(S) = sum of the weights in S
@@ -75,10 +94,36 @@ def embed(distance: Distance, family: LearnedFamily, n: int) -> np.ndarray | Non
         return _weights(distance, n)
     if isinstance(family, OrderedWeightedAverage):
         return distance.weights if isinstance(distance, OWADistance) else None
+    if isinstance(family, KAdditiveChoquet):
+        return _k_additive(distance, family, n)
     if isinstance(family, Choquet):
+        if isinstance(distance, KAdditiveDistance) and family.row_bytes(n) > MAX_ROW_BYTES:
+            return None  # wider than the full measure takes
         measure = _measure(distance, n)
         return None if measure is None else measure[1:-1]
     if isinstance(family, Bilinear):
         matrix = _matrix(distance, n)
         return None if matrix is None else matrix[np.triu_indices(n)]
     return None
+
+
+def _k_additive(distance: Distance, family: KAdditiveChoquet, n: int) -> np.ndarray | None:
+    """The parameter of ``ci_k`` for a weighted mean, a ``ci_k'`` with ``k' <= k``, or a
+    measure whose Möbius masses are k-additive; else ``None``."""
+    weights = _weights(distance, n)
+    if weights is not None:  # additive: the masses of single attributes
+        return family.theta_from_mobius(np.concatenate([weights, np.zeros(family.n_mobius(n) - n)]), n)
+    if isinstance(distance, KAdditiveDistance):
+        if distance.k > family.k:
+            return None if n > MAX_MOBIUS_ATTRIBUTES else embed_mobius(
+                measure_to_mobius(distance.measure(), n), n, family, tol=MOBIUS_TOL)
+        index = {a: p for p, a in enumerate(subsets(n, family.k))}
+        mobius = np.zeros(family.n_mobius(n))
+        for subset, value in zip(distance.subsets, distance.mobius):
+            mobius[index[subset]] = value
+        return family.theta_from_mobius(mobius, n)
+    if n > MAX_MOBIUS_ATTRIBUTES:
+        return None
+    measure = _measure(distance, n)
+    return None if measure is None else embed_mobius(measure_to_mobius(measure, n), n, family,
+                                                     tol=MOBIUS_TOL)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import os
 import signal
+import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -141,6 +143,109 @@ def _ctrl_c_stops_solver():
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@contextmanager
+def _caller_streams():
+    """``(stdout, stderr)`` writing where ``sys.stdout`` and ``sys.stderr`` write now,
+    also while Pyomo captures a run's output (it redirects their file descriptors too):
+    a stream with a descriptor is reopened on a copy of it."""
+    streams, copies = [], []
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+            copy = open(os.dup(stream.fileno()), "w", buffering=1,
+                        encoding=getattr(stream, "encoding", None), errors="backslashreplace")
+        except (AttributeError, OSError, ValueError):  # no descriptor, e.g. a test runner's stream
+            streams.append(stream)
+        else:
+            streams.append(copy)
+            copies.append(copy)
+    try:
+        yield tuple(streams)
+    finally:
+        for copy in copies:
+            copy.close()
+
+
+class _Progress:
+    """``on_improve`` during a HiGHS run (see :func:`solve_model`): each improving
+    solution, and a dual bound whose ceiling rose, at most once per
+    ``BOUND_INTERVAL`` seconds (bound-only reports). It runs with the caller's
+    ``sys.stdout``/``sys.stderr`` and never raises into HiGHS: a KeyboardInterrupt
+    stops the run as Ctrl-C does (``stop``), another exception stops it and is kept
+    in ``error`` for the caller to raise (HiGHS is stopped from its MIP interrupt
+    callback, the one that may stop it)."""
+
+    BOUND_INTERVAL = 0.5
+
+    def __init__(self, on_improve: Callable, theta_vars: list, stop: _StopRequest):
+        self.on_improve, self.theta_vars, self.stop = on_improve, theta_vars, stop
+        self.columns: np.ndarray | None = None  # theta's columns in HiGHS during a run
+        self.streams: tuple | None = None
+        self.ceiling = -math.inf  # the ceiling of the last bound reported
+        self.last = -math.inf  # perf_counter of the last report
+        self.error: Exception | None = None
+
+    @contextmanager
+    def running(self, columns: np.ndarray | None):
+        """One run, with ``theta`` in HiGHS's columns ``columns`` (``None``: unknown)."""
+        self.columns = columns
+        with _caller_streams() as self.streams:
+            yield
+
+    def solution(self, event) -> None:  # cbMipImprovingSolution
+        self._safely(self._solution, event)
+
+    def poll(self, event) -> None:  # cbMipInterrupt
+        self._safely(self._bound_rose, event)
+        if self.stop.requested or self.error is not None:
+            event.interrupt()
+
+    def _safely(self, step: Callable, event) -> None:
+        """``step(event)`` with the caller's streams; nothing it raises reaches HiGHS."""
+        if self.stop.requested or self.error is not None:
+            return
+        caller = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = self.streams
+        try:
+            step(event)
+        except KeyboardInterrupt:
+            self.stop.requested = True
+        except Exception as exc:  # raised by solve_model after the run
+            self.error = exc
+        finally:
+            sys.stdout, sys.stderr = caller
+
+    def _solution(self, event) -> None:
+        theta = None
+        if self.columns is not None:
+            solution = np.asarray(event.data_out.mip_solution, dtype=float)
+            if solution.size > self.columns.max(initial=-1):
+                theta = solution[self.columns]
+        self._report(event.data_out.objective_function_value, self._bound(event), theta)
+
+    def _bound_rose(self, event) -> None:
+        bound = self._bound(event)
+        if (bound is not None and math.ceil(bound - 1e-6) > self.ceiling
+                and time.perf_counter() - self.last >= self.BOUND_INTERVAL):
+            self._report(None, bound, None)
+
+    @staticmethod
+    def _bound(event) -> float | None:
+        """The run's dual bound, ``None`` when infinite or when it meets the incumbent:
+        that proof ends the run and is reported with the round's figures, so a value
+        HiGHS clamps to the incumbent in passing is never taken for one."""
+        bound, incumbent = event.data_out.mip_dual_bound, event.data_out.mip_primal_bound
+        if not math.isfinite(bound) or math.ceil(bound - 1e-6) >= incumbent - 1e-6:
+            return None
+        return bound
+
+    def _report(self, incumbent: float | None, bound: float | None, theta: np.ndarray | None) -> None:
+        if bound is not None:
+            self.ceiling = max(self.ceiling, math.ceil(bound - 1e-6))
+        self.last = time.perf_counter()
+        self.on_improve(incumbent, bound, theta)
+
+
 def _not_interrupt_warning(record: logging.LogRecord) -> bool:
     return "kInterrupt" not in record.getMessage()  # Pyomo's "unhandled status": ours, see below
 
@@ -161,6 +266,7 @@ def _highs_class():
         start: list | None = None
         start_passed: bool = False
         stop: _StopRequest | None = None
+        progress: _Progress | None = None
 
         def _solve(self):
             self.start_passed = False
@@ -173,21 +279,33 @@ def _highs_class():
                     self.start_passed = True
                 except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
                     pass
-            if self.stop is None:
-                return super()._solve()
             # Pyomo calls highspy's run(), which bypasses highspy's own Ctrl-C handling
             # (that is in solve()): Python's KeyboardInterrupt then surfaces inside a
             # HiGHS callback and run() raises, losing incumbent and bound. With our SIGINT
             # handler, HiGHS stops at its next interrupt callback (status kInterrupt).
             highs = self._solver_model
-            callbacks = (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
-            for callback in callbacks:
-                callback.subscribe(self.stop.check)
+            hooks = []
+            if self.stop is not None:
+                hooks += [(callback, self.stop.check) for callback in
+                          (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)]
+            running = nullcontext()
+            if self.progress is not None:
+                hooks += [(highs.cbMipImprovingSolution, self.progress.solution),
+                          (highs.cbMipInterrupt, self.progress.poll)]
+                try:
+                    columns = np.array([self._pyomo_var_to_solver_var_map[id(v)]
+                                        for v in self.progress.theta_vars], dtype=np.int64)
+                except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
+                    columns = None
+                running = self.progress.running(columns)
+            for callback, hook in hooks:
+                callback.subscribe(hook)
             try:
-                return super()._solve()
+                with running:
+                    return super()._solve()
             finally:
-                for callback in callbacks:
-                    callback.unsubscribe(self.stop.check)
+                for callback, hook in hooks:
+                    callback.unsubscribe(hook)
 
     return HighsWithStart
 
@@ -250,8 +368,14 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     time limit keeps the bound).
 
     ``on_improve(incumbent, bound, theta)`` is called after every round with the
-    round's objective values (``sum K``, either ``None``) and parameter: the
-    caller recounts ``theta`` before it believes the incumbent.
+    round's objective values (``sum K``, either ``None``) and parameter, and during
+    a run on each improving solution HiGHS finds (``bound`` its dual bound then,
+    ``theta`` ``None`` if it cannot be read) and on each rise of the dual bound's
+    ceiling (``incumbent`` and ``theta`` ``None``; at most every 0.5 s). The bound
+    holds for the full model (each round's model is a relaxation of it); the
+    incumbent is of the round's model: the caller recounts ``theta`` before it
+    believes it. A KeyboardInterrupt from ``on_improve`` stops the solve as Ctrl-C
+    does; another exception stops the run and is raised after it.
     """
     solver = _highs()
     k_vars = [model.K[i] for i in model.K]
@@ -265,12 +389,18 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     rounds = cuts_added = 0
     theta_vars = [model.theta[t] for t in model.theta]
     theta = None  # the last round's parameter, for the next round's start
-    with _ctrl_c_stops_solver() as stop:
-        solver.stop = stop
+    with _ctrl_c_stops_solver() as ctrl_c:
+        stop = ctrl_c or _StopRequest()  # also set by a KeyboardInterrupt in on_improve
+        solver.stop = ctrl_c
+        solver.progress = None if on_improve is None else _Progress(on_improve, theta_vars, stop)
         while True:
             if start is not None:
                 theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
-                solver.start = list(zip(theta_vars, theta0)) + [(v, k) for v, k in zip(k_vars, k0) if not v.fixed]
+                # every K, a fixed one at its value: with the discrete part complete, HiGHS
+                # checks the start or completes it by an LP, never by a MIP whose callbacks
+                # would report the bound of that restricted problem as this one's
+                solver.start = list(zip(theta_vars, theta0)) + [(v, v.value if v.fixed else k)
+                                                                for v, k in zip(k_vars, k0)]
             remaining = None
             if options.time_limit is not None:
                 remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
@@ -280,6 +410,8 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
                 rel_gap=options.rel_gap, threads=options.threads, solver_options=highs_options,
             )
             starts_passed += solver.start_passed
+            if solver.progress is not None and solver.progress.error is not None:
+                raise solver.progress.error
             status = _STATUS.get(results.termination_condition.name, "error")
             has_solution = results.incumbent_objective is not None
             if has_solution:
@@ -287,7 +419,7 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
             theta = _values(model.theta) if has_solution else None
             if on_improve is not None:
                 on_improve(results.incumbent_objective, results.objective_bound, theta)
-            if status != "optimal" or separate is None or (stop is not None and stop.requested):
+            if status != "optimal" or separate is None or stop.requested:
                 break
             cuts = separate(theta, _values(model.K))
             if not cuts:
@@ -312,7 +444,7 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
             cuts_added += len(cuts)
     cap_hit = (separate is not None and status == "optimal" and theta is not None
                and bool(separate(theta, _values(model.K))))
-    interrupted = stop is not None and stop.requested
+    interrupted = stop.requested
     if interrupted and (status != "optimal" or cap_hit):
         status, cap_hit = "interrupted", False  # what HiGHS had: an incumbent and a bound
     bound = results.objective_bound

@@ -99,6 +99,46 @@ def _params_views(figures: dict) -> list[dict]:
     return views
 
 
+def _interval_views(figures: dict) -> list[dict]:
+    """Per learned family with a ``history``: the step plot of its interval and a caption
+    naming the final interval and the steps behind each end."""
+    views = []
+    n = figures["inputs"]["n_records"]
+    for row in figures["families"]:
+        history = row.get("history")
+        if not history:
+            continue
+        last = history[-1]
+        end = max(row.get("seconds") or 0.0, last["seconds"])
+        lower = "nothing verified" if last["lower"] is None else last["lower"]
+        views.append({"family": row["family"],
+                      "image": plots.interval_chart(history, end=end,
+                                                    title=f"{row['family']}: the interval over the run"),
+                      "caption": (f"{row['family']}: final interval [{lower}, {last['upper']}] of {n} "
+                                  f"records after {end:.1f} s. Lower end: {_steps(history, 'lower')}. "
+                                  f"Upper end: {_steps(history, 'upper')}.")})
+    return views
+
+
+def _steps(history: list[dict], end: str) -> str:
+    """The values one end (``"lower"`` or ``"upper"``) took and the step behind each, a
+    run of consecutive values from one step in one phrase."""
+    runs = []  # [source, first value, its seconds, last value, its seconds]
+    previous = None
+    for event in history:
+        value, source = event[end], event[f"{end}_source"]
+        if value is None or value == previous:
+            continue
+        previous = value
+        if runs and runs[-1][0] == source:
+            runs[-1][3:] = [value, event["seconds"]]
+        else:
+            runs.append([source, value, event["seconds"], value, event["seconds"]])
+    return "; ".join(f"{first} at {t0:.1f} s by {source}" if first == last else
+                     f"{first} at {t0:.1f} s to {last} at {t1:.1f} s by {source}"
+                     for source, first, t0, last, t1 in runs)
+
+
 def render_risk_report(assessment, path: str | Path) -> Path:
     """Write the HTML risk report of a :class:`rlopt.risk.RiskAssessment`."""
     figures = assessment.figures
@@ -118,6 +158,7 @@ def render_risk_report(assessment, path: str | Path) -> Path:
     html = _environment().get_template("risk.html").render(
         title=f"rlopt risk report: {figures['inputs']['masked']}", f=figures,
         h=figures["headline"], plots=plot_uris, params_views=_params_views(figures),
+        interval_views=_interval_views(figures),
         records=_table(flagged, MAX_RECORD_ROWS), records_csv=f"data:text/csv;base64,{csv}",
         tradeoff=_table(pd.DataFrame(figures["tradeoff"] or [])), worst=worst)
     path = Path(path)

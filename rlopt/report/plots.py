@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["bar_chart", "heatmap", "family_chart", "tradeoff_chart", "png_data_uri"]
+__all__ = ["bar_chart", "heatmap", "family_chart", "interval_chart", "tradeoff_chart", "png_data_uri"]
 
 
 def png_data_uri(figure) -> str:
@@ -57,6 +57,25 @@ def family_chart(rows: list[dict], baselines: dict) -> str:
     ax.set_ylim(max(0, min(low) - 10), 100)
     ax.set_title("Families (blue: proven; orange: interval up to the bound) and baselines (grey)")
     ax.grid(axis="y", alpha=0.3)
+    return png_data_uri(figure)
+
+
+def interval_chart(history: list[dict], *, end: float, title: str) -> str:
+    """Step plot of a learning run's interval (its ``history`` events) from the first
+    event to ``end`` seconds: the verified lower end and the proven upper end."""
+    seconds = [e["seconds"] for e in history] + [max(end, history[-1]["seconds"])]
+    lower = [np.nan if e["lower"] is None else e["lower"] for e in history]
+    upper = [e["upper"] for e in history]
+    lower, upper = lower + lower[-1:], upper + upper[-1:]
+    figure, ax = plt.subplots(figsize=(6.5, 3.2))
+    ax.fill_between(seconds, lower, upper, step="post", color="#d08c2b", alpha=0.15)
+    ax.step(seconds, upper, where="post", color="#d08c2b", label="upper end (proven)")
+    ax.step(seconds, lower, where="post", color="#3b6ea5", label="lower end (verified)")
+    ax.set_xlabel("seconds since the start of the run")
+    ax.set_ylabel("records re-identified")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
     return png_data_uri(figure)
 
 

@@ -1,0 +1,372 @@
+"""CI_k: the Choquet integral of the squared differences w.r.t. a *k-additive* measure.
+
+A lower end for ci. A k-additive measure is a fuzzy measure whose Möbius masses
+vanish on every subset of more than ``k`` attributes, so ``ci_k`` is a subfamily of
+``ci`` (the two coincide at ``k = n``): its optimum re-identifies no more records
+than ci's, is a *lower end for ci* and is never reported as ci's worst case. It is
+the family for files too wide for the full measure (``2^n - 2`` values): the
+2-additive measure has ``n(n+1)/2`` Möbius masses.
+
+In the Möbius representation ``m`` (``m(A)`` for ``1 <= |A| <= k``) the integral is
+
+    d(x) = sum_A m(A) min_{i in A} x_i,     x = the squared differences (as ci),
+
+linear in ``m``; ``mu(S) = sum_{A subset of S} m(A)`` is the measure, normalised by
+``sum_A m(A) = 1`` and monotone exactly when, for every attribute ``i`` and every
+``B`` not containing it,
+
+    m({i}) + sum_{A subset of B, 1 <= |A| <= k - 1} m(A + i) >= 0.
+
+These are ``n (2^(n-1) - 1)`` rows. For ``k = 2`` they read ``m_i + sum_{j in B}
+m_ij >= 0``, and the most violated ``B`` is ``{j : m_ij < 0}``; instead of
+enumerating the ``2^(n-1)`` sets ``B`` per attribute, or adding them as cutting
+planes (which would switch off the warm start from the screening LPs and make the
+records at risk inexact, see ``family.has_cuts``), ``k = 2`` uses an exact extended
+formulation with one auxiliary value per pair, ``u_ij >= max(0, -m_ij)``:
+
+    u_ij >= 0,   u_ij + m_ij >= 0,   m_i - sum_{j != i} u_ij >= 0.
+
+Any feasible ``(m, u)`` gives ``m_i + sum_{j in B} m_ij >= m_i - sum_j u_ij >= 0``,
+and a monotone ``m`` meets them with ``u_ij = max(0, -m_ij)``: the projection on
+``m`` is the 2-additive monotone set, with ``n(n+1)/2 + 1`` rows and ``n(n-1)/2``
+auxiliary columns (``theta = (m, u)``, ``n^2`` values; the distance ignores ``u``).
+For ``k >= 3`` the rows are enumerated, within the size limit of the full measure
+(:data:`rlopt.families.choquet.MAX_ROW_BYTES`).
+"""
+
+from __future__ import annotations
+
+import functools
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from rlopt.data import squared_diffs
+from rlopt.exceptions import InputError
+from rlopt.families._base import Distance
+from rlopt.families._learned import LearnedFamily
+from rlopt.families.choquet import MAX_ROW_BYTES, ChoquetDistance, MatrixRows, size_text
+
+__all__ = ["KAdditiveChoquet", "KAdditiveDistance", "LOWER_END", "MAX_MEASURE_ATTRIBUTES",
+           "embed_mobius", "mobius_to_measure", "measure_to_mobius", "subsets"]
+
+LOWER_END = ("a lower end for ci: k-additive measures are a subfamily of ci's, so this "
+             "optimum re-identifies no more records than ci's and is never ci's worst case")
+"""The sentence every ci_k result carries (its ``params['note']``)."""
+
+_CHUNK_BYTES = 64 * 2**20
+"""Working memory of one block of the reference evaluator."""
+
+MAX_MEASURE_ATTRIBUTES = 20
+"""Up to this width the reference evaluator is ci's, on the measure of the masses
+(``2^n`` values); wider, it works on the ranks of each pair's differences."""
+
+
+@functools.cache
+def subsets(n: int, k: int) -> tuple[tuple[int, ...], ...]:
+    """The subsets of ``range(n)`` of 1 to ``k`` attributes, by size, then in
+    lexicographic order: the order of the Möbius masses in ``theta``."""
+    return tuple(a for size in range(1, k + 1) for a in combinations(range(n), size))
+
+
+def _mask(subset) -> int:
+    return sum(1 << i for i in subset)
+
+
+def mobius_to_measure(mobius: dict[tuple[int, ...], float] | np.ndarray, n: int) -> np.ndarray:
+    """The measure ``mu`` (length ``2^n``, by bitmask) of Möbius masses given by
+    subset (a dict) or by bitmask (an array of length ``2^n``): ``mu(S) = sum_{A
+    subset of S} m(A)`` (the zeta transform, ``n 2^n`` additions)."""
+    if isinstance(mobius, dict):
+        mu = np.zeros(2**n)
+        for subset, value in mobius.items():
+            mu[_mask(subset)] += value
+    else:
+        mu = np.array(mobius, dtype=float)
+    masks = np.arange(2**n)
+    for i in range(n):
+        has = (masks >> i & 1) == 1
+        mu[has] += mu[masks[has] ^ 1 << i]
+    return mu
+
+
+def measure_to_mobius(measure: np.ndarray, n: int) -> np.ndarray:
+    """The Möbius masses (length ``2^n``, by bitmask) of a measure given by bitmask:
+    ``m(A) = sum_{B subset of A} (-1)^{|A - B|} mu(B)``."""
+    m = np.array(measure, dtype=float)
+    masks = np.arange(2**n)
+    for i in range(n):
+        has = (masks >> i & 1) == 1
+        m[has] -= m[masks[has] ^ 1 << i]
+    return m
+
+
+class KAdditiveDistance(Distance):
+    """``d(x) = sum_A m(A) min_{i in A} x_i`` for the Möbius masses ``m`` of a
+    k-additive measure (a lower end for ci).
+
+    Reference evaluator, independent of :meth:`KAdditiveChoquet.features` (which
+    takes minima subset by subset): up to :data:`MAX_MEASURE_ATTRIBUTES` it is ci's
+    integral (:class:`~rlopt.families.choquet.ChoquetDistance`, its own sort) with
+    the measure ``mu(S) = sum_{A in S} m(A)`` of the masses; wider, it sorts each
+    pair's differences in decreasing order and gives each mass to the *position* of
+    the last of its attributes in that order, ``d = sum_A m(A) x_(max rank(A))``.
+    """
+
+    def __init__(self, mobius: np.ndarray, columns: tuple[str, ...], k: int, family: str = "ci_k"):
+        self.columns = tuple(columns)
+        self.k = int(k)
+        self.family = family
+        self.subsets = subsets(len(self.columns), self.k)
+        self.mobius = np.asarray(mobius, dtype=float)
+        if self.mobius.shape != (len(self.subsets),):
+            raise InputError(f"{family}: {self.mobius.size} Möbius masses for {len(self.columns)} "
+                             f"attributes and k={self.k}; expected {len(self.subsets)}")
+        self._choquet = None
+
+    def pairwise(self, za, zb):
+        if len(self.columns) <= MAX_MEASURE_ATTRIBUTES:
+            if self._choquet is None:
+                self._choquet = ChoquetDistance(self.measure(), self.columns, self.family)
+            return self._choquet.pairwise(za, zb)
+        return self.pairwise_by_ranks(za, zb)
+
+    def pairwise_by_ranks(self, za, zb):
+        """The evaluator of files wider than :data:`MAX_MEASURE_ATTRIBUTES` (any width)."""
+        n = len(self.columns)
+        groups = []  # per subset size: the subsets' attributes and their masses
+        for size in range(1, self.k + 1):
+            chosen = [p for p, a in enumerate(self.subsets) if len(a) == size]
+            if chosen:
+                groups.append((np.array([self.subsets[p] for p in chosen]), self.mobius[chosen]))
+        widest = max(members.size for members, _ in groups)
+        per_row = zb.shape[0] * (widest * 2 + max(m.size for _, m in groups) * 16 + n * 32)
+        step = max(1, int(_CHUNK_BYTES // max(1, per_row)))
+        out = np.empty((za.shape[0], zb.shape[0]))
+        for start in range(0, za.shape[0], step):
+            diff = squared_diffs(za[start:start + step], zb)
+            order = np.argsort(-diff, axis=2, kind="stable")  # decreasing
+            ranks = np.empty(order.shape, dtype=np.int16)
+            np.put_along_axis(ranks, order, np.arange(n, dtype=np.int16), axis=2)
+            top = np.take_along_axis(diff, order, axis=2).ravel()
+            first = np.arange(diff.shape[0] * diff.shape[1]).reshape(diff.shape[:2])[..., None] * n
+            total = np.zeros(diff.shape[:2])
+            for members, masses in groups:
+                # the position, in decreasing order, of the last attribute of each subset
+                last = ranks[..., members].max(axis=3)
+                total += top[first + last] @ masses
+            out[start:start + step] = total
+        return out
+
+    def measure(self) -> np.ndarray:
+        """The fuzzy measure (length ``2^n``, by bitmask) of these masses."""
+        return mobius_to_measure(dict(zip(self.subsets, self.mobius)), len(self.columns))
+
+    def params(self) -> dict:
+        return {"family": self.family, "k": self.k, "columns": list(self.columns),
+                "mobius": [{"subset": [self.columns[i] for i in subset], "value": float(v)}
+                           for subset, v in zip(self.subsets, self.mobius)],
+                "note": LOWER_END}
+
+
+class KAdditiveChoquet(LearnedFamily):
+    """CI_k: Choquet integral with a monotone k-additive measure (option ``k``,
+    default 2), ``mu(V) = 1``, in the Möbius representation: **a lower end for ci**,
+    never ci's worst case (see the module docstring for its rows).
+
+    ``theta``: the Möbius masses of the subsets of 1 to ``k`` attributes
+    (:func:`subsets`), then for ``k = 2`` the ``n(n-1)/2`` auxiliary values ``u_ij``
+    of the extended monotonicity rows.
+    """
+
+    name = "ci_k"
+    summary = ("Choquet integral of squared differences, k-additive monotone measure "
+               "(Möbius masses on at most k attributes; default k = 2): a lower end for ci")
+    option_names = ("k",)
+    min_attributes = 2  # with one attribute the measure is fixed: the distance is AM
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        k = options.get("k", 2)
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise InputError(f"ci_k k={k!r}; expected an integer >= 1 (the largest subset "
+                             "with a Möbius mass; 2: pairs of attributes)")
+        self.k = int(k)
+        self._rows: dict[int, MatrixRows] = {}
+
+    # ---- sizes ------------------------------------------------------------------------
+
+    @property
+    def extended(self) -> bool:
+        """Whether the monotonicity rows are the extended ones (``k = 2``)."""
+        return self.k == 2
+
+    def n_mobius(self, n: int) -> int:
+        """How many Möbius masses: ``sum_{s <= k} C(n, s)`` (``n(n+1)/2`` for ``k = 2``)."""
+        return sum(comb(n, s) for s in range(1, self.k + 1))
+
+    def n_family_rows(self, n: int) -> int:
+        if self.k == 1:
+            return 1
+        if self.extended:
+            return 1 + comb(n, 2) + n
+        return 1 + n * (2 ** (n - 1) - 1)
+
+    def row_bytes(self, n: int) -> int:
+        """The rows as one dense float64 matrix with a column more (a screening LP)."""
+        return self.n_family_rows(n) * (self.n_params(n) + 1) * 8
+
+    def check_attributes(self, n):
+        super().check_attributes(n)
+        if self.k > n:
+            raise InputError(f"ci_k k={self.k} for {n} attributes; expected 1 <= k <= {n} "
+                             "(k = n is the full measure, family ci)")
+        if not self.extended and self.row_bytes(n) > MAX_ROW_BYTES:
+            raise InputError(
+                f"family 'ci_k' with k={self.k} on {n} attributes has {self.n_family_rows(n):,} "
+                f"monotonicity rows over {self.n_mobius(n):,} Möbius masses, a "
+                f"{size_text(self.row_bytes(n))} dense matrix in each screening LP (the limit is "
+                f"{MAX_ROW_BYTES / 2**30:g} GiB): use k=2 (n(n+1)/2 masses, {comb(n, 2) + n + 1} rows) "
+                "or fewer attributes with --columns (Python: columns=[...])")
+
+    def n_params(self, n):
+        return self.n_mobius(n) + (comb(n, 2) if self.extended else 0)
+
+    def param_names(self, columns):
+        n = len(columns)
+        names = [f"m{{{','.join(columns[i] for i in a)}}}" for a in subsets(n, self.k)]
+        if self.extended:
+            names += [f"u{{{columns[i]},{columns[j]}}}" for i, j in combinations(range(n), 2)]
+        return names
+
+    def bounds(self, n):
+        # valid for every measure with values in [0, 1]: |m(A)| <= 2^(|A|-1); m({i}) in [0, 1];
+        # a feasible u_ij is at most m_i <= 1
+        sizes = np.array([len(a) for a in subsets(n, self.k)])
+        width = np.where(sizes == 1, 1.0, 2.0 ** (sizes - 1))
+        lo, hi = np.where(sizes == 1, 0.0, -width), width
+        if self.extended:
+            lo = np.concatenate([lo, np.zeros(comb(n, 2))])
+            hi = np.concatenate([hi, np.ones(comb(n, 2))])
+        return lo, hi
+
+    def constraints(self, n):
+        if n not in self._rows:
+            self._rows[n] = self._build_rows(n)
+        rows = self._rows[n]
+        return MatrixRows(rows.matrix(), rows.lo, rows.hi, rows.names, rows._nonzeros)
+
+    def _build_rows(self, n) -> MatrixRows:
+        size = self.n_params(n)
+        mobius = self.n_mobius(n)
+        # sum m = 1, then the monotonicity rows; the non-zeros as (rows, columns)
+        parts_rows, parts_cols = [np.zeros(mobius, dtype=np.int64)], [np.arange(mobius)]
+        lo, hi, names = [1.0], [1.0], ["sum m = 1"]
+        count = 1
+        if self.extended:
+            pairs = list(combinations(range(n), 2))
+            u0 = n + len(pairs)  # the first u
+            # u_ij + m_ij >= 0
+            r = count + np.arange(len(pairs))
+            parts_rows += [r, r]
+            parts_cols += [n + np.arange(len(pairs)), u0 + np.arange(len(pairs))]
+            names += [f"u{{{i},{j}}} >= -m{{{i},{j}}}" for i, j in pairs]
+            count += len(pairs)
+            # m_i - sum_{j != i} u_ij >= 0
+            for i in range(n):
+                mine = [u0 + p for p, pair in enumerate(pairs) if i in pair]
+                parts_rows.append(np.full(len(mine) + 1, count))
+                parts_cols.append(np.array([i] + mine))
+                names.append(f"m{{{i}}} >= sum of u{{{i},.}}")
+                count += 1
+            lo += [0.0] * (len(pairs) + n)
+            hi += [np.inf] * (len(pairs) + n)
+        elif self.k > 1:
+            masks = np.array([_mask(a) for a in subsets(n, self.k)], dtype=np.int64)
+            for i in range(n):
+                bit = 1 << i
+                params = np.flatnonzero(masks & bit)
+                rest = masks[params] ^ bit  # A for the mass m(A + i)
+                others = np.array([1 << j for j in range(n) if j != i], dtype=np.int64)
+                # every B not containing i, B not empty (B empty is the bound m({i}) >= 0)
+                b = (np.arange(1, 2 ** (n - 1))[:, None] >> np.arange(n - 1) & 1) @ others
+                inside = (rest[None, :] & ~b[:, None]) == 0  # A subset of B
+                r, p = np.nonzero(inside)
+                parts_rows.append(count + r)
+                parts_cols.append(params[p])
+                names += [f"monotone {i} over {int(v)}" for v in b]
+                count += b.size
+                lo += [0.0] * b.size
+                hi += [np.inf] * b.size
+        rows = np.concatenate(parts_rows)
+        cols = np.concatenate(parts_cols)
+        matrix = np.zeros((count, size), dtype=np.int8)
+        sign = np.ones(rows.size, dtype=np.int8)
+        if self.extended:  # the u in "m_i - sum u_ij" rows enter with -1
+            first_i_row = 1 + comb(n, 2)
+            sign[(rows >= first_i_row) & (cols >= n + comb(n, 2))] = -1
+        matrix[rows, cols] = sign
+        matrix.flags.writeable = False
+        return MatrixRows(matrix, lo, hi, names, (rows, cols))
+
+    # ---- the distance -------------------------------------------------------------------
+
+    def features(self, za, zb):
+        diff = squared_diffs(za, zb)
+        n = diff.shape[2]
+        phi = np.zeros(diff.shape[:2] + (self.n_params(n),))
+        index = {}
+        for p, subset in enumerate(subsets(n, self.k)):
+            if len(subset) == 1:
+                phi[..., p] = diff[..., subset[0]]
+            else:  # min over A = min(min over A minus its last attribute, that attribute)
+                phi[..., p] = np.minimum(phi[..., index[subset[:-1]]], diff[..., subset[-1]])
+            index[subset] = p
+        return phi, np.zeros(diff.shape[:2])
+
+    def max_excess(self, own, other):
+        # a k-additive measure is a fuzzy measure: CI's bound holds (monotone and
+        # translation-equivariant when mu(V) = 1)
+        return (own * own - other * other).max(axis=2)
+
+    def neutral(self, n):
+        theta = np.zeros(self.n_params(n))
+        theta[:n] = 1.0 / n
+        return theta
+
+    def mobius(self, theta: np.ndarray, n: int) -> np.ndarray:
+        """The Möbius masses of ``theta`` (without the auxiliary ``u``)."""
+        return np.asarray(theta, dtype=float)[:self.n_mobius(n)]
+
+    def theta_from_mobius(self, mobius: np.ndarray, n: int) -> np.ndarray:
+        """``theta`` of the masses (in :func:`subsets` order), with ``u_ij = max(0, -m_ij)``."""
+        mobius = np.asarray(mobius, dtype=float)
+        if not self.extended:
+            return mobius.copy()
+        return np.concatenate([mobius, np.maximum(0.0, -mobius[n:n + comb(n, 2)])])
+
+    def distance(self, theta, columns):
+        return KAdditiveDistance(self.mobius(theta, len(columns)), columns, self.k, self.name)
+
+    def theta_from_params(self, params, columns):
+        n = len(columns)
+        if int(params.get("k", self.k)) > self.k:
+            raise InputError(f"ci_k parameters with k={params['k']}; this family has k={self.k}")
+        index = {a: p for p, a in enumerate(subsets(n, self.k))}
+        position = {c: i for i, c in enumerate(columns)}
+        mobius = np.zeros(len(index))
+        for entry in params["mobius"]:
+            mobius[index[tuple(sorted(position[c] for c in entry["subset"]))]] = entry["value"]
+        return self.theta_from_mobius(mobius, n)
+
+
+def embed_mobius(mobius: np.ndarray, n: int, family: KAdditiveChoquet, *, tol: float = 1e-12
+                 ) -> np.ndarray | None:
+    """``theta`` of ``family`` for Möbius masses given by bitmask (length ``2^n``), or
+    ``None`` when a subset of more than ``family.k`` attributes has a mass above ``tol``."""
+    sizes = np.array([int(m).bit_count() for m in range(2**n)])
+    if np.abs(mobius[sizes > family.k]).max(initial=0.0) > tol:
+        return None
+    masses = np.array([mobius[_mask(a)] for a in subsets(n, family.k)])
+    return family.theta_from_mobius(masses, n)
