@@ -17,7 +17,7 @@ from rich.text import Text
 from rlopt.data import load_table
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import LEARNED
-from rlopt.learn import LearnedDistanceLinkage
+from rlopt.learn import LearnedDistanceLinkage, describe_lower
 from rlopt.linkage import dbrl, pld
 from rlopt.masking import (
     PUBLISHED_FILES, additive_noise, build, load_recipe, microaggregate, published_recipe,
@@ -278,6 +278,8 @@ def learn(
     log: Annotated[bool, typer.Option(help="show HiGHS's log")] = False,
     delta: Annotated[Optional[float], typer.Option(help="lower bound delta of metric variants (wm_m, ci_m, sb_pd)")] = None,
     published_relaxation: Annotated[bool, typer.Option(help="ci_m: submodularity on pairs of attributes only")] = False,
+    k_additive: Annotated[Optional[int], typer.Option(
+        "--k-additive", help="ci_k: the largest attribute set with a Möbius mass (default 2)")] = None,
     drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
     params_out: Annotated[Optional[Path], typer.Option(help="write the learned parameters as JSON")] = None,
     export: Annotated[Optional[Path], typer.Option(help="write the MILP as .lp or .mps")] = None,
@@ -294,6 +296,8 @@ def learn(
         options["delta"] = delta
     if published_relaxation:
         options["published_relaxation"] = True
+    if k_additive is not None:
+        options["k"] = k_additive
     learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, rel_gap=rel_gap,
                                      threads=threads, log=log, family_options=options or None,
                                      **(dict(big_c="uniform", reductions="none") if naive else {}))
@@ -321,8 +325,8 @@ def learn(
         figure = (f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
                   f"({result.status}, gap {result.gap if result.gap is None else round(result.gap, 4)})")
     at_risk = "" if result.n_at_risk is None else f"; {result.n_at_risk} records at risk under some parameter"
-    if result.lower_source not in (None, "solver"):
-        at_risk += f"; no parameter better than the start was found ({result.lower_source})"
+    if describe_lower(result.lower_source):
+        at_risk += f"; {describe_lower(result.lower_source)}"
     typer.echo(f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
                f"strict count {result.n_correct_strict}{at_risk}; reduce {result.seconds['reduce']:.1f}s, "
                f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s")
@@ -385,7 +389,8 @@ def risk(
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     families: Annotated[Optional[str], typer.Option(
         help="learned families to assess, comma-separated (default: wm,owa,ci,sb, leaving out "
-             "those the file does not suit, e.g. ci above 12 attributes)")] = None,
+             "those the file does not suit, with ci_k, a lower end for ci, in place of ci "
+             "above 12 attributes)")] = None,
     columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
     id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
     report: Annotated[Optional[Path], typer.Option(help="write the HTML report here")] = None,
@@ -459,10 +464,10 @@ def _print_family(row: dict) -> None:
     bound = "" if row["status"] in ("optimal", "applied") or row["bound"] is None \
         else f" (bound {row['bound']})"
     rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
-    source = row.get("lower_source")
-    start = ("" if source in (None, "solver")
-             else f"; no parameter better than the start was found ({source})")
-    typer.echo(f"  {row['family']}: {rate} {row['status']}{bound}{start}")
+    source = describe_lower(row.get("lower_source"))
+    start = "" if source is None else f"; {source}"
+    subfamily = " (a lower end for ci)" if row["family"] == "ci_k" else ""
+    typer.echo(f"  {row['family']}{subfamily}: {rate} {row['status']}{bound}{start}")
 
 
 def _risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None) -> typer.Exit:

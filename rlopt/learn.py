@@ -31,9 +31,10 @@ from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, du
                                      find_conflicts, nearest_pairs, screen_records, start_from)
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import largest_big_c
-from rlopt.milp.portfolio import recount, search_incumbents
+from rlopt.milp.portfolio import describe_lower, recount, search_incumbents
 
-__all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "learn", "recount"]
+__all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "describe_lower", "learn",
+           "recount"]
 
 
 REDUCE_SHARE = 0.3

@@ -46,6 +46,7 @@ from rlopt.milp.margins import PairMargins
 from rlopt.milp.surrogate import surrogate_ascent
 
 __all__ = ["Incumbent", "recount", "recount_parameter", "search_incumbents", "quadratic_starts",
+           "describe_lower",
            "nca_matrix", "SEARCHES", "NCA_SHARE", "NCA_MAX_ITER"]
 
 NCA_SHARE = 0.15
@@ -62,6 +63,18 @@ SHARES = {"surrogate": 0.5, "line_search": 0.4, "greedy_add": 1.0}
 (the surrogate ascent half of it, the line search 40 % of the rest, the greedy add the rest)."""
 
 _NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
+
+
+def describe_lower(source: str | None) -> str | None:
+    """What to tell a user about a lower end's ``source`` (a result's ``lower_source``):
+    ``None`` when the solver found it; else whether a search found it or it is a
+    start that nothing improved (never presented as learned)."""
+    if source in (None, "solver"):
+        return None
+    steps = source.split(" from the ")[0].split(" + ")
+    if all(step in _NAMES.values() for step in steps):
+        return f"found before the solve by {source}; the solver found nothing better"
+    return f"no parameter better than the start was found ({source})"
 
 
 def recount(za: np.ndarray, zb: np.ndarray, distance, *, margin: float, tol: float,

@@ -11,6 +11,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from rlopt.exceptions import InputError
+from rlopt.learn import describe_lower
 from rlopt.report import plots
 
 __all__ = ["render_risk_report", "render_results_report"]
@@ -91,11 +92,11 @@ def _params_views(figures: dict) -> list[dict]:
                 view["table"] = {"columns": [""] + list(names),
                                  "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)]}
             views.append(view)
-        source = sources.get(family)
-        if source not in (None, "solver") and len(views) > first_view:
-            # a start the solver did not improve on is not a learned parameter
-            views[first_view]["note"] = (f"No parameter better than the start was found; shown "
-                                         f"is that start: {source}. " + views[first_view]["note"])
+        source = describe_lower(sources.get(family))
+        if source is not None and len(views) > first_view:
+            # a start the solver did not improve on is not a learned parameter: say where it is from
+            views[first_view]["note"] = (f"{source[0].upper()}{source[1:]}; shown is that parameter. "
+                                         + views[first_view]["note"])
     return views
 
 

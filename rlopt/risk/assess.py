@@ -34,6 +34,12 @@ __all__ = ["RiskAssessment", "assess_risk", "shapley_values", "DEFAULT_FAMILIES"
 
 DEFAULT_FAMILIES = ("wm", "owa", "ci", "sb")
 
+DEFAULT_CI_ATTRIBUTES = 12
+"""Above this many attributes the default families take ``ci_k`` (2-additive, a lower
+end for ci) in place of ``ci``: on the 13-attribute Census file ci's full measure
+needed 7.2 GB and reached nothing beyond the AM start in 600 s, ci_k reached 792
+of 1080 in 60 s with 0.9 GB (docs/method.md)."""
+
 
 @dataclass
 class RiskAssessment:
@@ -157,7 +163,8 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         Learned families (SPEC section 4) whose worst case is computed by MILP,
         learned smallest first (wm before ci and sb, whose lower end starts from
         wm's optimum). ``None``: :data:`DEFAULT_FAMILIES`, leaving out (with a
-        note) those the file does not suit, e.g. ci above 12 attributes; a family
+        note) those the file does not suit, and ``ci_k`` (a lower end for ci) in
+        place of ``ci`` above :data:`DEFAULT_CI_ATTRIBUTES` attributes; a family
         named explicitly that does not suit the file is an error before any solving.
     margin, time_limit, threads
         Per family; a family stopped by the time limit is reported as an interval.
@@ -199,6 +206,11 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         data = validate_pair(original, masked, columns=columns, id_column=id_column)
     notes = [str(w.message) for w in caught]
     n = data.n_records
+    if not explicit and "ci" in families and data.n_attributes > DEFAULT_CI_ATTRIBUTES:
+        families = _learned_names([f for f in families if f != "ci"] + ["ci_k"], "families")
+        notes.append(f"ci_k (2-additive measures: a lower end for ci) in place of ci in the default "
+                     f"families: ci's full measure on {data.n_attributes} attributes has "
+                     f"{2**data.n_attributes - 2} parameters; name ci in --families to learn it")
     # every family's limits before the first solve: no finished work is lost to a later one
     for name in list(families):
         try:
@@ -352,10 +364,10 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
     return RiskAssessment(figures, records)
 
 
-CONTAINMENT_ORDER = ("wm_m", "wm", "owa", "ci_m", "ci_super", "ci", "sb_pd", "sb_nc", "sb")
+CONTAINMENT_ORDER = ("wm_m", "wm", "owa", "ci_k", "ci_m", "ci_super", "ci", "sb_pd", "sb_nc", "sb")
 """The learned families, each after every family it contains (``wm_m`` in ``wm`` and
-``ci_m``; ``wm`` in ``ci``, ``ci_super`` and ``sb*``; ``owa`` in ``ci``; ``ci_m`` and
-``ci_super`` in ``ci``; ``sb_pd`` in ``sb_nc`` in ``sb``)."""
+``ci_m``; ``wm`` in ``ci_k``, ``ci``, ``ci_super`` and ``sb*``; ``ci_k`` in ``ci``;
+``owa`` in ``ci``; ``ci_m`` and ``ci_super`` in ``ci``; ``sb_pd`` in ``sb_nc`` in ``sb``)."""
 
 
 def _learned_names(names: Sequence[str], option: str) -> list[str]:
