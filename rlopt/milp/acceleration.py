@@ -35,21 +35,33 @@
 
 Screening and conflict LPs may stop at a deadline (a share of the time limit):
 stopping them early is exact, it only leaves records unscreened and pairs unchecked.
+
+Speed without changing a result (issue 15): the witnesses of the conflict search and
+of the best start are evaluated on all records by :func:`witness_hits` (one matrix
+product per block for wm and sb instead of the reference evaluator per parameter,
+with the reference deciding every record near the threshold), and the conflict LPs
+of :func:`find_conflicts` go through :class:`_PairLP` (a pair that a known
+admissible parameter re-identifies needs no LP; the others share one HiGHS LP). The
+screening LPs are the reference ones: their optima are the witnesses.
 """
 
 from __future__ import annotations
 
+import functools
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily
+from rlopt.families.bilinear import BilinearDistance
+from rlopt.families.wm import WeightedMeanDistance
 from rlopt.milp.formulation import linkage_rows
-from rlopt.milp.solve import Cut, max_min_slack
+from rlopt.milp.solve import Cut, SolverUnavailableError, max_min_slack
 
-__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "best_start",
+__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "best_start", "witness_hits",
            "nearest_pairs", "LazyLinkageRows", "separation", "start_from"]
 
 SCREEN_TOL = 1e-7
@@ -148,6 +160,126 @@ def separation(za: np.ndarray, zb: np.ndarray, distance: Distance,
     return out
 
 
+_FEATURE_PARAMS = 32
+""":func:`witness_hits` goes through ``family.features`` for families with at most this
+many parameters and no quadratic form; above it, the reference evaluator per parameter."""
+
+_WITNESS_BATCH = 64
+_GUARD = 1e-11
+"""Relative width of the band around the threshold in which :func:`witness_hits`
+rechecks a fast separation with the reference evaluator (rounding is ~1e-16 relative)."""
+
+
+@functools.cache
+def _blas_controller():
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return None
+    return ThreadpoolController()
+
+
+def _one_blas_thread():
+    """A context in which BLAS runs on one thread: the products here are small
+    (one block of records times a few columns), and on a busy machine OpenBLAS's
+    threads make them 10-30 times slower than one thread."""
+    controller = _blas_controller()
+    return nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
+
+
+def _quadratic_matrix(distance: Distance) -> np.ndarray | None:
+    """``Q`` with ``d(a, b) = (a - b)^T Q (a - b)`` for the distances that are quadratic
+    forms of the difference (wm's and sb's), else ``None``."""
+    if type(distance) is WeightedMeanDistance:
+        return np.diag(distance.weights)
+    if type(distance) is BilinearDistance:
+        return distance.matrix
+    return None
+
+
+def _quadratic_separations(za, zb, q, records):
+    """``separation`` for the distance ``(a - b)^T Q (a - b)`` through one matrix
+    product per block: ``d(a_i, b_j) - a_i^T Q a_i = b_j^T Q b_j - 2 a_i^T Q b_j``, so
+    ``separation_i = min_{j != i} g_ij - g_ii`` with ``g = [a Q, 1] [-2 b, b^T Q b]^T``;
+    with a bound of its rounding error (and of the reference's) per record."""
+    bq = zb @ q
+    right = np.column_stack([-2.0 * zb, np.einsum("jk,jk->j", bq, zb)])
+    norm_b = np.abs(zb).sum(axis=1).max()
+    qmax = np.abs(q).max()
+    sep, guard = np.empty(records.size), np.empty(records.size)
+    for start in range(0, records.size, _RECORD_BLOCK):
+        block = records[start:start + _RECORD_BLOCK]
+        a = za[block]
+        g = np.column_stack([a @ q, np.ones(block.size)]) @ right.T
+        rows = np.arange(block.size)
+        own = g[rows, block]
+        g[rows, block] = np.inf
+        sep[start:start + block.size] = g.min(axis=1) - own
+        scale = qmax * (np.abs(a).sum(axis=1) + norm_b) ** 2
+        guard[start:start + block.size] = _GUARD * (za.shape[1] + 2) * (1.0 + scale)
+    return sep, guard
+
+
+def _feature_separations(za, zb, family, thetas, records):
+    """``separation`` for several parameters at once through ``family.features``
+    (``phi @ theta + offset``), with a bound of the rounding error per record;
+    shapes ``(len(thetas), records.size)``."""
+    thetas = np.asarray(thetas, dtype=float).reshape(len(thetas), -1)
+    p = thetas.shape[1]
+    sep, guard = np.empty((len(thetas), records.size)), np.empty((len(thetas), records.size))
+    l1 = np.abs(thetas).sum(axis=1)
+    step = max(1, int(16 * 2**20 // (8 * zb.shape[0] * max(p, len(thetas)))))
+    for start in range(0, records.size, step):
+        block = records[start:start + step]
+        phi, offset = family.features(za[block], zb)
+        d = phi @ thetas.T + offset[..., None]  # (block, N, thetas)
+        rows = np.arange(block.size)
+        slack = d - d[rows, block][:, None, :]
+        slack[rows, block] = np.inf
+        sep[:, start:start + block.size] = slack.min(axis=1).T
+        scale = (np.abs(phi).max(axis=(1, 2))[None, :] * l1[:, None]
+                 + np.abs(offset).max(axis=1)[None, :])
+        guard[:, start:start + block.size] = _GUARD * (p + 2) * (1.0 + scale)
+    return sep, guard
+
+
+def witness_hits(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, thetas: list,
+                 *, records: np.ndarray, threshold: float):
+    """For each parameter of ``thetas`` in turn (a generator, so a caller may stop at a
+    deadline): ``separation(za, zb, family.distance(theta), records) >= threshold``,
+    the same booleans bit for bit.
+
+    The separations are computed fast (one matrix product per block for wm and sb,
+    ``features`` once for many parameters for the other small families); a record
+    whose fast separation lies within a bound of the rounding error of the threshold
+    is rechecked with the reference evaluator on the very block of records that
+    :func:`separation` would evaluate it in."""
+    names = _names(za.shape[1])
+    records = np.asarray(records)
+    batch: list[tuple[np.ndarray, np.ndarray]] = []
+    for w, theta in enumerate(thetas):
+        distance = family.distance(theta, names)
+        q = _quadratic_matrix(distance)
+        if q is not None:
+            with _one_blas_thread():
+                sep, guard = _quadratic_separations(za, zb, q, records)
+        elif family.n_params(za.shape[1]) <= _FEATURE_PARAMS:
+            if not batch:
+                with _one_blas_thread():
+                    seps, guards = _feature_separations(za, zb, family, thetas[w:w + _WITNESS_BATCH], records)
+                batch = list(zip(seps, guards))
+            sep, guard = batch.pop(0)
+        else:
+            yield separation(za, zb, distance, records=records) >= threshold
+            continue
+        hit = sep >= threshold
+        unsure = np.flatnonzero(~(np.abs(sep - threshold) > guard))  # NaN is unsure too
+        for start in np.unique(unsure // _RECORD_BLOCK) * _RECORD_BLOCK:
+            block = records[start:start + _RECORD_BLOCK]
+            hit[start:start + block.size] = separation(za, zb, distance, records=block) >= threshold
+        yield hit
+
+
 @dataclass
 class Screening:
     """Per record: can *some* admissible parameter re-identify it at the margin?
@@ -216,6 +348,168 @@ class _FamilyLP:
                 return value, None, False
             self.pool.extend(new)  # cuts are valid for every record: shared
         raise AssertionError("unreachable")
+
+
+_PAIR_BAND = 1e-7
+"""A reused-LP value this close to the conflict threshold is re-solved by the
+reference LP (:func:`~rlopt.milp.solve.max_min_slack`), so the decision is its."""
+
+MAX_PAIR_WITNESSES = 2000
+"""Parameters kept to decide pairs of :func:`find_conflicts` without an LP."""
+
+
+class _PairLP:
+    """The conflict LP of :func:`find_conflicts` for a pair of records: the same
+    decision as ``_FamilyLP.best(...) < margin - SCREEN_TOL`` (at most ``max_lps``
+    of them), found faster.
+
+    - *Witnesses*: a parameter of the LP's admissible set (the family's bounds and
+      rows) whose smallest slack over the pair's rows is at least ``margin``
+      proves the LP's optimum is, with ``SCREEN_TOL`` to spare, above the
+      threshold: no conflict, and no LP. The screening's witnesses and the optimum
+      of every LP solved here that was not a conflict are tried.
+    - *One HiGHS LP*: the family's rows and the columns stay; each pair's rows
+      replace the last pair's and the LP is re-solved from the last basis, instead
+      of a new ``Highs()`` per pair. A value within ``_PAIR_BAND`` of the threshold
+      (or no optimum) is decided by the reference LP.
+    """
+
+    def __init__(self, lp: _FamilyLP, records: np.ndarray, own_rows: dict, witnesses: list, *,
+                 margin: float, cap: float = 1e3):
+        self.lp, self.margin, self.cap = lp, margin, cap
+        self.threshold = margin - SCREEN_TOL
+        self.own_rows = own_rows
+        self.records = np.asarray(records)
+        self.position = {int(i): k for k, i in enumerate(self.records)}
+        counts = np.array([len(own_rows[i][1]) for i in self.records], dtype=int)
+        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int)
+        self.empty = counts == 0
+        p = lp.lower.size
+        self.all_coefs = np.ascontiguousarray(  # transposed: a record's rows are contiguous
+            (np.vstack([own_rows[i][0] for i in self.records]).reshape(-1, p)
+             if self.records.size else np.zeros((0, p))).T)
+        self.all_constants = (np.concatenate([own_rows[i][1] for i in self.records])
+                              if self.records.size else np.zeros(0))
+        self.slack = np.empty((self.records.size, 64))  # per record and kept witness: its smallest slack
+        self.n_kept = 0
+        self.pending: list[np.ndarray] = []  # witnesses not in ``slack`` yet
+        for theta in witnesses:
+            self._add_witness(theta)
+        self._flush()
+        self.highs = None
+        self.n_rows = 0
+        self.n_lps = self.n_skipped = self.n_reference = 0
+
+    def _add_witness(self, theta: np.ndarray) -> None:
+        """Keep ``theta``, clipped to the bounds, if it meets the family's rows (to the
+        LP's own tolerance); they enter ``slack`` a batch at a time."""
+        if self.n_kept + len(self.pending) >= MAX_PAIR_WITNESSES or not self.records.size:
+            return
+        theta = np.clip(np.asarray(theta, dtype=float), self.lp.lower, self.lp.upper)
+        if len(self.lp.lo):
+            values = self.lp.matrix @ theta
+            tol = self.lp.tol
+            if not ((values >= self.lp.lo - tol).all() and (values <= self.lp.hi + tol).all()):
+                return
+        self.pending.append(theta)
+        if len(self.pending) >= _WITNESS_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        thetas = np.array(self.pending)
+        self.pending = []
+        columns = np.full((thetas.shape[0], self.records.size), np.inf)
+        full = ~self.empty
+        if full.any():
+            with _one_blas_thread():
+                values = thetas @ self.all_coefs + self.all_constants[None, :]
+            columns[:, full] = np.minimum.reduceat(values, self.starts[full], axis=1)
+        end = self.n_kept + thetas.shape[0]
+        if end > self.slack.shape[1]:
+            grown = np.empty((self.records.size, max(end, 2 * self.slack.shape[1])))
+            grown[:, :self.n_kept] = self.slack[:, :self.n_kept]
+            self.slack = grown
+        self.slack[:, self.n_kept:end] = columns.T
+        self.n_kept = end
+
+    def _witnessed(self, i: int, j: int, coefs: np.ndarray, constants: np.ndarray) -> bool:
+        """Does a kept witness have slack >= margin on every row of the pair?"""
+        if self.n_kept:
+            a = self.slack[self.position[i], :self.n_kept]
+            b = self.slack[self.position[j], :self.n_kept]
+            if np.minimum(a, b).max() >= self.margin:
+                return True
+        if self.pending:
+            values = coefs @ np.array(self.pending).T + constants[:, None]
+            return bool(values.min(axis=0).max() >= self.margin)
+        return False
+
+    def _solve(self, coefs: np.ndarray, constants: np.ndarray) -> tuple[float | None, np.ndarray | None]:
+        """``max s`` s.t. ``coefs @ theta + constants >= s`` over the admissible set (the
+        LP of :func:`~rlopt.milp.solve.max_min_slack` without cuts), in the one HiGHS."""
+        import highspy
+
+        lp, p = self.lp, self.lp.lower.size
+        inf = highspy.kHighsInf
+        h = self.highs
+        if h is None:
+            h = self.highs = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            h.setOptionValue("primal_feasibility_tolerance", lp.tol)
+            h.setOptionValue("dual_feasibility_tolerance", lp.tol)
+            h.addVars(p + 1, np.append(lp.lower, -inf).astype(float),
+                      np.append(lp.upper, self.cap).astype(float))
+            h.changeColsCost(1, np.array([p], dtype=np.int32), np.array([1.0]))
+            h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+            if len(lp.lo):
+                _add_rows(h, np.column_stack([lp.matrix, np.zeros(len(lp.lo))]), lp.lo, lp.hi)
+            self.n_family_rows = len(lp.lo)
+        if self.n_rows:
+            h.deleteRows(self.n_rows, np.arange(self.n_family_rows, self.n_family_rows + self.n_rows,
+                                                dtype=np.int32))
+        _add_rows(h, np.column_stack([coefs, -np.ones(len(coefs))]), -constants, np.full(len(coefs), np.inf))
+        self.n_rows = len(coefs)
+        h.run()
+        self.n_lps += 1
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None, None
+        values = np.array(h.getSolution().col_value)
+        return float(values[p]), values[:p]
+
+    def conflict(self, i: int, j: int) -> bool:
+        """Does no parameter of the relaxation re-identify ``i`` and ``j`` together?"""
+        coefs = np.vstack([self.own_rows[i][0], self.own_rows[j][0]])
+        constants = np.concatenate([self.own_rows[i][1], self.own_rows[j][1]])
+        if self._witnessed(i, j, coefs, constants):
+            self.n_skipped += 1
+            return False
+        try:
+            value, theta = self._solve(coefs, constants)
+        except (ImportError, SolverUnavailableError):  # pragma: no cover - no highspy: the reference says so
+            value, theta = None, None
+        if value is None or abs(value - self.threshold) <= _PAIR_BAND:
+            self.n_reference += 1
+            value, theta, _ = self.lp.best(coefs, constants)
+        if value >= self.threshold and theta is not None:
+            self._add_witness(theta)
+        return value < self.threshold
+
+
+def _add_rows(h, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Rows ``lo <= matrix @ x <= hi`` (dense ``matrix``, its zeros left out) in HiGHS."""
+    import highspy
+
+    inf = highspy.kHighsInf
+    matrix = np.asarray(matrix, dtype=float)
+    if not matrix.shape[0]:
+        return
+    rows, cols = np.nonzero(matrix)
+    starts = np.searchsorted(rows, np.arange(matrix.shape[0])).astype(np.int32)
+    h.addRows(matrix.shape[0], np.where(np.isinf(lo), -inf, lo).astype(float),
+              np.where(np.isinf(hi), inf, hi).astype(float), rows.size, starts,
+              cols.astype(np.int32), matrix[rows, cols])
 
 
 def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
@@ -287,10 +581,12 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     n_records, n = za.shape
     risky = np.flatnonzero(screening.at_risk)
     compatible = np.zeros((risky.size, risky.size), dtype=bool)
-    for theta in _spread(screening.witnesses, MAX_WITNESSES):
+    witnesses = _spread(screening.witnesses, MAX_WITNESSES)
+    hits = witness_hits(za, zb, family, witnesses, records=risky, threshold=margin + SCREEN_TOL)
+    for _ in witnesses:
         if deadline is not None and time.perf_counter() > deadline:
             return np.zeros((0, 2), dtype=int)
-        hit = separation(za, zb, family.distance(theta, _names(n)), records=risky) >= margin + SCREEN_TOL
+        hit = next(hits)
         compatible[np.ix_(hit, hit)] = True
     a, b = np.nonzero(np.triu(~compatible, k=1))
     if not a.size:
@@ -300,16 +596,14 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     needed = np.unique(np.concatenate([risky[a], risky[b]]))
     own_rows = _tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
     lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds=0)
+    pair_lp = _PairLP(lp, needed, own_rows, screening.witnesses, margin=margin)
     found = []
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
         if tried >= 500 and len(found) < 0.01 * tried:
             break  # conflicts are rare here (a broad family): more LPs would not pay
         if deadline is not None and time.perf_counter() > deadline:
             break
-        coefs = np.vstack([own_rows[i][0], own_rows[j][0]])
-        constants = np.concatenate([own_rows[i][1], own_rows[j][1]])
-        value, _, _ = lp.best(coefs, constants)
-        if value < margin - SCREEN_TOL:
+        if pair_lp.conflict(i, j):
             found.append((i, j))
     return np.array(found, dtype=int).reshape(-1, 2)
 
@@ -441,12 +735,13 @@ def best_start(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening:
     the most records: the first MIP start. Only for families without cutting
     planes, whose witnesses are admissible."""
     witnesses = _spread(screening.witnesses, max_candidates)
-    names = _names(za.shape[1])
+    hits = witness_hits(za, zb, family, witnesses, records=np.arange(za.shape[0]),
+                        threshold=margin + SCREEN_TOL)
     counts = []
-    for theta in witnesses:
+    for _ in witnesses:
         if counts and deadline is not None and time.perf_counter() > deadline:
             break
-        counts.append(int((separation(za, zb, family.distance(theta, names)) >= margin + SCREEN_TOL).sum()))
+        counts.append(int(next(hits).sum()))
     return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)
 
 

@@ -90,6 +90,9 @@ def linkage_rows(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margi
         big_c = largest_big_c(za, zb, family, margin=margin)
     records = np.arange(n_records) if records is None else np.asarray(records, dtype=int)
     parts: list[tuple] = [(np.zeros(0, int), np.zeros(0, int), np.zeros((0, p)), np.zeros(0), np.zeros(0))]
+    if pairs is not None and _sparse(pairs, records):
+        parts.extend(_paired_rows(za, zb, family, margin, big_c, drop_redundant, pairs, records))
+        records = records[:0]  # every row is in the parts already
     for chunk in _record_chunks(za, records, max(n, p)):
         rows = np.arange(chunk.size)
         phi, offset = family.features(za[chunk], zb)
@@ -108,6 +111,49 @@ def linkage_rows(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margi
         parts.append((chunk[r], j, coefs[r, j], constants[r, j], c[r, j]))
     record, other, coefs, constants, c = (np.concatenate(x) for x in zip(*parts))
     return LinkageRows(record, other, coefs.reshape(-1, p), constants, c, n_records * (n_records - 1))
+
+
+SPARSE_PAIRS_SHARE = 1 / 16
+""":func:`linkage_rows` computes only the selected pairs, record by record, when
+``pairs`` selects at most this share of the records' pairs (the lazy start and the
+lazy rounds select a handful per record; the dense path computes all ``N`` pairs of
+a record and then drops most of them)."""
+
+
+def _sparse(pairs: np.ndarray, records: np.ndarray) -> bool:
+    if not records.size:
+        return False
+    return int(np.count_nonzero(pairs[records])) <= SPARSE_PAIRS_SHARE * records.size * pairs.shape[1]
+
+
+def _paired_rows(za, zb, family, margin, big_c, drop_redundant, pairs, records):
+    """The rows of :func:`linkage_rows` for sparse ``pairs``: only the record's own
+    pair and its selected ones go through ``features`` (record by record) and
+    ``max_excess`` (all selected pairs at once). Both are computed pair by pair, so
+    the values are the dense path's, bit for bit; the rows come in the same order
+    (by record as given, then by original)."""
+    for start in range(0, records.size, 64):
+        chunk = records[start:start + 64]
+        record, other, coefs, constants = [], [], [], []
+        for i in chunk:
+            others = np.flatnonzero(pairs[i])
+            others = others[others != i]
+            if not others.size:
+                continue
+            phi, offset = family.features(za[i:i + 1], zb[np.concatenate([[i], others])])
+            record.append(np.full(others.size, i, dtype=int))
+            other.append(others)
+            coefs.append(phi[0, 1:] - phi[0, :1])  # the record's own original first
+            constants.append(offset[0, 1:] - offset[0, :1])
+        if not record:
+            continue
+        record, other = np.concatenate(record), np.concatenate(other)
+        coefs, constants = np.concatenate(coefs), np.concatenate(constants)
+        own = (za[record] - zb[record])[:, None, :]
+        tight = family.max_excess(own, (za[record] - zb[other])[:, None, :])[:, 0] + margin
+        c = tight if isinstance(big_c, str) else np.full(tight.shape, float(big_c))
+        keep = tight > 0 if drop_redundant else np.ones(tight.shape, dtype=bool)
+        yield record[keep], other[keep], coefs[keep], constants[keep], c[keep]
 
 
 def dominated(rows: LinkageRows) -> np.ndarray:

@@ -1,0 +1,190 @@
+"""The fast paths of the reduce phase (issue 15) give the old path's results exactly:
+the witness evaluation of the conflict search and of the best start, the conflict
+LPs (witness certificates and one reused HiGHS LP), and the sparse linkage rows
+of the lazy model. The old paths are kept here verbatim as references."""
+
+import numpy as np
+import pytest
+
+import rlopt
+from rlopt.data import standardise, validate_pair
+from rlopt.families import get_family
+from rlopt.milp import acceleration as acc
+from rlopt.milp import formulation as form
+from rlopt.milp.acceleration import (LazyLinkageRows, best_start, find_conflicts, nearest_pairs,
+                                     screen_records, separation, witness_hits)
+from tests._helpers import MARGIN, noisy_file
+
+
+def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000, rows_per_record=64):
+    """find_conflicts as it was before the fast paths (no deadline)."""
+    n = za.shape[1]
+    risky = np.flatnonzero(screening.at_risk)
+    compatible = np.zeros((risky.size, risky.size), dtype=bool)
+    for theta in acc._spread(screening.witnesses, acc.MAX_WITNESSES):
+        distance = family.distance(theta, acc._names(n))
+        hit = separation(za, zb, distance, records=risky) >= margin + acc.SCREEN_TOL
+        compatible[np.ix_(hit, hit)] = True
+    a, b = np.nonzero(np.triu(~compatible, k=1))
+    if not a.size:
+        return np.zeros((0, 2), dtype=int)
+    order = np.random.default_rng(0).permutation(a.size)[:max_lps]
+    a, b = a[order], b[order]
+    needed = np.unique(np.concatenate([risky[a], risky[b]]))
+    own_rows = acc._tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
+    lp = acc._FamilyLP(family, n, za, zb, margin, 1e-9, max_cut_rounds=0)
+    found = []
+    for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
+        if tried >= 500 and len(found) < 0.01 * tried:
+            break
+        coefs = np.vstack([own_rows[i][0], own_rows[j][0]])
+        constants = np.concatenate([own_rows[i][1], own_rows[j][1]])
+        value, _, _ = lp.best(coefs, constants)
+        if value < margin - acc.SCREEN_TOL:
+            found.append((i, j))
+    return np.array(found, dtype=int).reshape(-1, 2)
+
+
+def reference_best_start(za, zb, family, screening, *, margin, max_candidates=50):
+    witnesses = acc._spread(screening.witnesses, max_candidates)
+    names = acc._names(za.shape[1])
+    counts = [int((separation(za, zb, family.distance(theta, names)) >= margin + acc.SCREEN_TOL).sum())
+              for theta in witnesses]
+    return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)
+
+
+def _standardised(original, masked):
+    data = validate_pair(original, masked)
+    return standardise(data.masked), standardise(data.original)
+
+
+FILES = {
+    "M4-33": lambda: _standardised(*rlopt.build(rlopt.published_recipe("M4-33"))),
+    "noise 60": lambda: _standardised(*noisy_file(15, 60, 4, scale=(0.4, 0.6, 0.9, 1.2))),
+    "noise 30x2": lambda: _standardised(*noisy_file(207, 30, 2, scale=(0.9, 1.2))),  # sb has conflicts
+}
+_cache = {}
+
+
+def screened(file, name):
+    """(za, zb, family, screening) for a file and family, computed once per session."""
+    if (file, name) not in _cache:
+        za, zb = FILES[file]()
+        family = get_family(name)
+        screening = screen_records(za, zb, family, margin=MARGIN, known=family.neutral(za.shape[1]))
+        _cache[file, name] = za, zb, family, screening
+    return _cache[file, name]
+
+
+# M4-33 has 400 records: the conflict LPs are capped there to keep the test fast
+CASES = [("noise 60", "wm", 20000), ("noise 60", "owa", 20000), ("noise 60", "sb", 20000),
+         ("noise 30x2", "sb", 20000), ("noise 30x2", "sb_nc", 20000), ("noise 30x2", "ci", 20000),
+         ("noise 30x2", "wm", 20000), ("M4-33", "wm", 400), ("M4-33", "owa", 400), ("M4-33", "sb", 100)]
+
+
+@pytest.mark.parametrize("file, name, max_lps", CASES)
+def test_conflicts_and_start_equal_the_old_path(file, name, max_lps):
+    za, zb, family, screening = screened(file, name)
+    old = reference_find_conflicts(za, zb, family, screening, margin=MARGIN, max_lps=max_lps)
+    new = find_conflicts(za, zb, family, screening, margin=MARGIN, max_lps=max_lps)
+    assert np.array_equal(new, old)
+    assert np.array_equal(best_start(za, zb, family, screening, margin=MARGIN),
+                          reference_best_start(za, zb, family, screening, margin=MARGIN))
+
+
+@pytest.mark.parametrize("file, name", [("noise 60", "wm"), ("noise 60", "owa"), ("noise 30x2", "sb"),
+                                        ("M4-33", "wm"), ("M4-33", "owa")])
+def test_the_comparisons_have_conflicts_to_compare(file, name):
+    za, zb, family, screening = screened(file, name)
+    assert len(find_conflicts(za, zb, family, screening, margin=MARGIN, max_lps=400)) > 0
+
+
+@pytest.mark.parametrize("name", ["wm", "owa", "sb", "ci", "wm_m", "sb_pd"])
+@pytest.mark.parametrize("path", ["fast", "features", "all rechecked"])
+def test_witness_hits_are_the_reference_separation(monkeypatch, name, path):
+    za, zb = FILES["noise 60"]()
+    za, zb = za[:, :3], zb[:, :3]  # ci: 6 parameters
+    family = get_family(name)
+    rng = np.random.default_rng(3)
+    thetas = [family.neutral(3)]
+    for _ in range(6):  # admissible-ish parameters and some far from it: the evaluation is exact anyway
+        thetas.append(family.neutral(3) + 0.3 * rng.normal(size=family.n_params(3)))
+    if path == "features":
+        monkeypatch.setattr(acc, "_quadratic_matrix", lambda distance: None)
+    if path == "all rechecked":
+        monkeypatch.setattr(acc, "_GUARD", 1e3)
+    records = np.flatnonzero(rng.random(za.shape[0]) < 0.7)
+    names = acc._names(3)
+    for threshold in (MARGIN + acc.SCREEN_TOL, 0.3):
+        for theta, hit in zip(thetas, witness_hits(za, zb, family, thetas, records=records,
+                                                    threshold=threshold)):
+            expected = separation(za, zb, family.distance(theta, names), records=records) >= threshold
+            assert np.array_equal(hit, expected)
+
+
+def test_a_threshold_on_a_separation_is_rechecked_by_the_reference():
+    za, zb = FILES["noise 60"]()
+    family = get_family("wm")
+    theta = family.neutral(za.shape[1])
+    sep = separation(za, zb, family.distance(theta, acc._names(za.shape[1])))
+    records = np.arange(za.shape[0])
+    for threshold in sep[:5]:  # a record exactly at the threshold: hit, as the reference says
+        hit = next(witness_hits(za, zb, family, [theta], records=records, threshold=threshold))
+        assert np.array_equal(hit, sep >= threshold)
+
+
+@pytest.mark.parametrize("file, name", [("noise 60", "wm"), ("noise 30x2", "sb")])
+def test_reused_lp_decisions_equal_the_reference_lp(monkeypatch, file, name):
+    za, zb, family, screening = screened(file, name)
+    old = reference_find_conflicts(za, zb, family, screening, margin=MARGIN)
+    monkeypatch.setattr(acc, "MAX_PAIR_WITNESSES", 0)  # every pair through the reused LP
+    assert np.array_equal(find_conflicts(za, zb, family, screening, margin=MARGIN), old)
+    monkeypatch.setattr(acc, "_PAIR_BAND", np.inf)  # every pair through the reference LP
+    assert np.array_equal(find_conflicts(za, zb, family, screening, margin=MARGIN), old)
+
+
+@pytest.mark.parametrize("name", ["wm", "wm_m", "owa", "ci", "ci_m", "sb", "sb_nc"])
+@pytest.mark.parametrize("drop_redundant, big_c", [(True, "tight"), (False, "tight"), (True, 7.5)])
+def test_sparse_linkage_rows_equal_the_dense_ones_bit_for_bit(monkeypatch, name, drop_redundant, big_c):
+    za, zb = FILES["noise 60"]()
+    za, zb = za[:, :3], zb[:, :3]
+    family = get_family(name)
+    rng = np.random.default_rng(1)
+    pairs = nearest_pairs(za, zb, 2) | (rng.random((60, 60)) < 0.02)
+    pairs[5] = False  # a record without pairs
+    pairs[7, 7] = True  # its own pair is never a row
+    records = np.array([9, 3, 5, 7, 40, 0, 59, 12])  # not sorted: the order is kept
+    kwargs = {"margin": MARGIN, "drop_redundant": drop_redundant, "big_c": big_c, "pairs": pairs,
+              "records": records}
+    assert form._sparse(pairs, records)
+    sparse = form.linkage_rows(za, zb, family, **kwargs)
+    monkeypatch.setattr(form, "SPARSE_PAIRS_SHARE", 0.0)
+    dense = form.linkage_rows(za, zb, family, **kwargs)
+    assert len(sparse) > 0
+    for attr in ("record", "other", "coefs", "constants", "big_c"):
+        assert np.array_equal(getattr(sparse, attr), getattr(dense, attr)), attr
+    assert sparse.n_pairs == dense.n_pairs
+
+
+def test_lazy_model_rows_on_census_subset_are_unchanged(monkeypatch):
+    za, zb = FILES["M4-33"]()
+    for name in ("wm", "sb"):
+        family = get_family(name)
+        pairs = nearest_pairs(za, zb, 1)
+        model_rows = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
+        lazy = LazyLinkageRows(za, zb, family, acc._names(za.shape[1]), MARGIN, "tight", pairs.copy())
+        cuts = lazy(family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0],
+                    np.zeros(za.shape[0]))
+        with monkeypatch.context() as m:
+            m.setattr(form, "SPARSE_PAIRS_SHARE", 0.0)
+            dense = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
+            dense_lazy = LazyLinkageRows(za, zb, family, acc._names(za.shape[1]), MARGIN, "tight",
+                                         pairs.copy())
+            dense_cuts = dense_lazy(family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0],
+                                    np.zeros(za.shape[0]))
+        for attr in ("record", "other", "coefs", "constants", "big_c"):
+            assert np.array_equal(getattr(model_rows, attr), getattr(dense, attr)), attr
+        assert len(cuts) == len(dense_cuts) > 0
+        for cut, dense_cut in zip(cuts, dense_cuts):
+            assert np.array_equal(cut.coefs, dense_cut.coefs) and cut.rhs == dense_cut.rhs
+            assert (cut.k_index, cut.k_coef) == (dense_cut.k_index, dense_cut.k_coef)
