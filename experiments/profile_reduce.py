@@ -8,7 +8,7 @@ side by side in one process (issue 15).
 
 "Before" is the two files as they are at ``--base`` (a git revision, default
 ``HEAD``), loaded from git as modules of their own; "after" is the working tree.
-Everything else (learn, solve, families, line search) is the working tree's in
+Everything else (learn, solve, families, the incumbent searches) is the working tree's in
 both. Each case runs ``learn`` until HiGHS's first ``run()`` of the MILP (the run
 is not made) and prints the seconds of each step; ``--compare`` also runs the
 screening and the conflict search both ways without a deadline and asserts that
@@ -45,8 +45,8 @@ from rlopt.milp import formulation as new_form
 from rlopt.milp import solve as solve_module
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ["screen_records", "find_conflicts", "duplicate_groups", "nearest_pairs", "build_model",
-         "LazyLinkageRows", "best_start", "_count_start", "line_search_ascent", "start_from"]
+STEPS = ["search_incumbents", "screen_records", "find_conflicts", "duplicate_groups", "nearest_pairs",
+         "build_model", "LazyLinkageRows", "best_start", "start_from"]
 
 
 def load_base(revision: str):
