@@ -40,7 +40,7 @@ __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "des
 REDUCE_SHARE = 0.3
 """Share of a time limit the screening and conflict LPs may use."""
 
-SEARCH_SHARE = 0.4
+SEARCH_SHARE = 0.5
 """With a time limit, the searches for a better start (:mod:`rlopt.milp.portfolio`),
 which run first, end by this share of it."""
 

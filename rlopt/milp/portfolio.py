@@ -13,7 +13,8 @@ parameter it has met. Before the solve these are
    (sb, sb_nc; sb_pd when its smallest eigenvalue allows) and its diagonal
    normalised to weights (wm, wm_m, ci, ci_m; not OWA, whose weights follow
    the order of the differences, not the attributes);
-2. the searches from the best start, each taking the best so far:
+2. a chain of searches from the best start (with a deadline and time left, from
+   the next distinct starts too, :data:`MAX_CHAINS`), each from the chain's best so far:
    :func:`~rlopt.milp.surrogate.surrogate_ascent` (a smooth surrogate of the
    count, the big step for sb), :func:`~rlopt.milp.line_search.line_search_ascent`
    (exact line searches on the count, the fastest climb for wm) and
@@ -26,6 +27,7 @@ only when admissible. Nothing here is a bound; the best item is the MIP start.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import warnings
 from dataclasses import dataclass
@@ -58,9 +60,15 @@ NCA_MAX_ITER = 50
 SEARCHES = ("surrogate", "line_search", "greedy_add")
 """The searches, in the order they run (each a switch of :class:`~rlopt.milp.acceleration.Reductions`)."""
 
-SHARES = {"surrogate": 0.5, "line_search": 0.4, "greedy_add": 1.0}
+SHARES = {"surrogate": 0.5, "line_search": 0.25, "greedy_add": 1.0}
 """With a deadline, each search may use this share of the time left when it starts
-(the surrogate ascent half of it, the line search 40 % of the rest, the greedy add the rest)."""
+(the surrogate ascent half of it, the line search a quarter of the rest, the greedy
+add the rest: on sb the line search rarely adds to the surrogate's result, the
+greedy add does)."""
+
+MAX_CHAINS = 3
+"""With a deadline, the chain of searches runs from up to this many distinct starts,
+best first, while time is left (without one, from the best start only)."""
 
 _NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
 
@@ -152,35 +160,42 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
     unknown = sorted(set(searches) - set(SEARCHES))
     if unknown:
         raise ValueError(f"unknown searches {unknown}; expected some of {list(SEARCHES)}")
-    best = max(met, key=lambda item: item.count)
-    steps: list[str] = []  # the searches that led to ``best``, in order
-    root = best.label
     margins = PairMargins.build(za, zb, family, deadline=deadline)
-    for name in SEARCHES:
-        now = time.perf_counter()
-        if name not in searches or (deadline is not None and now > deadline):
-            continue
-        until = None if deadline is None else now + SHARES[name] * (deadline - now)
-        if name == "surrogate":
-            theta, _ = surrogate_ascent(za, zb, family, best.theta, margin=margin, margins=margins,
-                                        deadline=until)
-        elif margins is None:
-            continue  # the pairs' margins do not fit in memory
-        elif name == "line_search":
-            theta = line_search_ascent(za, zb, family, best.theta, margin=margin, margins=margins,
-                                       deadline=until)
-        else:
-            theta, _ = greedy_add(za, zb, family, best.theta, margin=margin, margins=margins,
-                                  deadline=until, candidates=at_risk)
-        path = steps + [_NAMES[name]]
-        item = keep(f"{' + '.join(path)} from the {root}", theta)
-        if item is not None and item.count > best.count:
-            best, steps = item, path
+    # a chain of the searches from the best start; with time left, from the next distinct starts
+    roots = _distinct(_best_first(met))[:1 if deadline is None else MAX_CHAINS]
+    for root in roots:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        best, steps = root, []  # the searches that led to ``best``, in order
+        for name in SEARCHES:
+            now = time.perf_counter()
+            if name not in searches or (deadline is not None and now > deadline):
+                continue
+            until = None if deadline is None else now + SHARES[name] * (deadline - now)
+            if name == "surrogate":
+                theta, _ = surrogate_ascent(za, zb, family, best.theta, margin=margin,
+                                            margins=margins, deadline=until)
+            elif margins is None:
+                continue  # the pairs' margins do not fit in memory
+            elif name == "line_search":
+                theta = line_search_ascent(za, zb, family, best.theta, margin=margin,
+                                           margins=margins, deadline=until)
+            else:
+                theta, _ = greedy_add(za, zb, family, best.theta, margin=margin, margins=margins,
+                                      deadline=until, candidates=at_risk)
+            path = steps + [_NAMES[name]]
+            item = keep(f"{' + '.join(path)} from the {root.label}", theta)
+            if item is not None and item.count > best.count:
+                best, steps = item, path
     return _best_first(met)
 
 
 class _OutOfTime(Exception):
     pass
+
+
+_NCA_DONE: dict = {}
+"""The last finished NCA fit (key: the files' bytes and shape, ``max_iter``)."""
 
 
 def nca_matrix(za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None,
@@ -195,6 +210,9 @@ def nca_matrix(za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None,
     n, n_attributes = za.shape
     if n < 2 or (deadline is not None and time.perf_counter() > deadline):
         return None
+    key = (hashlib.sha1(za.tobytes() + zb.tobytes()).hexdigest(), za.shape, max_iter)
+    if key in _NCA_DONE:  # e.g. rlopt risk learns several families on the same files
+        return _NCA_DONE[key]
     latest: list[np.ndarray] = []
 
     def watch(transformation, n_iter):  # NCA's callback: keep the iterate, stop at the deadline
@@ -208,11 +226,15 @@ def nca_matrix(za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a ConvergenceWarning at max_iter is expected
             nca.fit(np.vstack([za, zb]), np.tile(np.arange(n), 2))
-        components = nca.components_
+        components, finished = nca.components_, True
     except _OutOfTime:
-        components = latest[0]
+        components, finished = latest[0], False
     matrix = components.T @ components
-    return matrix if np.isfinite(matrix).all() and np.trace(matrix) > 0 else None
+    matrix = matrix if np.isfinite(matrix).all() and np.trace(matrix) > 0 else None
+    if finished:  # a fit stopped by its deadline is not what a longer one would give
+        _NCA_DONE.clear()
+        _NCA_DONE[key] = matrix
+    return matrix
 
 
 def quadratic_starts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, columns, *,
@@ -220,6 +242,10 @@ def quadratic_starts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, colu
     """The family's parameters for MD's matrix and NCA's (see the module), where the
     family contains them; admissibility is checked by the caller."""
     n = za.shape[1]
+    probe = np.eye(n) / n  # does the family contain quadratic forms or weights at all?
+    if (embed(BilinearDistance(probe, columns), family, n) is None
+            and embed(WeightedMeanDistance(np.diag(probe), columns), family, n) is None):
+        return []  # e.g. OWA: no start from MD or NCA (nor their cost)
     matrices = []
     try:
         with warnings.catch_warnings():
@@ -248,3 +274,12 @@ def quadratic_starts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, colu
 
 def _best_first(items: list[Incumbent]) -> list[Incumbent]:
     return sorted(items, key=lambda item: -item.count)
+
+
+def _distinct(items: list[Incumbent]) -> list[Incumbent]:
+    """The items without repeats of an earlier item's parameter."""
+    kept: list[Incumbent] = []
+    for item in items:
+        if not any(np.allclose(item.theta, other.theta, rtol=0, atol=1e-12) for other in kept):
+            kept.append(item)
+    return kept
