@@ -27,6 +27,8 @@ MARGIN = 1e-5
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default="wm,sb")
+    parser.add_argument("--greedy-rows", type=int, default=None,
+                        help="rows per record in the greedy add's LP (default: the module's)")
     args = parser.parse_args()
     census = load_census()[list(CENSUS_ATTRIBUTES)]
     data = validate_pair(census, rank_swap(census, p=10, seed=0))
@@ -51,7 +53,8 @@ def main() -> None:
             elif step == "line search":
                 theta = line_search_ascent(za, zb, family, theta, margin=MARGIN, margins=margins)
             else:
-                theta, _ = greedy_add(za, zb, family, theta, margin=MARGIN, margins=margins)
+                rows = {} if args.greedy_rows is None else {"rows_per_record": args.greedy_rows}
+                theta, _ = greedy_add(za, zb, family, theta, margin=MARGIN, margins=margins, **rows)
             cells += [str(count(theta)), f"{time.perf_counter() - t0:.1f}"]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
