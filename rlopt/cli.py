@@ -328,7 +328,8 @@ def learn(
     if describe_lower(result.lower_source):
         at_risk += f"; {describe_lower(result.lower_source)}"
     typer.echo(f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
-               f"strict count {result.n_correct_strict}{at_risk}; reduce {result.seconds['reduce']:.1f}s, "
+               f"strict count {result.n_correct_strict}{at_risk}; search {result.seconds['search']:.1f}s, "
+               f"reduce {result.seconds['reduce']:.1f}s, "
                f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s")
     if interrupted:
         raise typer.Exit(130)
