@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rlopt.exceptions import InputError
-from rlopt.families import Distance, LearnedFamily
+from rlopt.families import LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
 from rlopt.families.containment import embed
 from rlopt.families.md import Mahalanobis
