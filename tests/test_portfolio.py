@@ -12,7 +12,7 @@ from rlopt.families.md import Mahalanobis
 from rlopt.milp.greedy import greedy_add
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.portfolio import recount, search_incumbents
-from rlopt.milp.surrogate import Projection, surrogate_ascent
+from rlopt.milp.surrogate import _projection, surrogate_ascent
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 from tests.test_trust import correlated_noise_file
 
@@ -46,7 +46,7 @@ def test_searches_climb_stay_admissible_and_never_pass_the_optimum(name):
 
 def test_projection_is_the_nearest_admissible_point():
     family = get_family("wm")
-    project = Projection(family, 3)
+    project = _projection(family, 3)
     # onto the simplex: (0.5, 0.5, 2) -> (0, 0, 1); (0.4, 0.3, 0.6) -> subtract 0.1 each
     assert np.allclose(project(np.array([0.5, 0.5, 2.0])), [0.0, 0.0, 1.0], atol=1e-7)
     assert np.allclose(project(np.array([0.4, 0.3, 0.6])), [0.3, 0.2, 0.5], atol=1e-7)

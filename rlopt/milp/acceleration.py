@@ -59,7 +59,7 @@ from rlopt.families import Distance, LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
 from rlopt.families.wm import WeightedMeanDistance
 from rlopt.milp.formulation import linkage_rows
-from rlopt.milp.solve import Cut, SolverUnavailableError, max_min_slack
+from rlopt.milp.solve import Cut, SlackLP, SolverUnavailableError, max_min_slack
 
 __all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "best_start", "witness_hits",
            "nearest_pairs", "LazyLinkageRows", "separation", "start_from"]
@@ -396,8 +396,7 @@ class _PairLP:
         for theta in witnesses:
             self._add_witness(theta)
         self._flush()
-        self.highs = None
-        self.n_rows = 0
+        self.highs: SlackLP | None = None
         self.n_lps = self.n_skipped = self.n_reference = 0
 
     def _add_witness(self, theta: np.ndarray) -> None:
@@ -449,34 +448,14 @@ class _PairLP:
     def _solve(self, coefs: np.ndarray, constants: np.ndarray) -> tuple[float | None, np.ndarray | None]:
         """``max s`` s.t. ``coefs @ theta + constants >= s`` over the admissible set (the
         LP of :func:`~rlopt.milp.solve.max_min_slack` without cuts), in the one HiGHS."""
-        import highspy
-
-        lp, p = self.lp, self.lp.lower.size
-        inf = highspy.kHighsInf
-        h = self.highs
-        if h is None:
-            h = self.highs = highspy.Highs()
-            h.setOptionValue("output_flag", False)
-            h.setOptionValue("primal_feasibility_tolerance", lp.tol)
-            h.setOptionValue("dual_feasibility_tolerance", lp.tol)
-            h.addVars(p + 1, np.append(lp.lower, -inf).astype(float),
-                      np.append(lp.upper, self.cap).astype(float))
-            h.changeColsCost(1, np.array([p], dtype=np.int32), np.array([1.0]))
-            h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-            if len(lp.lo):
-                _add_rows(h, np.column_stack([lp.matrix, np.zeros(len(lp.lo))]), lp.lo, lp.hi)
-            self.n_family_rows = len(lp.lo)
-        if self.n_rows:
-            h.deleteRows(self.n_rows, np.arange(self.n_family_rows, self.n_family_rows + self.n_rows,
-                                                dtype=np.int32))
-        _add_rows(h, np.column_stack([coefs, -np.ones(len(coefs))]), -constants, np.full(len(coefs), np.inf))
-        self.n_rows = len(coefs)
-        h.run()
+        lp = self.lp
+        if self.highs is None:
+            self.highs = SlackLP(lp.matrix, lp.lo, lp.hi, lp.lower, lp.upper, cap=self.cap,
+                                 feasibility_tol=lp.tol, presolve=True)
+        self.highs.drop_from(self.highs.n_family_rows)  # the previous pair's rows
+        self.highs.add(coefs, constants)
         self.n_lps += 1
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None, None
-        values = np.array(h.getSolution().col_value)
-        return float(values[p]), values[:p]
+        return self.highs.solve()
 
     def conflict(self, i: int, j: int) -> bool:
         """Does no parameter of the relaxation re-identify ``i`` and ``j`` together?"""
@@ -495,21 +474,6 @@ class _PairLP:
         if value >= self.threshold and theta is not None:
             self._add_witness(theta)
         return value < self.threshold
-
-
-def _add_rows(h, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
-    """Rows ``lo <= matrix @ x <= hi`` (dense ``matrix``, its zeros left out) in HiGHS."""
-    import highspy
-
-    inf = highspy.kHighsInf
-    matrix = np.asarray(matrix, dtype=float)
-    if not matrix.shape[0]:
-        return
-    rows, cols = np.nonzero(matrix)
-    starts = np.searchsorted(rows, np.arange(matrix.shape[0])).astype(np.int32)
-    h.addRows(matrix.shape[0], np.where(np.isinf(lo), -inf, lo).astype(float),
-              np.where(np.isinf(hi), inf, hi).astype(float), rows.size, starts,
-              cols.astype(np.int32), matrix[rows, cols])
 
 
 def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,

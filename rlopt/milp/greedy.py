@@ -23,6 +23,7 @@ import numpy as np
 
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins
+from rlopt.milp.solve import SlackLP
 
 __all__ = ["greedy_add"]
 
@@ -33,63 +34,11 @@ _SLACK = 1e-9
 """A set is accepted only when the LP's separation exceeds the margin by this much."""
 
 
-class _SetLP:
-    """``max s`` s.t. ``G theta - s >= -c`` for the rows of the set, the family's
-    bounds and rows; one HiGHS model, rows added and deleted in place."""
-
-    def __init__(self, family: LearnedFamily, n_attributes: int, cap: float):
-        import highspy
-
-        self._hs = highspy
-        size = family.n_params(n_attributes)
-        lower, upper = family.bounds(n_attributes)
-        inf = highspy.kHighsInf
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-        h.setOptionValue("presolve", "off")  # keep the basis between solves: each is a warm start
-        h.addVars(size + 1, np.append(np.where(np.isinf(lower), -inf, lower), -inf).astype(float),
-                  np.append(np.where(np.isinf(upper), inf, upper), cap).astype(float))
-        h.changeColsCost(1, np.array([size], dtype=np.int32), np.array([1.0]))
-        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-        rows = family.constraints(n_attributes)
-        matrix = rows.matrix()
-        if matrix.shape[0]:
-            self._add(np.column_stack([matrix, np.zeros(len(matrix))]), np.array(rows.lo), np.array(rows.hi), h)
-        self.highs, self.size = h, size
-        self.fixed_rows = h.getNumRow()
-
-    def _add(self, matrix, lo, hi, h=None) -> None:
-        h = self.highs if h is None else h
-        inf = self._hs.kHighsInf
-        r, c = np.nonzero(matrix)
-        starts = np.searchsorted(r, np.arange(matrix.shape[0])).astype(np.int32)
-        h.addRows(matrix.shape[0], np.where(np.isinf(lo), -inf, lo).astype(float),
-                  np.where(np.isinf(hi), inf, hi).astype(float), r.size, starts,
-                  c.astype(np.int32), matrix[r, c].astype(float))
-
-    def add(self, slopes: np.ndarray, consts: np.ndarray) -> None:
-        """Rows ``slopes @ theta + consts >= s`` (``slopes``: one row per pair)."""
-        if len(slopes):
-            self._add(np.column_stack([slopes, -np.ones(len(slopes))]), -consts,
-                      np.full(len(slopes), np.inf))
-
-    def n_rows(self) -> int:
-        return self.highs.getNumRow()
-
-    def drop_from(self, first: int) -> None:
-        """Delete the rows added since the model had ``first`` rows."""
-        last = self.highs.getNumRow()
-        if last > first:
-            self.highs.deleteRows(last - first, np.arange(first, last, dtype=np.int32))
-
-    def solve(self) -> tuple[float, np.ndarray] | None:
-        self.highs.run()
-        if self.highs.getModelStatus() != self._hs.HighsModelStatus.kOptimal:
-            return None
-        values = np.array(self.highs.getSolution().col_value)
-        return float(values[self.size]), values[:self.size]
+def _set_lp(family: LearnedFamily, n_attributes: int, cap: float) -> SlackLP:
+    rows = family.constraints(n_attributes)
+    lower, upper = family.bounds(n_attributes)
+    return SlackLP(rows.matrix(), np.array(rows.lo), np.array(rows.hi), lower, upper, cap=cap,
+                   feasibility_tol=1e-9)
 
 
 def greedy_add(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, *,
@@ -112,7 +61,7 @@ def greedy_add(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.
     count = int(members.sum())
     if not members.any():
         return theta, count
-    lp = _SetLP(family, n_attributes, cap=max(1.0, 10 * float(np.abs(sep[np.isfinite(sep)]).max())))
+    lp = _set_lp(family, n_attributes, cap=max(1.0, 10 * float(np.abs(sep[np.isfinite(sep)]).max())))
     k = min(rows_per_record, margins.n_records - 1)
 
     def rows_of(records, g):  # the records' rows with their k nearest competitors, one per pair
@@ -132,16 +81,16 @@ def greedy_add(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.
         lp.add(*rows_of(np.array([c]), g))
         accepted = None
         for _ in range(max_checks):
-            solved = lp.solve()
-            if solved is None or solved[0] < margin + _SLACK:
+            value, solution = lp.solve()
+            if value is None or value < margin + _SLACK:
                 break  # a relaxation below the margin: no parameter adds c to the set
-            candidate_g = margins.at(solved[1])
+            candidate_g = margins.at(solution)
             group = members.copy()
             group[c] = True
             records = np.flatnonzero(group)
             bad = records[candidate_g[records].min(axis=1) < margin + _SLACK]
             if not bad.size:
-                accepted = solved[1], candidate_g
+                accepted = solution, candidate_g
                 break
             lp.add(*rows_of(bad, candidate_g))
         if accepted is None:

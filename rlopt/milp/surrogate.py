@@ -27,8 +27,9 @@ import numpy as np
 
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins
+from rlopt.milp.solve import Projection
 
-__all__ = ["surrogate_ascent", "Projection", "competitors"]
+__all__ = ["surrogate_ascent", "competitors"]
 
 NEIGHBOURS = 16
 """Competitors ``j`` per record in the softmin."""
@@ -48,46 +49,11 @@ COOLING = 100.0
 """The temperature falls by this factor over the steps."""
 
 
-class Projection:
-    """Euclidean projection onto ``{lower <= theta <= upper, lo <= A theta <= hi}``:
-    the QP ``min 1/2 |theta - y|^2`` over the polytope, one HiGHS model re-used
-    (only the linear cost ``-y`` changes between calls)."""
-
-    def __init__(self, family: LearnedFamily, n_attributes: int):
-        import highspy
-
-        size = family.n_params(n_attributes)
-        lower, upper = family.bounds(n_attributes)
-        rows = family.constraints(n_attributes)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        inf = highspy.kHighsInf
-        h.addVars(size, np.where(np.isinf(lower), -inf, lower).astype(float),
-                  np.where(np.isinf(upper), inf, upper).astype(float))
-        matrix = rows.matrix()
-        if matrix.shape[0]:
-            r, c = np.nonzero(matrix)
-            starts = np.searchsorted(r, np.arange(matrix.shape[0])).astype(np.int32)
-            lo, hi = np.array(rows.lo), np.array(rows.hi)
-            h.addRows(matrix.shape[0], np.where(np.isinf(lo), -inf, lo).astype(float),
-                      np.where(np.isinf(hi), inf, hi).astype(float), r.size, starts,
-                      c.astype(np.int32), matrix[r, c].astype(float))
-        h.passHessian(size, size, highspy.HessianFormat.kTriangular,
-                      np.arange(size + 1, dtype=np.int32), np.arange(size, dtype=np.int32),
-                      np.ones(size))
-        self._highs, self._size, self._index = h, size, np.arange(size, dtype=np.int32)
-        self._lower, self._upper = lower, upper
-
-    def __call__(self, y: np.ndarray) -> np.ndarray | None:
-        """The nearest admissible point to ``y``, or ``None`` when HiGHS proves none."""
-        import highspy
-
-        self._highs.changeColsCost(self._size, self._index, -np.asarray(y, dtype=float))
-        self._highs.run()
-        if self._highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
-        theta = np.array(self._highs.getSolution().col_value)
-        return np.clip(theta, self._lower, self._upper)
+def _projection(family: LearnedFamily, n_attributes: int) -> Projection:
+    """The projection onto the family's polytope (bounds and linear rows)."""
+    rows = family.constraints(n_attributes)
+    lower, upper = family.bounds(n_attributes)
+    return Projection(rows.matrix(), np.array(rows.lo), np.array(rows.hi), lower, upper)
 
 
 def competitors(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray,
@@ -161,7 +127,7 @@ def surrogate_ascent(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, thet
     theta = np.asarray(theta, dtype=float).copy()
     if n < 2:
         return theta, 0
-    project = Projection(family, n_attributes)
+    project = _projection(family, n_attributes)
     sep, slopes, consts = _nearest(za, zb, family, theta, neighbours, margins)
     best, best_count = theta.copy(), int((sep >= margin).sum())
     scale = float(np.linalg.norm(family.neutral(n_attributes)))  # the parameter's natural size
