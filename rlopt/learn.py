@@ -31,7 +31,9 @@ from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, du
                                      find_conflicts, nearest_pairs, screen_records, start_from)
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import largest_big_c
-from rlopt.milp.portfolio import describe_lower, recount, search_incumbents
+from rlopt.milp.portfolio import (REGION_SEARCH, Incumbent, describe_lower, recount,
+                                  recount_parameter, search_incumbents)
+from rlopt.milp.regions import Companion, can_fork, supports
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "describe_lower", "learn",
            "recount"]
@@ -53,7 +55,9 @@ class RecountMismatchError(RuntimeError):
 class LearnResult:
     """The outcome of learning one family on one pair of files.
 
-    ``n_correct`` is the solver's incumbent count; ``n_correct_verified`` the
+    ``n_correct`` is the solver's incumbent count (the proven optimum when the
+    status is ``optimal``: the solver may have been stopped by the parameter-space
+    branch and bound's proof); ``n_correct_verified`` the
     recount at the margin (up to ``recount_tol``); ``n_correct_strict`` the
     recount with ``> 0`` (ties not counted). ``bound`` is a proven upper bound
     on the number of correct re-identifications for the family (at this margin);
@@ -142,11 +146,55 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     """
     t0 = time.perf_counter()
     family.check_attributes(data.n_attributes)
-    given_big_c = big_c
     za, zb = ((data.masked, data.original) if standardised
               else (standardise(data.masked), standardise(data.original)))
+    companion = None
+    if (reductions.parameter_bb and candidates is None and supports(family, data.n_attributes)
+            and can_fork()):
+        # its ceiling must hold for every recount below: the largest tolerance they use
+        tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
+        companion = Companion(za, zb, family, margin=margin, tol=tol, deadline=(
+            None if options.time_limit is None else t0 + options.time_limit))
+    try:
+        return _learn(data, family, za, zb, t0, companion, margin=margin, options=options,
+                      big_c=big_c, reductions=reductions, on_mismatch=on_mismatch, export=export,
+                      candidates=candidates, known=known, progress=progress)
+    finally:
+        if companion is not None:
+            companion.close()
+
+
+def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndarray, t0: float,
+           companion: Companion | None, *, margin: float, options: SolverOptions,
+           big_c: str | float, reductions: Reductions, on_mismatch: str,
+           export: str | Path | None, candidates: np.ndarray | None,
+           known: Sequence[tuple[str, Distance]],
+           progress: Callable[[dict], None] | None) -> tuple[LearnResult, Distance | None]:
+    given_big_c = big_c
     n, n_attributes = za.shape
     certificate = Certificate(n, t0=t0, progress=progress)
+    companion_found: list[Incumbent] = []  # the companion's parameters, recounted
+
+    def found(count: int, source: str) -> None:  # a verified count; the companion prunes with it
+        certificate.found(count, source)
+        if companion is not None:
+            companion.offer(count)
+
+    def listen() -> bool:
+        """The companion's reports; true when its ceiling meets the verified lower end."""
+        if companion is None:
+            return False
+        reports = companion.poll()
+        if reports:  # the latest ceiling, and the best parameter among those that arrived
+            _, count, theta = max(reports, key=lambda report: report[1])
+            if theta is not None and count > (certificate.lower or 0):
+                item = recount_parameter(REGION_SEARCH, theta, za, zb, family, data.columns,
+                                         margin=margin, tol=10 * options.feasibility_tol)
+                companion_found.append(item)
+                found(item.count, REGION_SEARCH)
+            certificate.bounded(companion.upper, REGION_SEARCH)
+        return (companion.upper is not None and certificate.lower is not None
+                and certificate.lower >= companion.upper)
     if big_c == "uniform":
         big_c = largest_big_c(za, zb, family, margin=margin)
     neutral = family.neutral(n_attributes)
@@ -174,8 +222,9 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                                feasibility_tol=options.feasibility_tol,
                                searches=reductions.searches(), deadline=search_deadline,
                                candidates=candidates, quadratic=True, nca=reductions.nca_start,
-                               found=certificate.found)
+                               found=found)
     search_seconds = time.perf_counter() - t_search
+    closed = listen()  # the companion proved the optimum already: the MILP only confirms
     t_reduce = time.perf_counter()
     # with a time limit the reductions get at most REDUCE_SHARE of it (stopping them early is exact)
     deadline = None if options.time_limit is None else t_reduce + REDUCE_SHARE * options.time_limit
@@ -186,11 +235,12 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                                    feasibility_tol=options.feasibility_tol, deadline=deadline)
         if reductions.fix_unreachable:
             fixed = screening.unreachable
-        if reductions.conflicts:
+        if reductions.conflicts and not closed:
             conflicts = find_conflicts(za, zb, family, screening, margin=margin,
                                        feasibility_tol=options.feasibility_tol,
                                        max_lps=reductions.max_conflict_lps, deadline=deadline)
     reduce_seconds = time.perf_counter() - t_reduce
+    listen()
     cliques = (duplicate_groups(za) if reductions.duplicate_cliques and margin > 0
                and candidates is None else None)
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
@@ -219,7 +269,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
         if not any(np.array_equal(witness, item.theta) for item in starts):  # a new parameter
             starts += search_incumbents(za, zb, family, data.columns, [("screening LP start", witness)],
                                         margin=margin, tol=tol, feasibility_tol=options.feasibility_tol,
-                                        searches=(), candidates=candidates, found=certificate.found)
+                                        searches=(), candidates=candidates, found=found)
             starts.sort(key=lambda item: -item.count)  # stable: an earlier start keeps a tie
     fit_deadline = None if options.time_limit is None else t0 + options.time_limit
     if reductions.warm_start:
@@ -243,10 +293,12 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                 and family.is_admissible(theta, za, zb, tol=options.feasibility_tol)):
             _, correct = recount(za, zb, family.distance(theta, data.columns), margin=margin,
                                  tol=tol, candidates=candidates)
-            certificate.found(int(correct.sum()), "solver")
+            found(int(correct.sum()), "solver")
 
     solved = solve_model(model, options, separate=separate, start=start,
-                         carry_bound=reductions.carry_rounds, on_improve=on_improve)
+                         carry_bound=reductions.carry_rounds, on_improve=on_improve,
+                         stop_when=listen if companion is not None else None)
+    listen()
     solved.solver["time_limit"] = limit
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
@@ -263,6 +315,9 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
     if screening is not None:  # at_risk over-approximates where not exact: still a bound
         bound = min(bound, screening.n_at_risk)
+    if companion is not None and companion.upper is not None:
+        bound = min(bound, companion.upper)
+    starts = sorted(starts + companion_found, key=lambda item: -item.count)
     if status == "optimal" and solved.cut_cap_hit:
         status = "cut_limit"  # the relaxed optimum bounds the family; repair theta for a count
         theta = _repaired(family, theta, za, zb, options.feasibility_tol) if own_cuts else theta
@@ -307,6 +362,11 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
                  f"{margin:g}, more than the solver's proven bound {bound}")
     if status != "optimal" and verified is not None and verified == bound:
         status = "optimal"  # the interval closed: the verified count is the proven optimum
+    if status == "optimal" and verified is not None:
+        n_correct = verified  # the proven optimum (the solver may have been stopped before it)
+    if status == "stopped":  # only stopped when the companion's ceiling met a verified count
+        raise RuntimeError(f"{family.name}: the MILP was stopped for a closed interval that "
+                           f"did not close ([{verified}, {bound}])")
     strict_best = max(starts, key=lambda item: item.linked.n_correct, default=None)
     if verified == 0 and margin > 0 and strict_best is not None and strict_best.linked.n_correct:
         warnings.warn(f"{family.name}: no record is re-identified at margin {margin:g}, though "

@@ -148,6 +148,11 @@ class LearnedFamily(Family):
             ``za_i - zb_j``.
         """
 
+    def simplex_vertices(self, n: int) -> np.ndarray | None:
+        """The vertices (one per row) when the admissible set is a simplex given by
+        them, else ``None`` (see :mod:`rlopt.milp.regions`)."""
+        return None
+
     @abstractmethod
     def neutral(self, n: int) -> np.ndarray:
         """The admissible parameter that treats all attributes alike (the ordering

@@ -62,6 +62,9 @@ class OrderedWeightedAverage(LearnedFamily):
     def max_excess(self, own, other):
         return (_descending(own * own) - _descending(other * other)).max(axis=2)
 
+    def simplex_vertices(self, n):
+        return np.eye(n)
+
     def neutral(self, n):
         return np.full(n, 1.0 / n)
 

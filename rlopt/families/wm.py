@@ -58,6 +58,11 @@ class WeightedMean(LearnedFamily):
         # max over the simplex of sum p_k (x_k - y_k) is attained at a vertex (tight)
         return (own * own - other * other).max(axis=2)
 
+    def simplex_vertices(self, n):
+        # {p >= lower, sum p = 1}: the corners put all but n * lower of the mass on one weight
+        low = self.lower(n)
+        return np.full((n, n), low) + (1.0 - n * low) * np.eye(n)
+
     def neutral(self, n):
         return np.full(n, 1.0 / n)
 

@@ -93,6 +93,7 @@ class Reductions:
     surrogate: bool = True
     line_search: bool = True
     greedy_add: bool = True
+    parameter_bb: bool = True
 
     def __post_init__(self):
         minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
@@ -108,7 +109,8 @@ class Reductions:
     def none(cls) -> "Reductions":
         return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
                    duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False,
-                   nca_start=False, surrogate=False, line_search=False, greedy_add=False)
+                   nca_start=False, surrogate=False, line_search=False, greedy_add=False,
+                   parameter_bb=False)
 
     @classmethod
     def coerce(cls, value) -> "Reductions":

@@ -70,6 +70,9 @@ MAX_CHAINS = 3
 """With a deadline, the chain of searches runs from up to this many distinct starts,
 best first, while time is left (without one, from the best start only)."""
 
+REGION_SEARCH = "parameter-space branch and bound"
+"""The label of what :mod:`rlopt.milp.regions` finds or proves."""
+
 _NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
 
 
@@ -79,6 +82,8 @@ def describe_lower(source: str | None) -> str | None:
     start that nothing improved (never presented as learned)."""
     if source in (None, "solver"):
         return None
+    if source == REGION_SEARCH:
+        return f"found by the {source} run beside the solver"
     steps = source.split(" from the ")[0].split(" + ")
     if all(step in _NAMES.values() for step in steps):
         return f"found before the solve by {source}; the solver found nothing better"

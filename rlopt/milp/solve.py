@@ -177,8 +177,11 @@ class _Progress:
 
     BOUND_INTERVAL = 0.5
 
-    def __init__(self, on_improve: Callable, theta_vars: list, stop: _StopRequest):
+    def __init__(self, on_improve: Callable, theta_vars: list, stop: _StopRequest,
+                 stop_when: Callable[[], bool] | None = None):
         self.on_improve, self.theta_vars, self.stop = on_improve, theta_vars, stop
+        self.stop_when = stop_when
+        self.stopped_when = False  # stop_when() ended the run
         self.columns: np.ndarray | None = None  # theta's columns in HiGHS during a run
         self.streams: tuple | None = None
         self.ceiling = -math.inf  # the ceiling of the last bound reported
@@ -197,8 +200,13 @@ class _Progress:
 
     def poll(self, event) -> None:  # cbMipInterrupt
         self._safely(self._bound_rose, event)
-        if self.stop.requested or self.error is not None:
+        if not self.stopped_when and self.stop_when is not None:
+            self._safely(self._ask_stop, event)
+        if self.stop.requested or self.error is not None or self.stopped_when:
             event.interrupt()
+
+    def _ask_stop(self, event) -> None:
+        self.stopped_when = bool(self.stop_when())
 
     def _safely(self, step: Callable, event) -> None:
         """``step(event)`` with the caller's streams; nothing it raises reaches HiGHS."""
@@ -350,8 +358,8 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
                 separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None,
                 start: Callable[[np.ndarray | None, np.ndarray | None], tuple[np.ndarray, np.ndarray]] | None = None,
                 carry_bound: bool = False,
-                on_improve: Callable[[float | None, float | None, np.ndarray | None], None] | None = None
-                ) -> SolveResult:
+                on_improve: Callable[[float | None, float | None, np.ndarray | None], None] | None = None,
+                stop_when: Callable[[], bool] | None = None) -> SolveResult:
     """Solve the model with HiGHS; with ``separate(theta, K)``, add the rows it
     returns and re-solve (in place, through the persistent interface) until it
     returns none.
@@ -376,6 +384,10 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     incumbent is of the round's model: the caller recounts ``theta`` before it
     believes it. A KeyboardInterrupt from ``on_improve`` stops the solve as Ctrl-C
     does; another exception stops the run and is raised after it.
+
+    ``stop_when()`` is asked during a run (with ``on_improve``); when it returns true
+    HiGHS stops and the status is ``"stopped"``: the caller holds a proof from
+    elsewhere (e.g. the parameter-space search closed the interval).
     """
     solver = _highs()
     k_vars = [model.K[i] for i in model.K]
@@ -392,7 +404,8 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     with _ctrl_c_stops_solver() as ctrl_c:
         stop = ctrl_c or _StopRequest()  # also set by a KeyboardInterrupt in on_improve
         solver.stop = ctrl_c
-        solver.progress = None if on_improve is None else _Progress(on_improve, theta_vars, stop)
+        solver.progress = (None if on_improve is None
+                           else _Progress(on_improve, theta_vars, stop, stop_when))
         while True:
             if start is not None:
                 theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
@@ -413,6 +426,8 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
             if solver.progress is not None and solver.progress.error is not None:
                 raise solver.progress.error
             status = _STATUS.get(results.termination_condition.name, "error")
+            if solver.progress is not None and solver.progress.stopped_when and status != "optimal":
+                status = "stopped"
             has_solution = results.incumbent_objective is not None
             if has_solution:
                 results.solution_loader.load_vars()
