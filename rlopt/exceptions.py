@@ -4,7 +4,10 @@ Every error caused by what a user passed in is an :class:`InputError` (a
 ``ValueError``), whose message names the offending value and what was expected.
 """
 
-__all__ = ["InputError", "NonFiniteError", "DataWarning", "Interrupted"]
+from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+
+__all__ = ["InputError", "NonFiniteError", "NotFittedError", "SolverError", "DataWarning",
+           "Interrupted"]
 
 
 class InputError(ValueError):
@@ -14,6 +17,10 @@ class InputError(ValueError):
 class NonFiniteError(InputError):
     """A NaN or infinity appeared on the way to a figure: the figure is an error,
     never a result (it names where the value appeared)."""
+
+
+class NotFittedError(InputError, _SklearnNotFitted):
+    """An estimator used before ``fit`` (scikit-learn's ``NotFittedError`` too)."""
 
 
 class SolverError(RuntimeError):

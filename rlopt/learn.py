@@ -22,7 +22,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rlopt.data import LinkageData, Standardisation, standardise, validate_pair
-from rlopt.exceptions import DataWarning, InputError, Interrupted, SolverError
+from sklearn.base import BaseEstimator
+
+from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_family
 from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult, link_records
@@ -405,7 +407,7 @@ def _options(family: LearnedFamily) -> dict:
     return {"options": dict(family.options)} if family.options else {}
 
 
-class LearnedDistanceLinkage:
+class LearnedDistanceLinkage(BaseEstimator):
     """Distance-based record linkage with the distance of a family learned to
     maximise the correct re-identifications (the worst-case intruder).
 
@@ -429,8 +431,9 @@ class LearnedDistanceLinkage:
     reductions : "all", "none", dict or Reductions, default="all"
         The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
         ``drop_redundant, drop_dominated, fix_unreachable, conflicts,
-        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, nca_start, surrogate, line_search, greedy_add``. ``"none"``
-        with ``big_c="uniform"`` is the naive model.
+        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, nca_start,
+        surrogate, line_search, greedy_add, parameter_bb``. ``"none"`` with
+        ``big_c="uniform"`` is the naive model.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.
 
@@ -444,6 +447,12 @@ class LearnedDistanceLinkage:
     n_correct_ : int
         Verified number of correct re-identifications.
     columns_ : tuple of str
+    masked_standardisation_, original_standardisation_ : Standardisation
+        The z-score maps of the two files it was fitted on (used by :meth:`distance`).
+
+    A scikit-learn estimator: ``clone``, ``get_params`` and ``set_params`` work,
+    and every method that needs the fit raises :class:`rlopt.exceptions.NotFittedError`
+    before it. ``fit`` takes the two aligned files instead of ``X, y``.
 
     Examples
     --------
@@ -517,10 +526,13 @@ class LearnedDistanceLinkage:
         self.masked_standardisation_ = Standardisation.fit(data.masked)
         self.original_standardisation_ = Standardisation.fit(data.original)
 
+    def __sklearn_is_fitted__(self) -> bool:
+        return getattr(self, "distance_", None) is not None
+
     def _check_fitted(self) -> None:
-        if getattr(self, "distance_", None) is None:
-            raise InputError("this LearnedDistanceLinkage has no learned distance: call fit() or "
-                             "load_params() first (or the solver found no parameter)")
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError("this LearnedDistanceLinkage has no learned distance: call fit() or "
+                                 "load_params() first (or the solver found no parameter)")
 
     def distance(self, a, b) -> np.ndarray:
         """Learned distances between masked records ``a`` and original records ``b``
@@ -532,8 +544,8 @@ class LearnedDistanceLinkage:
         """
         self._check_fitted()
         if not hasattr(self, "masked_standardisation_"):
-            raise InputError("distance() needs the standardisation of a fitted model; "
-                             "parameters loaded from JSON only support link() and score()")
+            raise NotFittedError("distance() needs the standardisation of the fitted files; this "
+                                 "parameter file predates it (save it again with save_params)")
         a = np.atleast_2d(np.asarray(a, dtype=float))
         b = np.atleast_2d(np.asarray(b, dtype=float))
         za = self.masked_standardisation_.apply(a, name="a")
@@ -557,13 +569,19 @@ class LearnedDistanceLinkage:
         """Write the learned parameters (the schema of ``params_``) as JSON."""
         self._check_fitted()
         path = Path(path)
+        standardisation = {
+            name: {"scale": z.scale.tolist(), "mean": z.mean.tolist(), "sd": z.sd.tolist()}
+            for name, z in (("masked", self.masked_standardisation_),
+                            ("original", self.original_standardisation_))}
         path.write_text(json.dumps({**self.params_, "columns": list(self.columns_),
-                                    "margin": self.margin}, indent=2))
+                                    "margin": self.margin, "n_correct": self.n_correct_,
+                                    "standardisation": standardisation}, indent=2))
         return path
 
     @classmethod
     def load_params(cls, path: str | Path) -> "LearnedDistanceLinkage":
-        """A learner whose distance is read from a JSON file written by :meth:`save_params`."""
+        """A fitted learner read from a JSON file written by :meth:`save_params`
+        (``result_`` is not saved; ``n_correct_`` is the count on the files it was fitted on)."""
         path = Path(path)
         if not path.is_file():
             raise InputError(f"parameter file not found: {str(path)!r}")
@@ -580,4 +598,15 @@ class LearnedDistanceLinkage:
         learner.distance_ = family.distance(family.theta_from_params(params, columns), columns)
         learner.columns_ = columns
         learner.params_ = learner.distance_.params()
+        learner.n_correct_ = params.get("n_correct")
+        saved = params.get("standardisation")
+        if saved is not None:
+            try:
+                learner.masked_standardisation_, learner.original_standardisation_ = (
+                    Standardisation(*(np.asarray(saved[name][key], dtype=float)
+                                      for key in ("scale", "mean", "sd")))
+                    for name in ("masked", "original"))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(f"{str(path)!r}: unreadable standardisation ({exc}); expected "
+                                 "the JSON written by rlopt learn --params-out") from None
         return learner
