@@ -39,7 +39,7 @@ def main() -> None:
                                      margins=PairMargins.build(za, zb, family))
         seconds = time.perf_counter() - t0
 
-        def count(theta):
+        def count(theta, family=family):
             return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN,
                                tol=1e-9)[1].sum())
         print(f"| {name} | {count(start)} | {count(climbed)} | {seconds:.1f} | "

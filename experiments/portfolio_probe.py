@@ -38,7 +38,7 @@ def main() -> None:
     for name in args.families.split(","):
         family = get_family(name)
 
-        def count(theta):
+        def count(theta, family=family):
             return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN,
                                tol=1e-9)[1].sum())
         theta = family.neutral(za.shape[1])

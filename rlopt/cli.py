@@ -6,9 +6,9 @@ import json
 import math
 import sys
 import warnings
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -20,10 +20,16 @@ from rlopt.families import LEARNED
 from rlopt.learn import LearnedDistanceLinkage, describe_lower
 from rlopt.linkage import dbrl, pld
 from rlopt.masking import (
-    PUBLISHED_FILES, additive_noise, build, load_recipe, microaggregate, published_recipe,
+    PUBLISHED_FILES,
+    additive_noise,
+    build,
+    load_recipe,
+    microaggregate,
+    published_recipe,
     rank_swap,
 )
-from rlopt.masking.rank_swap import VARIANTS
+from rlopt.masking.swapping import VARIANTS
+from rlopt.status import Status
 
 app = typer.Typer(
     name="rlopt", no_args_is_help=True, add_completion=False,
@@ -31,22 +37,22 @@ app = typer.Typer(
 )
 
 
-class MaskMethod(str, Enum):
+class MaskMethod(StrEnum):
     mdav = "mdav"
     rank_swap = "rank-swap"
     noise = "noise"
 
 
-SwapVariant = Enum("SwapVariant", {v.replace("-", "_"): v for v in VARIANTS}, type=str)
+SwapVariant = StrEnum("SwapVariant", {v.replace("-", "_"): v for v in VARIANTS})
 
 
-class BaselineDistance(str, Enum):
+class BaselineDistance(StrEnum):
     am = "am"
     md = "md"
     pld = "pld"
 
 
-class AttackMethod(str, Enum):
+class AttackMethod(StrEnum):
     rank_swapping = "rank-swapping"
     microaggregation = "microaggregation"
 
@@ -100,19 +106,19 @@ def _write(frame, path: Path) -> None:
 
 @app.command()
 def mask(
-    input: Annotated[Optional[Path], typer.Argument(help="CSV or Parquet file to mask")] = None,
+    input: Annotated[Path | None, typer.Argument(help="CSV or Parquet file to mask")] = None,
     out: Annotated[Path, typer.Option(help="output file (with INPUT) or folder (with --preset/--config)")] = ...,
-    method: Annotated[Optional[MaskMethod], typer.Option(help="masking method")] = None,
-    groups: Annotated[Optional[str], typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
-    k: Annotated[Optional[float], typer.Option(help="MDAV group size (one group of all columns), or noise variance ratio")] = None,
-    p: Annotated[Optional[float], typer.Option(help="rank swapping range in percent of the records, 0 < p <= 100")] = None,
-    window: Annotated[Optional[int], typer.Option(help="rank swapping range in ranks (instead of --p)")] = None,
+    method: Annotated[MaskMethod | None, typer.Option(help="masking method")] = None,
+    groups: Annotated[str | None, typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
+    k: Annotated[float | None, typer.Option(help="MDAV group size (one group of all columns), or noise variance ratio")] = None,
+    p: Annotated[float | None, typer.Option(help="rank swapping range in percent of the records, 0 < p <= 100")] = None,
+    window: Annotated[int | None, typer.Option(help="rank swapping range in ranks (instead of --p)")] = None,
     variant: Annotated[SwapVariant, typer.Option(help="rank swapping variant")] = SwapVariant.plain,
-    columns: Annotated[Optional[str], typer.Option(help="comma-separated columns to mask (default: all)")] = None,
+    columns: Annotated[str | None, typer.Option(help="comma-separated columns to mask (default: all)")] = None,
     seed: Annotated[int, typer.Option(help="random seed (rank swapping, noise)")] = 0,
-    preset: Annotated[Optional[str], typer.Option(help=f"a published file: {', '.join(PUBLISHED_FILES)}")] = None,
-    config: Annotated[Optional[Path], typer.Option(help="a recipe YAML file (see configs/)")] = None,
-    sample_seed: Annotated[Optional[int], typer.Option(help="record sample seed for --preset")] = None,
+    preset: Annotated[str | None, typer.Option(help=f"a published file: {', '.join(PUBLISHED_FILES)}")] = None,
+    config: Annotated[Path | None, typer.Option(help="a recipe YAML file (see configs/)")] = None,
+    sample_seed: Annotated[int | None, typer.Option(help="record sample seed for --preset")] = None,
 ) -> None:
     """Mask a file, or build a published test file (--preset) or a recipe (--config)."""
     if preset is not None or config is not None:
@@ -155,7 +161,7 @@ def mask(
     typer.echo(f"masked {len(masked)} records with {method.value} -> {out}")
 
 
-class BundledData(str, Enum):
+class BundledData(StrEnum):
     census = "census"
     eia = "eia"
 
@@ -164,9 +170,9 @@ class BundledData(str, Enum):
 def data_command(
     name: Annotated[BundledData, typer.Argument(help="bundled file: census (1080 x 13) or eia (4092 records)")],
     out: Annotated[Path, typer.Option(help="output file, CSV (or Parquet by suffix)")],
-    columns: Annotated[Optional[str], typer.Option(
+    columns: Annotated[str | None, typer.Option(
         help="comma-separated columns (default: the numerical attributes: Census's 13, EIA's 10)")] = None,
-    records: Annotated[Optional[int], typer.Option(
+    records: Annotated[int | None, typer.Option(
         help="draw this many records uniformly without replacement (kept in file order)")] = None,
     seed: Annotated[int, typer.Option(help="seed of the --records sample")] = 0,
 ) -> None:
@@ -193,8 +199,8 @@ def link(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     distance: Annotated[BaselineDistance, typer.Option(help="distance")] = BaselineDistance.am,
-    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
-    id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
+    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
     drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
@@ -223,13 +229,13 @@ def attack(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     method: Annotated[AttackMethod, typer.Option(help="the published masking method")],
-    p: Annotated[Optional[float], typer.Option(help="rank swapping: published p in percent (or an upper bound)")] = None,
-    window: Annotated[Optional[int], typer.Option(help="rank swapping: published range in ranks (instead of --p)")] = None,
-    k: Annotated[Optional[int], typer.Option(help="microaggregation: k (all columns in one group)")] = None,
-    groups: Annotated[Optional[str], typer.Option(help="microaggregation: attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
+    p: Annotated[float | None, typer.Option(help="rank swapping: published p in percent (or an upper bound)")] = None,
+    window: Annotated[int | None, typer.Option(help="rank swapping: published range in ranks (instead of --p)")] = None,
+    k: Annotated[int | None, typer.Option(help="microaggregation: k (all columns in one group)")] = None,
+    groups: Annotated[str | None, typer.Option(help="microaggregation: attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
     distance: Annotated[BaselineDistance, typer.Option(help="distance inside the intersections (am or md)")] = BaselineDistance.am,
-    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
-    id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
+    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Transparency attack: narrow each record's candidates with the published masking
@@ -269,23 +275,23 @@ def learn(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     family: Annotated[str, typer.Option(help=f"distance family: {', '.join(LEARNED)}")] = "wm",
-    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
-    id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
+    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
     margin: Annotated[float, typer.Option(help="margin eps of every learned re-identification (0: ties count)")] = 1e-5,
-    time_limit: Annotated[Optional[float], typer.Option(help="seconds; a stopped run reports an interval")] = None,
+    time_limit: Annotated[float | None, typer.Option(help="seconds; a stopped run reports an interval")] = None,
     rel_gap: Annotated[float, typer.Option(help="relative MIP gap at which to stop (0: prove the optimum)")] = 0.0,
-    threads: Annotated[Optional[int], typer.Option(help="HiGHS threads")] = None,
+    threads: Annotated[int | None, typer.Option(help="HiGHS threads")] = None,
     log: Annotated[bool, typer.Option(help="show HiGHS's log")] = False,
-    delta: Annotated[Optional[float], typer.Option(help="lower bound delta of metric variants (wm_m, ci_m, sb_pd)")] = None,
+    delta: Annotated[float | None, typer.Option(help="lower bound delta of metric variants (wm_m, ci_m, sb_pd)")] = None,
     published_relaxation: Annotated[bool, typer.Option(help="ci_m: submodularity on pairs of attributes only")] = False,
-    k_additive: Annotated[Optional[int], typer.Option(
+    k_additive: Annotated[int | None, typer.Option(
         "--k-additive", help="ci_k: the largest attribute set with a Möbius mass (default 2)")] = None,
     drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
-    params_out: Annotated[Optional[Path], typer.Option(help="write the learned parameters as JSON")] = None,
-    export: Annotated[Optional[Path], typer.Option(help="write the MILP as .lp or .mps")] = None,
+    params_out: Annotated[Path | None, typer.Option(help="write the learned parameters as JSON")] = None,
+    export: Annotated[Path | None, typer.Option(help="write the MILP as .lp or .mps")] = None,
     naive: Annotated[bool, typer.Option(help="the naive model: every pair, one big-C, no reduction")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
-    progress: Annotated[Optional[bool], typer.Option(
+    progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress",
         help="print the interval on stderr each time it narrows (default: when stderr is a terminal)")] = None,
 ) -> None:
@@ -319,7 +325,7 @@ def learn(
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
         raise typer.Exit(130 if interrupted else 0)
-    if result.status == "optimal":
+    if result.status == Status.OPTIMAL:
         figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"
     else:
         figure = (f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
@@ -388,29 +394,29 @@ def _numbers(text: str, option: str) -> list[float]:
 def risk(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
-    families: Annotated[Optional[str], typer.Option(
+    families: Annotated[str | None, typer.Option(
         help="learned families to assess, comma-separated (default: wm,owa,ci,sb, leaving out "
              "those the file does not suit, with ci_k, a lower end for ci, in place of ci "
              "above 12 attributes)")] = None,
-    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes (default: all shared)")] = None,
-    id_column: Annotated[Optional[str], typer.Option(help="align records by this identifier column")] = None,
-    report: Annotated[Optional[Path], typer.Option(help="write the HTML report here")] = None,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="write every figure as JSON here")] = None,
-    records_csv: Annotated[Optional[Path], typer.Option(help="write the per-record table as CSV here")] = None,
+    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
+    report: Annotated[Path | None, typer.Option(help="write the HTML report here")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="write every figure as JSON here")] = None,
+    records_csv: Annotated[Path | None, typer.Option(help="write the per-record table as CSV here")] = None,
     time_limit: Annotated[float, typer.Option(help="seconds per family (a stopped family is an interval)")] = 60.0,
     margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
     threads: Annotated[int, typer.Option(help="HiGHS threads")] = 1,
-    params: Annotated[Optional[list[Path]], typer.Option(help="saved parameters to evaluate without solving (repeatable)")] = None,
-    attack_method: Annotated[Optional[str], typer.Option(help="published masking for the transparency attack: rank-swapping or microaggregation")] = None,
-    p: Annotated[Optional[float], typer.Option(help="attack: published rank swapping p (%)")] = None,
-    window: Annotated[Optional[int], typer.Option(help="attack: published rank swapping range in ranks")] = None,
-    k: Annotated[Optional[int], typer.Option(help="attack: published MDAV k (one group)")] = None,
-    groups: Annotated[Optional[str], typer.Option(help="attack: published MDAV groups 'A,B:3;C,D:8'")] = None,
+    params: Annotated[list[Path] | None, typer.Option(help="saved parameters to evaluate without solving (repeatable)")] = None,
+    attack_method: Annotated[str | None, typer.Option(help="published masking for the transparency attack: rank-swapping or microaggregation")] = None,
+    p: Annotated[float | None, typer.Option(help="attack: published rank swapping p (%)")] = None,
+    window: Annotated[int | None, typer.Option(help="attack: published rank swapping range in ranks")] = None,
+    k: Annotated[int | None, typer.Option(help="attack: published MDAV k (one group)")] = None,
+    groups: Annotated[str | None, typer.Option(help="attack: published MDAV groups 'A,B:3;C,D:8'")] = None,
     folds: Annotated[int, typer.Option(help="k-fold generalisation (0: skip)")] = 5,
     generalisation: Annotated[str, typer.Option(help="families of the generalisation check")] = "wm",
     interval_p: Annotated[float, typer.Option(help="interval disclosure width (%)")] = 10.0,
-    tradeoff_method: Annotated[Optional[str], typer.Option(help="add a risk-utility trade-off: mdav, rank-swap or noise")] = None,
-    tradeoff_values: Annotated[Optional[str], typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")] = None,
+    tradeoff_method: Annotated[str | None, typer.Option(help="add a risk-utility trade-off: mdav, rank-swap or noise")] = None,
+    tradeoff_values: Annotated[str | None, typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")] = None,
     seed: Annotated[int, typer.Option(help="seed of folds, PLD tie-breaks and the trade-off masking")] = 0,
 ) -> None:
     """Worst-case re-identification risk of MASKED against ORIGINAL: every family's
@@ -445,7 +451,7 @@ def risk(
     if h["rate"] is not None:
         text = (f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
                 f"{h['source']}, {h['status']}")
-        if h["status"] != "proven":
+        if h["status"] != Status.PROVEN:
             text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
         typer.echo(text)
     for row in result.figures["families"]:
@@ -462,7 +468,7 @@ def risk(
 
 
 def _print_family(row: dict) -> None:
-    bound = "" if row["status"] in ("optimal", "applied") or row["bound"] is None \
+    bound = "" if row["status"] in (Status.OPTIMAL, Status.APPLIED) or row["bound"] is None \
         else f" (bound {row['bound']})"
     rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
     source = describe_lower(row.get("lower_source"))
@@ -498,11 +504,11 @@ def tradeoff_command(
     method: Annotated[str, typer.Option(help="mdav, rank-swap or noise")],
     values: Annotated[str, typer.Option(help="parameter values, e.g. '2-10', '2-20:2' or '2,3,5'")],
     families: Annotated[str, typer.Option(help="learned families")] = "wm",
-    columns: Annotated[Optional[str], typer.Option(help="comma-separated attributes")] = None,
+    columns: Annotated[str | None, typer.Option(help="comma-separated attributes")] = None,
     time_limit: Annotated[float, typer.Option(help="seconds per MILP")] = 60.0,
     margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
     seed: Annotated[int, typer.Option(help="masking seed")] = 0,
-    out: Annotated[Optional[Path], typer.Option(help="write the table as CSV here")] = None,
+    out: Annotated[Path | None, typer.Option(help="write the table as CSV here")] = None,
 ) -> None:
     """Risk against utility: worst-case rate and information loss of one masking method
     over a range of its parameter."""
@@ -521,7 +527,7 @@ def tradeoff_command(
 @app.command()
 def report(
     results_dir: Annotated[Path, typer.Argument(help="the --out folder of rlopt run / rlopt reproduce")],
-    out: Annotated[Optional[Path], typer.Option(help="HTML file (default: RESULTS_DIR/report.html)")] = None,
+    out: Annotated[Path | None, typer.Option(help="HTML file (default: RESULTS_DIR/report.html)")] = None,
 ) -> None:
     """Render an HTML report of an experiment run's results."""
     from rlopt.report import render_results_report
@@ -553,9 +559,9 @@ def _print_summary(run, out: Path) -> None:
 @app.command()
 def run(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
-    out: Annotated[Optional[Path], typer.Option(help="results folder (default: runs/<config name>)")] = None,
+    out: Annotated[Path | None, typer.Option(help="results folder (default: runs/<config name>)")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
-    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address, e.g. tcp://host:8786")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address, e.g. tcp://host:8786")] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
     """Run an experiment grid; a re-run with the same --out skips finished cells."""
@@ -577,14 +583,14 @@ def run(
 def reproduce(
     quick: Annotated[bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")] = False,
     table: Annotated[int, typer.Option(help="1 (Tables 1 and 2) or 5 (rank swapping attacks)")] = 1,
-    out: Annotated[Optional[Path], typer.Option(help="results folder")] = None,
+    out: Annotated[Path | None, typer.Option(help="results folder")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
-    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address")] = None,
     seeds: Annotated[str, typer.Option(help="Table 5: masking seeds")] = "0,1,2",
     datasets: Annotated[str, typer.Option(help="Table 5: census, eia")] = "census,eia",
     variant: Annotated[SwapVariant, typer.Option(help="Table 5: rank swapping variant")] = SwapVariant.plain,
-    learned: Annotated[Optional[str], typer.Option(help="Table 5: learned families as extra columns, e.g. wm")] = None,
-    time_limit: Annotated[Optional[float], typer.Option(
+    learned: Annotated[str | None, typer.Option(help="Table 5: learned families as extra columns, e.g. wm")] = None,
+    time_limit: Annotated[float | None, typer.Option(
         help="seconds per learned MILP (default: 60 with --quick and for Table 5, else 600)")] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
@@ -617,8 +623,7 @@ def reproduce(
 def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, learned, time_limit,
                       progress) -> None:
     from rlopt.experiments.runner import run_tasks
-    from rlopt.experiments.transparency import (TABLE5_COLUMNS, run_attack_cell, table5_cells,
-                                                write_table5)
+    from rlopt.experiments.transparency import TABLE5_COLUMNS, run_attack_cell, table5_cells, write_table5
     try:
         seed_values = [int(s) for s in seeds]
     except ValueError:

@@ -15,27 +15,41 @@ import json
 import math
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
-
-from rlopt.data import LinkageData, Standardisation, standardise, validate_pair
 from sklearn.base import BaseEstimator
 
+from rlopt.data import LinkageData, Standardisation, standardise, validate_pair
 from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_family
 from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
-from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, best_start, duplicate_groups,
-                                     find_conflicts, nearest_pairs, screen_records, start_from)
+from rlopt.milp.acceleration import (
+    LazyLinkageRows,
+    Reductions,
+    best_start,
+    duplicate_groups,
+    find_conflicts,
+    nearest_pairs,
+    screen_records,
+    start_from,
+)
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import largest_big_c
-from rlopt.milp.portfolio import (REGION_SEARCH, Incumbent, describe_lower, recount,
-                                  recount_parameter, search_incumbents)
+from rlopt.milp.portfolio import (
+    REGION_SEARCH,
+    Incumbent,
+    describe_lower,
+    recount,
+    recount_parameter,
+    search_incumbents,
+)
 from rlopt.milp.regions import Companion, can_fork, supports
+from rlopt.status import Status
 
 __all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "describe_lower", "learn",
            "recount"]
@@ -119,7 +133,7 @@ class LearnResult:
 
 
 def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
-          big_c: str | float = "tight", reductions: Reductions = Reductions(),
+          big_c: str | float = "tight", reductions: Reductions = Reductions(),  # noqa: B008 (frozen)
           on_mismatch: str = "raise", export: str | Path | None = None,
           standardised: bool = False, candidates: np.ndarray | None = None,
           known: Sequence[tuple[str, Distance]] = (),
@@ -152,7 +166,7 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
               else (standardise(data.masked), standardise(data.original)))
     companion = None
     if (reductions.parameter_bb and candidates is None and supports(family, data.n_attributes)
-            and can_fork()):
+            and can_fork()):  # (in a daemon process, e.g. a Dask worker, the MILP runs alone)
         # its ceiling must hold for every recount below: the largest tolerance they use
         tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
         companion = Companion(za, zb, family, margin=margin, tol=tol, deadline=(
@@ -302,15 +316,18 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
                          stop_when=listen if companion is not None else None)
     listen()
     solved.solver["time_limit"] = limit
+    if companion is not None:  # what the branch and bound beside it had reached
+        solved.solver["parameter_bb"] = {"upper": companion.upper, **(
+            {} if companion.result is None else companion.result.to_dict())}
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
 
     theta, status = solved.theta, solved.status
-    if status in ("infeasible", "error"):
+    if status in (Status.INFEASIBLE, Status.ERROR):
         # sum K = N (no record re-identified) is always feasible when the family's
         # admissible set is not empty: nothing this solve returned is a figure
         hint = (f" (big_c={big_c:g} is below what some pairs need)"
-                if not isinstance(given_big_c, str) and status == "infeasible" else "")
+                if not isinstance(given_big_c, str) and status == Status.INFEASIBLE else "")
         raise SolverError(f"{family.name}: HiGHS ended with status {status!r}{hint}; no count "
                           "is reported from a failed solve")
     n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
@@ -320,11 +337,11 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     if companion is not None and companion.upper is not None:
         bound = min(bound, companion.upper)
     starts = sorted(starts + companion_found, key=lambda item: -item.count)
-    if status == "optimal" and solved.cut_cap_hit:
-        status = "cut_limit"  # the relaxed optimum bounds the family; repair theta for a count
+    if status == Status.OPTIMAL and solved.cut_cap_hit:
+        status = Status.CUT_LIMIT  # the relaxed optimum bounds the family; repair theta for a count
         theta = _repaired(family, theta, za, zb, options.feasibility_tol) if own_cuts else theta
         n_correct = None
-    elif status != "optimal" and own_cuts and theta is not None and family.separate(theta, za, zb):
+    elif status != Status.OPTIMAL and own_cuts and theta is not None and family.separate(theta, za, zb):
         # not admissible yet: only a repaired parameter gives a count
         theta = _repaired(family, theta, za, zb, options.feasibility_tol)
 
@@ -343,7 +360,7 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
             # stopped before every lazy row / cut was in: the incumbent is one of a
             # relaxation, its recount is what the parameter really achieves
             n_correct = verified
-        proven = status == "optimal" and options.rel_gap == 0  # else K_i = 1 may hide a re-identification
+        proven = status == Status.OPTIMAL and options.rel_gap == 0  # else K_i = 1 may hide a re-identification
         if n_correct is not None and (verified < n_correct or (proven and verified != n_correct)):
             mismatch(f"{family.name}: the solver claims {n_correct} correct re-identifications but "
                      f"the independent recount of its parameters at margin {margin:g} finds {verified}")
@@ -355,16 +372,16 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
         verified, strict, lower_source = best.count, linked.n_correct, best.label
     if theta is not None:
         distance = family.distance(theta, data.columns)
-    if status == "optimal" and n_correct is not None and bound > n_correct:
-        status = "gap_limit"  # stopped at a relative gap > 0: an interval, not the optimum
+    if status == Status.OPTIMAL and n_correct is not None and bound > n_correct:
+        status = Status.GAP_LIMIT  # stopped at a relative gap > 0: an interval, not the optimum
     if status == "optimal":
         bound = min(bound, n_correct) if n_correct is not None else bound
     if verified is not None and verified > bound:
         mismatch(f"{family.name}: a parameter re-identifies {verified} records at margin "
                  f"{margin:g}, more than the solver's proven bound {bound}")
-    if status != "optimal" and verified is not None and verified == bound:
-        status = "optimal"  # the interval closed: the verified count is the proven optimum
-    if status == "optimal" and verified is not None:
+    if status != Status.OPTIMAL and verified is not None and verified == bound:
+        status = Status.OPTIMAL  # the interval closed: the verified count is the proven optimum
+    if status == Status.OPTIMAL and verified is not None:
         n_correct = verified  # the proven optimum (the solver may have been stopped before it)
     if status == "stopped":  # only stopped when the companion's ceiling met a verified count
         raise RuntimeError(f"{family.name}: the MILP was stopped for a closed interval that "
@@ -378,7 +395,7 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     gap = None if verified is None else (bound - verified) / max(bound, 1)
     if verified is not None:
         certificate.found(verified, lower_source)
-    certificate.bounded(bound, "proven optimum" if status == "optimal" else "MILP bound")
+    certificate.bounded(bound, "proven optimum" if status == Status.OPTIMAL else "MILP bound")
     result = LearnResult(
         family=family.name, n_records=n, n_correct=n_correct, n_correct_verified=verified,
         n_correct_strict=strict, status=status, bound=bound, gap=gap, margin=margin,
@@ -491,7 +508,7 @@ class LearnedDistanceLinkage(BaseEstimator):
             id_column: str | None = None, drop_nonfinite: bool = False,
             export: str | Path | None = None,
             known: Sequence[tuple[str, Distance]] = (),
-            progress: Callable[[dict], None] | None = None) -> "LearnedDistanceLinkage":
+            progress: Callable[[dict], None] | None = None) -> LearnedDistanceLinkage:
         """Learn the family's best distance on an original file and its masked file.
 
         ``known``: ``(label, distance)`` pairs already at hand (on these files'
@@ -579,7 +596,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         return path
 
     @classmethod
-    def load_params(cls, path: str | Path) -> "LearnedDistanceLinkage":
+    def load_params(cls, path: str | Path) -> LearnedDistanceLinkage:
         """A fitted learner read from a JSON file written by :meth:`save_params`
         (``result_`` is not saved; ``n_correct_`` is the count on the files it was fitted on)."""
         path = Path(path)

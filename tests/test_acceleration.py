@@ -9,8 +9,15 @@ from rlopt import load_census
 from rlopt.data import standardise
 from rlopt.families import LEARNED, get_family
 from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp.acceleration import (LazyLinkageRows, Reductions, duplicate_groups, find_conflicts,
-                                     nearest_pairs, screen_records, separation)
+from rlopt.milp.acceleration import (
+    LazyLinkageRows,
+    Reductions,
+    duplicate_groups,
+    find_conflicts,
+    nearest_pairs,
+    screen_records,
+    separation,
+)
 from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 

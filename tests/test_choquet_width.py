@@ -11,13 +11,18 @@ from rlopt.exceptions import InputError
 from rlopt.families import get_family
 from rlopt.families.choquet import MAX_ROW_BYTES, Choquet, ChoquetDistance
 from rlopt.families.containment import embed
-from rlopt.families.kadditive import (LOWER_END, KAdditiveChoquet, KAdditiveDistance,
-                                      embed_mobius, measure_to_mobius, mobius_to_measure, subsets)
+from rlopt.families.kadditive import (
+    LOWER_END,
+    KAdditiveChoquet,
+    KAdditiveDistance,
+    embed_mobius,
+    measure_to_mobius,
+    mobius_to_measure,
+    subsets,
+)
 from rlopt.families.wm import WeightedMeanDistance
 from rlopt.learn import LearnedDistanceLinkage
-
 from tests._helpers import MARGIN, noisy_file
-
 
 # ---- the distance, by hand -----------------------------------------------------------
 

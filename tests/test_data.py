@@ -3,8 +3,15 @@ import pandas as pd
 import pytest
 
 from rlopt.data import (
-    CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, diff_chunks, load_census, load_eia, load_table,
-    squared_diffs, standardise, validate_pair,
+    CENSUS_ATTRIBUTES,
+    EIA_ATTRIBUTES,
+    diff_chunks,
+    load_census,
+    load_eia,
+    load_table,
+    squared_diffs,
+    standardise,
+    validate_pair,
 )
 from rlopt.exceptions import DataWarning, InputError
 

@@ -10,8 +10,15 @@ import yaml
 
 import rlopt.experiments.runner as runner_module
 from rlopt.exceptions import InputError
-from rlopt.experiments import (ExperimentConfig, expand, load_any_config, load_config, paper_config,
-                               run_grid, write_tables)
+from rlopt.experiments import (
+    ExperimentConfig,
+    expand,
+    load_any_config,
+    load_config,
+    paper_config,
+    run_grid,
+    write_tables,
+)
 from rlopt.experiments.runner import TIMING_COLUMNS
 
 CONFIGS = Path(__file__).parent.parent / "configs"

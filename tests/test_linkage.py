@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rlopt.data import load_census, load_eia, EIA_ATTRIBUTES, standardise
+from rlopt.data import EIA_ATTRIBUTES, load_census, load_eia, standardise
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import get_family
 from rlopt.families.am import ArithmeticMeanDistance

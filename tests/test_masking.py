@@ -4,13 +4,22 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlopt.data import load_census
 from rlopt.exceptions import InputError
 from rlopt.masking import (
-    PUBLISHED_FILES, Recipe, additive_noise, build, load_recipe, mdav_partition,
-    microaggregate, published_recipe, rank_swap, rank_window,
+    PUBLISHED_FILES,
+    Recipe,
+    additive_noise,
+    build,
+    load_recipe,
+    mdav_partition,
+    microaggregate,
+    published_recipe,
+    rank_swap,
+    rank_window,
 )
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

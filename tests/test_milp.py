@@ -6,18 +6,16 @@ import json
 import numpy as np
 import pytest
 
+import rlopt.milp.solve as solve_module
 from rlopt.data import standardise
 from rlopt.exceptions import InputError, SolverError
 from rlopt.families import LEARNED, get_family
+from rlopt.families.am import ArithmeticMeanDistance
 from rlopt.families.choquet import ChoquetDistance
 from rlopt.families.owa import OWADistance
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import link_records
-from rlopt.families.am import ArithmeticMeanDistance
-import rlopt.milp.solve as solve_module
-
 from tests._helpers import MARGIN, brute_force_one_weight, fit, noisy_file
-
 
 # ---- reference evaluators, by hand -------------------------------------------------
 

@@ -11,8 +11,15 @@ from rlopt.data import standardise, validate_pair
 from rlopt.families import get_family
 from rlopt.milp import acceleration as acc
 from rlopt.milp import formulation as form
-from rlopt.milp.acceleration import (LazyLinkageRows, best_start, find_conflicts, nearest_pairs,
-                                     screen_records, separation, witness_hits)
+from rlopt.milp.acceleration import (
+    LazyLinkageRows,
+    best_start,
+    find_conflicts,
+    nearest_pairs,
+    screen_records,
+    separation,
+    witness_hits,
+)
 from tests._helpers import MARGIN, noisy_file
 
 

@@ -10,9 +10,9 @@ import pytest
 import rlopt
 from rlopt.data import standardise, validate_pair
 from rlopt.exceptions import InputError, NonFiniteError
+from rlopt.families.md import Mahalanobis
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import link_records
-from rlopt.families.md import Mahalanobis
 from rlopt.masking import build, microaggregate, published_recipe
 from rlopt.risk import information_loss, interval_disclosure
 

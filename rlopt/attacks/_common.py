@@ -9,7 +9,7 @@ import numpy as np
 from rlopt.data import LinkageData, standardise
 from rlopt.families import Distance
 from rlopt.linkage import link_records
-from rlopt.linkage.dbrl import resolve_distance
+from rlopt.linkage.distance_based import resolve_distance
 
 __all__ = ["AttackResult"]
 

@@ -5,7 +5,7 @@ link inside the intersection of the groups."""
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import Distance
 from rlopt.masking import group_means, mdav_partition
 
-__all__ = ["microaggregation_attack"]
+__all__ = ["microaggregation_attack", "microaggregation_attack_validated"]
 
 MATCH_RTOL = 1e-9
 """A masked value vector equals a group mean when closer than this (relative to scale)."""
@@ -83,10 +83,11 @@ def microaggregation_attack(original, masked, *, k: int | None = None,
                          f"groups={groups!r} (attribute groups with their k; CLI --groups)")
     if groups is None:
         groups = [(list(data.columns), k)]
-    return _microaggregation_attack(data, groups, distance)
+    return microaggregation_attack_validated(data, groups, distance)
 
 
-def _microaggregation_attack(data: LinkageData, groups, distance) -> AttackResult:
+def microaggregation_attack_validated(data: LinkageData, groups, distance) -> AttackResult:
+    """:func:`microaggregation_attack` for a caller that already holds validated data."""
     index = {c: j for j, c in enumerate(data.columns)}
     original_groups, masked_groups, misfits = [], [], 0
     for group_columns, group_k in groups:

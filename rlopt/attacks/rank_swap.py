@@ -4,7 +4,7 @@ their intersection, then distance-based linkage inside it."""
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -12,9 +12,9 @@ from rlopt.attacks._common import AttackResult, link_in_candidates
 from rlopt.data import LinkageData, validate_pair
 from rlopt.exceptions import DataWarning
 from rlopt.families import Distance
-from rlopt.masking.rank_swap import swap_window
+from rlopt.masking.swapping import swap_window
 
-__all__ = ["rank_swap_attack", "rank_windows"]
+__all__ = ["rank_swap_attack", "rank_windows", "rank_swap_attack_validated"]
 
 
 def _rank_ranges(sorted_column: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -114,10 +114,11 @@ def rank_swap_attack(original, masked, *, p: float | None = None, window: int | 
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column)
     width = swap_window(p, window, data.n_records)
-    return _rank_swap_attack(data, width, distance, p)
+    return rank_swap_attack_validated(data, width, distance, p)
 
 
-def _rank_swap_attack(data: LinkageData, width: int, distance, p=None) -> AttackResult:
+def rank_swap_attack_validated(data: LinkageData, width: int, distance, p=None) -> AttackResult:
+    """:func:`rank_swap_attack` for a caller that already holds validated data."""
     differs = [c for j, c in enumerate(data.columns)
                if not np.array_equal(np.sort(data.original[:, j]), np.sort(data.masked[:, j]))]
     if differs:

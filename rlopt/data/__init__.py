@@ -3,7 +3,13 @@ standardisation and the per-attribute squared differences."""
 
 from rlopt.data._bundled import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia, load_table
 from rlopt.data._standardise import (
-    DEFAULT_CHUNK_BYTES, Standardisation, chunk_rows, column_scale, column_sd, diff_chunks, squared_diffs,
+    DEFAULT_CHUNK_BYTES,
+    Standardisation,
+    chunk_rows,
+    column_scale,
+    column_sd,
+    diff_chunks,
+    squared_diffs,
     standardise,
 )
 from rlopt.data._validate import LinkageData, as_frame, validate_pair, validate_table

@@ -13,8 +13,8 @@ two gets exactly the same ones.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class Standardisation:
     sd: np.ndarray
 
     @classmethod
-    def fit(cls, values: np.ndarray) -> "Standardisation":
+    def fit(cls, values: np.ndarray) -> Standardisation:
         values = np.asarray(values, dtype=np.float64)
         scale = column_scale(values)
         unit = values / scale

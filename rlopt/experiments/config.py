@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -71,7 +71,7 @@ class SolverSpec(_Strict):
     time_limit: float | None = Field(default=None, gt=0)
     rel_gap: float = Field(default=0.0, ge=0, lt=1)
     threads: int | None = Field(default=1, ge=1)
-    reductions: Union[Literal["all", "none"], dict[str, Union[bool, int]]] = "all"
+    reductions: Literal["all", "none"] | dict[str, bool | int] = "all"
 
 
 class ExperimentConfig(_Strict):

@@ -17,6 +17,7 @@ import pandas as pd
 from rlopt.exceptions import InputError
 from rlopt.experiments.config import ExperimentConfig, FileSpec, SolverSpec
 from rlopt.masking import PUBLISHED_FILES
+from rlopt.status import Status
 
 __all__ = ["PUBLISHED_TABLE1", "PUBLISHED_TABLE2", "paper_config", "write_tables"]
 
@@ -99,7 +100,7 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
             rate, spread, status = _cell_summary(rows, "rate_pct")
             published = PUBLISHED_TABLE1.get(family, [None] * 6)[k]
             diff = None if rate is None or published is None else rate - published
-            proven = status in ("optimal", "baseline")
+            proven = status in (Status.OPTIMAL, Status.BASELINE)
             text = _fmt(rate) + (f" ({spread})" if spread else "")
             upper = None
             if not proven and not rows.empty and "bound" in rows and rows["bound"].notna().all():
@@ -128,7 +129,7 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
         if cells2:
             md2.append(f"| {family} | " + " | ".join(cells2) + " |")
     learned = results[~results["family"].isin(["am", "md"])]
-    n_optimal = int((learned["status"] == "optimal").sum())
+    n_optimal = int((learned["status"] == Status.OPTIMAL).sum())
     total = sum(r["seconds"] for r in t2_rows if r["seconds"] is not None)
     published_total = sum(v for f in PUBLISHED_TABLE2 if f in families for v in PUBLISHED_TABLE2[f])
     samples = sorted(set(results["sample_seed"].dropna().astype(int)))

@@ -25,18 +25,19 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Iterable
 
 import pandas as pd
 
-from rlopt.experiments.config import Cell, ExperimentConfig, expand
 from rlopt.exceptions import InputError, Interrupted
+from rlopt.experiments.config import Cell, ExperimentConfig, expand
+from rlopt.status import Status
 
 __all__ = ["run_cell", "run_grid", "GridRun", "COLUMNS"]
 
@@ -78,7 +79,7 @@ def run_cell(cell: Cell) -> dict:
         linked = dbrl(original, masked, distance=cell.family, columns=columns, id_column=id_column)
         seconds = time.perf_counter() - t0
         row.update(n_records=linked.n_records, n_correct=linked.n_correct, rate=linked.rate,
-                   status="baseline", bound=None, gap=None, n_at_risk=None, reduce_seconds=0.0,
+                   status=Status.BASELINE, bound=None, gap=None, n_at_risk=None, reduce_seconds=0.0,
                    build_seconds=0.0, solve_seconds=seconds, total_seconds=seconds)
         return row
     s = cell.solver
@@ -150,7 +151,8 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
     pickles). ``close(True)`` (after Ctrl-C) drops the cells in flight at once."""
     if scheduler is not None:
         try:
-            from distributed import Client, as_completed as dask_completed
+            from distributed import Client
+            from distributed import as_completed as dask_completed
         except ImportError:  # pragma: no cover - distributed is a dependency
             raise InputError("--scheduler needs dask.distributed: pip install distributed") from None
         try:

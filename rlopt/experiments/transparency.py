@@ -8,23 +8,24 @@ import os
 import platform
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
-from rlopt.attacks.rank_swap import RankWindows, _rank_swap_attack
+from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack_validated
 from rlopt.data import EIA_ATTRIBUTES, LinkageData, load_census, load_eia, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import LEARNED, get_family
 from rlopt.learn import learn
-from rlopt.milp import SolverOptions
-from rlopt.linkage.dbrl import _dbrl_validated
-from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, _check_thresholds, _pld
+from rlopt.linkage.distance_based import dbrl_validated
+from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
 from rlopt.masking import rank_swap, rank_window
-from rlopt.masking.rank_swap import VARIANTS
+from rlopt.masking.swapping import VARIANTS
+from rlopt.milp import SolverOptions
+from rlopt.status import Status
 
 __all__ = ["PUBLISHED_TABLE5", "P_VALUES", "TABLE5_COLUMNS", "AttackCell", "run_attack_cell",
            "table5_cells", "write_table5"]
@@ -101,13 +102,13 @@ def run_attack_cell(cell: AttackCell) -> dict:
         data = validate_pair(original, masked)
     window = rank_window(cell.p, data.n_records)
     started = time.perf_counter()
-    attack = _rank_swap_attack(data, window, "am", cell.p)
+    attack = rank_swap_attack_validated(data, window, "am", cell.p)
     seconds["rsld"] = time.perf_counter() - started
     started = time.perf_counter()
-    dld = _dbrl_validated(data, "am")
+    dld = dbrl_validated(data, "am")
     seconds["dld"] = time.perf_counter() - started
     started = time.perf_counter()
-    prob = _pld(data, _check_thresholds(cell.thresholds), cell.seed, 64 * 2**20)
+    prob = pld_validated(data, check_thresholds(cell.thresholds), cell.seed, 64 * 2**20)
     seconds["pld"] = time.perf_counter() - started
     learned = {}
     for name in cell.learned:
@@ -185,7 +186,7 @@ def _learned_lines(results: pd.DataFrame) -> list[str]:
                                        row[f"learned_{name}_status"])
                 if pd.isna(status):
                     continue
-                parts.append(f"{rate:.2f}" if status == "optimal" else
+                parts.append(f"{rate:.2f}" if status == Status.OPTIMAL else
                              f"[{rate:.2f}, {bound:.2f}] {status}")
             texts.append("; ".join(parts))
         lines.append(f"| {p:g} | " + " | ".join(texts) + " |")

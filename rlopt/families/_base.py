@@ -46,7 +46,6 @@ class Family(ABC):
 
     name: ClassVar[str]
     learned: ClassVar[bool]
-    summary: ClassVar[str]
 
 
 class BaselineFamily(Family):

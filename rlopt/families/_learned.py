@@ -118,9 +118,6 @@ class LearnedFamily(Family):
     def n_params(self, n: int) -> int:
         """Length of the parameter vector for ``n`` attributes."""
 
-    @abstractmethod
-    def param_names(self, columns: tuple[str, ...]) -> list[str]:
-        """A readable name of each parameter."""
 
     @abstractmethod
     def bounds(self, n: int) -> tuple[np.ndarray, np.ndarray]:

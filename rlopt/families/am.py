@@ -21,7 +21,6 @@ class ArithmeticMeanDistance(Distance):
 
 class ArithmeticMean(BaselineFamily):
     name = "am"
-    summary = "arithmetic mean of squared differences (Euclidean); no learning"
 
     def from_data(self, za, zb, columns) -> Distance:
         return ArithmeticMeanDistance()

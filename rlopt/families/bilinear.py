@@ -59,14 +59,10 @@ class Bilinear(LearnedFamily):
     """SB: a symmetric matrix with ``trace(Q) = 1`` and ``|Q_kl| <= 1``."""
 
     name = "sb"
-    summary = "symmetric bilinear form of the differences"
 
     def n_params(self, n):
         return n * (n + 1) // 2
 
-    def param_names(self, columns):
-        k, l = _upper(len(columns))
-        return [f"Q[{columns[a]},{columns[b]}]" for a, b in zip(k, l)]
 
     def bounds(self, n):
         return -np.ones(self.n_params(n)), np.ones(self.n_params(n))
@@ -125,7 +121,6 @@ class NonNegativeBilinear(Bilinear):
     """
 
     name = "sb_nc"
-    summary = "symmetric bilinear form, non-negative on every pair of records"
     option_names = ("cuts_per_round",)
 
     def separate(self, theta, za, zb):
@@ -162,7 +157,6 @@ class PositiveDefiniteBilinear(Bilinear):
     """
 
     name = "sb_pd"
-    summary = "symmetric bilinear form with Q >= delta I"
     option_names = ("delta",)
 
     def separate(self, theta, za, zb):

@@ -113,7 +113,6 @@ class Choquet(LearnedFamily):
     """
 
     name = "ci"
-    summary = "Choquet integral of squared differences, monotone fuzzy measure"
     min_attributes = 2  # with one attribute mu is fixed (mu(V) = 1): the distance is AM
 
     def __init__(self, **options):
@@ -152,8 +151,6 @@ class Choquet(LearnedFamily):
         self.check_attributes(n)
         return 2**n - 2
 
-    def param_names(self, columns):
-        return [f"mu{{{','.join(_subset(mask, columns))}}}" for mask in range(1, 2 ** len(columns) - 1)]
 
     def singleton_lower(self, n) -> float:
         return 0.0
@@ -275,7 +272,6 @@ class MetricChoquet(Choquet):
     """
 
     name = "ci_m"
-    summary = "Choquet integral with a submodular measure, mu({k}) >= delta"
     option_names = ("delta", "published_relaxation")
 
     def max_delta(self, n):
@@ -295,7 +291,6 @@ class SupermodularChoquet(Choquet):
     """CI_super: a supermodular measure (not a metric; an option for analysis)."""
 
     name = "ci_super"
-    summary = "Choquet integral with a supermodular measure"
 
     def _n_modularity_rows(self, n):
         return comb(n, 2) * 2 ** (n - 2)

@@ -25,8 +25,13 @@ from rlopt.families._learned import LearnedFamily
 from rlopt.families.am import ArithmeticMeanDistance
 from rlopt.families.bilinear import Bilinear, BilinearDistance
 from rlopt.families.choquet import MAX_ROW_BYTES, Choquet, ChoquetDistance
-from rlopt.families.kadditive import (KAdditiveChoquet, KAdditiveDistance, embed_mobius,
-                                      measure_to_mobius, subsets)
+from rlopt.families.kadditive import (
+    KAdditiveChoquet,
+    KAdditiveDistance,
+    embed_mobius,
+    measure_to_mobius,
+    subsets,
+)
 from rlopt.families.md import MahalanobisDistance
 from rlopt.families.owa import OrderedWeightedAverage, OWADistance
 from rlopt.families.wm import WeightedMean, WeightedMeanDistance

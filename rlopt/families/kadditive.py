@@ -181,8 +181,6 @@ class KAdditiveChoquet(LearnedFamily):
     """
 
     name = "ci_k"
-    summary = ("Choquet integral of squared differences, k-additive monotone measure "
-               "(Möbius masses on at most k attributes; default k = 2): a lower end for ci")
     option_names = ("k",)
     min_attributes = 2  # with one attribute the measure is fixed: the distance is AM
 
@@ -233,12 +231,6 @@ class KAdditiveChoquet(LearnedFamily):
     def n_params(self, n):
         return self.n_mobius(n) + (comb(n, 2) if self.extended else 0)
 
-    def param_names(self, columns):
-        n = len(columns)
-        names = [f"m{{{','.join(columns[i] for i in a)}}}" for a in subsets(n, self.k)]
-        if self.extended:
-            names += [f"u{{{columns[i]},{columns[j]}}}" for i, j in combinations(range(n), 2)]
-        return names
 
     def bounds(self, n):
         # valid for every measure with values in [0, 1]: |m(A)| <= 2^(|A|-1); m({i}) in [0, 1];

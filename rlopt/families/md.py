@@ -47,7 +47,6 @@ class Mahalanobis(BaselineFamily):
     """
 
     name = "md"
-    summary = "Mahalanobis distance with the covariance of the differences; no learning"
 
     def from_data(self, za, zb, columns) -> Distance:
         cov = np.atleast_2d(np.cov(za - zb, rowvar=False))

@@ -39,13 +39,10 @@ class OrderedWeightedAverage(LearnedFamily):
     """OWA with weights on the simplex; ``w_1`` weights the largest difference."""
 
     name = "owa"
-    summary = "ordered weighted average of squared differences"
 
     def n_params(self, n):
         return n
 
-    def param_names(self, columns):
-        return [f"w[{m + 1}]" for m in range(len(columns))]
 
     def bounds(self, n):
         return np.zeros(n), np.ones(n)

@@ -31,7 +31,6 @@ class WeightedMean(LearnedFamily):
     """``sum_k p_k diff_k`` with ``sum p = 1``, ``p >= 0`` (SPEC section 4)."""
 
     name = "wm"
-    summary = "weighted mean of squared differences"
 
     def lower(self, n: int) -> float:
         return 0.0
@@ -39,8 +38,6 @@ class WeightedMean(LearnedFamily):
     def n_params(self, n):
         return n
 
-    def param_names(self, columns):
-        return [f"p[{c}]" for c in columns]
 
     def bounds(self, n):
         return np.full(n, self.lower(n)), np.ones(n)
@@ -80,7 +77,6 @@ class MetricWeightedMean(WeightedMean):
     """
 
     name = "wm_m"
-    summary = "weighted mean with every weight >= delta (a metric)"
     option_names = ("delta",)
 
     def lower(self, n):

@@ -16,8 +16,8 @@ in a few seconds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -25,7 +25,8 @@ from scipy.optimize import linear_sum_assignment
 from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, standardise, validate_pair
 from rlopt.exceptions import InputError
 
-__all__ = ["EMResult", "PLDResult", "agreement_levels", "fit_em", "pld", "DEFAULT_THRESHOLDS"]
+__all__ = ["EMResult", "PLDResult", "agreement_levels", "fit_em", "pld", "DEFAULT_THRESHOLDS", "check_thresholds",
+           "pld_validated"]
 
 DEFAULT_THRESHOLDS = (0.01, 0.05, 0.25)
 """Cut points of the agreement levels, in standard deviations of the attribute:
@@ -71,7 +72,8 @@ def agreement_levels(za: np.ndarray, zb: np.ndarray,
     return np.searchsorted(np.asarray(thresholds), diff, side="left").astype(np.int8)
 
 
-def _check_thresholds(thresholds) -> np.ndarray:
+def check_thresholds(thresholds) -> np.ndarray:
+    """The agreement thresholds as an array; an :class:`InputError` names a bad one."""
     cuts = np.asarray(thresholds, dtype=float)
     if cuts.ndim != 1 or cuts.size == 0 or not np.all(np.isfinite(cuts)) \
             or np.any(cuts < 0) or np.any(np.diff(cuts) <= 0):
@@ -128,7 +130,7 @@ def fit_em(patterns: np.ndarray, counts: np.ndarray, n_levels: int, *,
     m /= m.sum(axis=1, keepdims=True)
     share = match_share
     converged = False
-    for n_iter in range(1, max_iter + 1):
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 (the count is returned)
         log_m = np.einsum("pal,al->p", onehot, np.log(np.maximum(m, PROB_FLOOR)))
         log_u = np.einsum("pal,al->p", onehot, np.log(np.maximum(u, PROB_FLOOR)))
         odds = np.log(share) - np.log1p(-share) + log_m - log_u
@@ -200,10 +202,11 @@ def pld(original, masked, *, thresholds: Sequence[float] = DEFAULT_THRESHOLDS, s
     PLDResult
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column)
-    return _pld(data, _check_thresholds(thresholds), seed, max_bytes)
+    return pld_validated(data, check_thresholds(thresholds), seed, max_bytes)
 
 
-def _pld(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int) -> PLDResult:
+def pld_validated(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int) -> PLDResult:
+    """:func:`pld` for a caller that holds validated data and checked thresholds ``cuts``."""
     za, zb = standardise(data.masked), standardise(data.original)
     n = data.n_records
     patterns, counts = _pattern_counts(za, zb, cuts, max_bytes)

@@ -9,7 +9,7 @@ the pair (original sample, masked file).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from rlopt.data import load_census, load_eia, load_table
 from rlopt.exceptions import InputError
 from rlopt.masking.mdav import microaggregate
 from rlopt.masking.noise import additive_noise
-from rlopt.masking.rank_swap import rank_swap
+from rlopt.masking.swapping import rank_swap
 
 __all__ = [
     "AttributeGroup", "MDAVSpec", "RankSwapSpec", "NoiseSpec", "Recipe",
@@ -55,7 +55,7 @@ class NoiseSpec(_Strict):
     seed: int = 0
 
 
-MaskingSpec = Annotated[Union[MDAVSpec, RankSwapSpec, NoiseSpec], Field(discriminator="method")]
+MaskingSpec = Annotated[MDAVSpec | RankSwapSpec | NoiseSpec, Field(discriminator="method")]
 
 
 class Recipe(_Strict):

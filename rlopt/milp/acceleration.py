@@ -106,14 +106,14 @@ class Reductions:
                 raise InputError(f"reduction {f.name}={value!r}; expected true or false")
 
     @classmethod
-    def none(cls) -> "Reductions":
+    def none(cls) -> Reductions:
         return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
                    duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False,
                    nca_start=False, surrogate=False, line_search=False, greedy_add=False,
                    parameter_bb=False)
 
     @classmethod
-    def coerce(cls, value) -> "Reductions":
+    def coerce(cls, value) -> Reductions:
         """From ``None``/``"all"`` (every reduction), ``"none"``, a dict of switches, or an instance."""
         if value is None or value == "all":
             return cls()
@@ -286,24 +286,19 @@ def witness_hits(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, thetas: 
 class Screening:
     """Per record: can *some* admissible parameter re-identify it at the margin?
 
-    ``best[i]`` is ``max_theta min_j d(a_i,b_j) - d(a_i,b_i)`` over the admissible
-    set, exact below the margin (``nan`` when the known parameter already
-    re-identifies the record and no LP was needed; an upper bound where
-    ``exact[i]`` is false, i.e. the family's cutting planes were capped).
-    ``at_risk`` is the set of records some admissible parameter re-identifies
+    (Decided from ``max_theta min_j d(a_i,b_j) - d(a_i,b_i)`` over the admissible
+    set, exact below the margin; an upper bound where ``exact[i]`` is false, i.e.
+    the family's cutting planes were capped.) ``at_risk`` is the set of records some admissible parameter re-identifies
     (over-approximated where not exact); ``unreachable`` the records no
     admissible parameter re-identifies (exact: safe to fix ``K_i = 1``).
     ``witnesses`` are parameters that re-identify at least one record (the known
     one and the LP optima), used to find conflicts.
     """
 
-    best: np.ndarray
     at_risk: np.ndarray
     unreachable: np.ndarray
     exact: np.ndarray
     witnesses: list[np.ndarray]
-    n_lps: int
-    seconds: float
 
     @property
     def n_at_risk(self) -> int:
@@ -491,7 +486,6 @@ def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, mar
     Past ``deadline`` (a ``time.perf_counter()`` value) the remaining records are
     left unscreened: at risk, not exact, never fixed.
     """
-    t0 = time.perf_counter()
     n_records, n = za.shape
     best = np.full(n_records, np.nan)
     exact = np.ones(n_records, dtype=bool)
@@ -517,8 +511,7 @@ def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, mar
                 witnesses.append(theta)
     unreachable = np.zeros(n_records, dtype=bool)
     unreachable[todo] = best[todo] < margin - SCREEN_TOL
-    return Screening(best=best, at_risk=~unreachable, unreachable=unreachable, exact=exact,
-                     witnesses=witnesses, n_lps=lp.n_lps, seconds=time.perf_counter() - t0)
+    return Screening(at_risk=~unreachable, unreachable=unreachable, exact=exact, witnesses=witnesses)
 
 
 def _names(n: int) -> tuple[str, ...]:

@@ -12,8 +12,8 @@ produced each end.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 __all__ = ["Certificate"]
 

@@ -14,7 +14,7 @@ theta and is left out (``drop_redundant``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
@@ -41,7 +41,7 @@ class LinkageRows:
     def __len__(self) -> int:
         return self.record.size
 
-    def subset(self, keep: np.ndarray) -> "LinkageRows":
+    def subset(self, keep: np.ndarray) -> LinkageRows:
         return LinkageRows(self.record[keep], self.other[keep], self.coefs[keep],
                            self.constants[keep], self.big_c[keep], self.n_pairs)
 
@@ -190,7 +190,6 @@ class ModelInfo:
     n_family_rows: int
     big_c_max: float
     margin: float
-    param_names: list[str] = field(default_factory=list)
     n_fixed: int = 0
     n_conflicts: int = 0
     n_cliques: int = 0
@@ -300,6 +299,6 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
     model.cuts = pyo.ConstraintList()
     model.objective = pyo.Objective(expr=pyo.quicksum(model.K[i] for i in model.K), sense=pyo.minimize)
     info = ModelInfo(n_records, family.n_params(n), len(rows), rows.n_pairs, len(family_rows),
-                     float(big.max()) if len(rows) else 0.0, margin, family.param_names(columns),
+                     float(big.max()) if len(rows) else 0.0, margin,
                      n_fixed=int(fixed.sum()), n_conflicts=len(conflicts), n_cliques=len(cliques))
     return model, info

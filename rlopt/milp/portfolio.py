@@ -30,8 +30,8 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 

@@ -34,8 +34,8 @@ import itertools
 import multiprocessing
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -230,8 +230,11 @@ def branch_and_bound(margins: PairMargins, vertices: np.ndarray, *, margin: floa
 
 def can_fork() -> bool:
     """Whether worker processes can be forked (they then share the margins without a
-    copy, and a user's script is not re-imported as it is under ``spawn``)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    copy, and a user's script is not re-imported as it is under ``spawn``): not where
+    fork is unavailable, nor in a daemon process (e.g. a Dask worker), which may have
+    no children."""
+    return ("fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
 
 
 def _parallel(explorer: _Explorer, heap: list, best: list, workers: int, until: float,

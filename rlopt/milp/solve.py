@@ -14,16 +14,17 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.exceptions import InputError
+from rlopt.status import Status
 
 __all__ = ["Cut", "SolverOptions", "SolveResult", "SolverUnavailableError", "solve_model",
            "export_model", "highs_version", "max_min_slack", "SlackLP", "Projection"]
@@ -101,10 +102,8 @@ class SolveResult:
     incumbent: float | None
     bound: float | None
     theta: np.ndarray | None
-    k: np.ndarray | None
     seconds: float
     cut_rounds: int = 0
-    cuts_added: int = 0
     cut_cap_hit: bool = False
     solver: dict = field(default_factory=dict)
     interrupted: bool = False
@@ -335,11 +334,11 @@ def highs_version() -> str:
 
 
 _STATUS = {
-    "convergenceCriteriaSatisfied": "optimal",
-    "maxTimeLimit": "time_limit",
-    "provenInfeasible": "infeasible",
-    "locallyInfeasible": "infeasible",
-    "infeasibleOrUnbounded": "infeasible",
+    "convergenceCriteriaSatisfied": Status.OPTIMAL,
+    "maxTimeLimit": Status.TIME_LIMIT,
+    "provenInfeasible": Status.INFEASIBLE,
+    "locallyInfeasible": Status.INFEASIBLE,
+    "infeasibleOrUnbounded": Status.INFEASIBLE,
 }
 
 
@@ -398,7 +397,7 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
         "mip_feasibility_tolerance": options.feasibility_tol,
         "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
     }
-    rounds = cuts_added = 0
+    rounds = 0
     theta_vars = [model.theta[t] for t in model.theta]
     theta = None  # the last round's parameter, for the next round's start
     with _ctrl_c_stops_solver() as ctrl_c:
@@ -425,22 +424,22 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
             starts_passed += solver.start_passed
             if solver.progress is not None and solver.progress.error is not None:
                 raise solver.progress.error
-            status = _STATUS.get(results.termination_condition.name, "error")
+            status = _STATUS.get(results.termination_condition.name, Status.ERROR)
             if solver.progress is not None and solver.progress.stopped_when and status != "optimal":
-                status = "stopped"
+                status = Status.STOPPED
             has_solution = results.incumbent_objective is not None
             if has_solution:
                 results.solution_loader.load_vars()
             theta = _values(model.theta) if has_solution else None
             if on_improve is not None:
                 on_improve(results.incumbent_objective, results.objective_bound, theta)
-            if status != "optimal" or separate is None or stop.requested:
+            if status != Status.OPTIMAL or separate is None or stop.requested:
                 break
             cuts = separate(theta, _values(model.K))
             if not cuts:
                 break
             if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
-                status = "time_limit"  # rows are missing and no time is left to add them
+                status = Status.TIME_LIMIT  # rows are missing and no time is left to add them
                 break
             if rounds >= options.max_cut_rounds:
                 break
@@ -456,21 +455,19 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
                     variables.append(model.K[cut.k_index])
                 model.cuts.add(LinearExpression(constant=0.0, linear_coefs=coefs,
                                                 linear_vars=variables) >= float(cut.rhs))
-            cuts_added += len(cuts)
-    cap_hit = (separate is not None and status == "optimal" and theta is not None
+    cap_hit = (separate is not None and status == Status.OPTIMAL and theta is not None
                and bool(separate(theta, _values(model.K))))
     interrupted = stop.requested
-    if interrupted and (status != "optimal" or cap_hit):
-        status, cap_hit = "interrupted", False  # what HiGHS had: an incumbent and a bound
+    if interrupted and (status != Status.OPTIMAL or cap_hit):
+        status, cap_hit = Status.INTERRUPTED, False  # what HiGHS had: an incumbent and a bound
     bound = results.objective_bound
     return SolveResult(
         status=status,
         incumbent=results.incumbent_objective,
         bound=None if bound is None or not np.isfinite(bound) else float(bound),
         theta=theta,
-        k=_values(model.K) if has_solution else None,
         seconds=time.perf_counter() - t0,
-        cut_rounds=rounds, cuts_added=cuts_added, cut_cap_hit=cap_hit,
+        cut_rounds=rounds, cut_cap_hit=cap_hit,
         solver={"name": "highs", "version": ".".join(map(str, solver.version())),
                 "feasibility_tol": options.feasibility_tol, "rel_gap": options.rel_gap,
                 "threads": options.threads, "time_limit": options.time_limit,

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from rlopt.status import Status  # noqa: E402
 
 __all__ = ["bar_chart", "heatmap", "family_chart", "interval_chart", "tradeoff_chart", "png_data_uri"]
 
@@ -45,7 +47,7 @@ def family_chart(rows: list[dict], baselines: dict) -> str:
     low = [100 * (r["rate"] or 0) for r in rows] + [100 * b["rate"] for b in baselines.values()]
     high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0))
             for r in rows] + low[len(rows):]
-    colours = ["#3b6ea5" if r["status"] in ("optimal", "applied") else "#d08c2b" for r in rows]
+    colours = ["#3b6ea5" if r["status"] in (Status.OPTIMAL, Status.APPLIED) else "#d08c2b" for r in rows]
     colours += ["#8a8a8a"] * len(baselines)
     figure, ax = plt.subplots(figsize=(_width(len(labels)), 3.4))
     x = np.arange(len(labels))

@@ -7,28 +7,29 @@ import datetime as _dt
 import json
 import platform
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from rlopt.attacks.microaggregation import _microaggregation_attack
-from rlopt.attacks.rank_swap import _rank_swap_attack
+from rlopt.attacks.microaggregation import microaggregation_attack_validated
+from rlopt.attacks.rank_swap import rank_swap_attack_validated
 from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import LEARNED, get_family
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
 from rlopt.linkage import link_records
-from rlopt.linkage.dbrl import resolve_distance
-from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, _check_thresholds, _pld
-from rlopt.milp import SolverOptions
+from rlopt.linkage.distance_based import resolve_distance
+from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
 from rlopt.masking import check_k
-from rlopt.masking.rank_swap import swap_window
+from rlopt.masking.swapping import swap_window
+from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
-from rlopt.risk.measures import _check_p, _information_loss, _interval_disclosure
+from rlopt.risk.measures import check_percentage, information_loss_validated, interval_disclosure_validated
+from rlopt.status import Status
 
 __all__ = ["RiskAssessment", "assess_risk", "shapley_values", "DEFAULT_FAMILIES"]
 
@@ -129,7 +130,7 @@ def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], object]:
     method = attack.get("method")
     if method == "rank-swapping":
         width = swap_window(attack.get("p"), attack.get("window"), data.n_records)
-        return lambda: _rank_swap_attack(data, width, "am", attack.get("p"))
+        return lambda: rank_swap_attack_validated(data, width, "am", attack.get("p"))
     if method == "microaggregation":
         groups = attack.get("groups") or [(list(data.columns), attack.get("k"))]
         if any(k is None for _, k in groups):
@@ -141,7 +142,7 @@ def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], object]:
                 raise InputError(f"attack group column(s) {unknown} are not among the "
                                  f"attributes {list(data.columns)}")
             check_k(k, data.n_records)
-        return lambda: _microaggregation_attack(data, groups, "am")
+        return lambda: microaggregation_attack_validated(data, groups, "am")
     raise InputError(f"attack method={method!r}; expected 'rank-swapping' or 'microaggregation'")
 
 
@@ -180,7 +181,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
     interval_p : float
         Width (%) of the interval disclosure measures.
     tradeoff : DataFrame or callable, default=None
-        A :func:`rlopt.risk.tradeoff` table to include, or the call returned by
+        A :func:`rlopt.risk.risk_utility` table to include, or the call returned by
         :func:`rlopt.risk.tradeoff_plan` (run after every other figure, with
         ``progress``; its options were checked when it was planned).
     names : (str, str)
@@ -191,7 +192,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
                               "families (CLI: --families)")
     generalisation_families = _learned_names(generalisation_families,
                                              "generalisation_families (CLI: --generalisation)")
-    interval_p = _check_p(interval_p)
+    interval_p = check_percentage(interval_p)
     if attack is not None and attack.get("method") not in ("rank-swapping", "microaggregation"):
         raise InputError(f"attack method={attack.get('method')!r}; expected 'rank-swapping' "
                          "or 'microaggregation'")
@@ -240,12 +241,12 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
             baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
             continue
         linked = link_records(zm, zo, baseline)
-        baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": "exact"}
+        baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": Status.EXACT}
         records[f"reid_{name}"] = linked.correct
         if name == "md":
             known.append(("MD's matrix over its trace", baseline))
-    prob = _pld(data, _check_thresholds(DEFAULT_THRESHOLDS), seed, 64 * 2**20)
-    baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": "exact"}
+    prob = pld_validated(data, check_thresholds(DEFAULT_THRESHOLDS), seed, 64 * 2**20)
+    baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": Status.EXACT}
     records["reid_pld"] = prob.correct
 
     rows, learned_params = [], {}
@@ -257,7 +258,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         label = f"{learner.family} ({Path(path).name})"
         rows.append({"family": label, "source": "saved parameters", "rate": linked.rate,
                      "n_correct": linked.n_correct, "bound": None, "bound_rate": None,
-                     "status": "applied", "gap": None, "seconds": 0.0, "n_at_risk": None,
+                     "status": Status.APPLIED, "gap": None, "seconds": 0.0, "n_at_risk": None,
                      "at_risk_exact": None})
         learned_params[label] = learner.params_
         records[f"reid_{label}"] = linked.correct
@@ -279,7 +280,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
             raise stopped(exc) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
             rows.append({"family": family, "source": "learned", "rate": None, "n_correct": None,
-                         "bound": None, "bound_rate": None, "status": "failed", "gap": None,
+                         "bound": None, "bound_rate": None, "status": Status.FAILED, "gap": None,
                          "seconds": 0.0, "n_at_risk": None, "at_risk_exact": None,
                          "lower_source": None})
             notes.append(f"{family} failed: {exc}")
@@ -339,7 +340,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
             "seed": seed, "interval_p": interval_p, "notes": notes,
             "versions": {"rlopt": version("rlopt"), "highspy": version("highspy"),
                          "pyomo": version("pyomo"), "python": platform.python_version()},
-            "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         },
         "headline": headline,
         "baselines": baselines,
@@ -349,8 +350,8 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
                     if p and "measure" in p},
         "attack": attack_figures,
         "generalisation": generalisation,
-        "interval_disclosure": _interval_disclosure(data, interval_p).to_dict(orient="records"),
-        "information_loss": _information_loss(data),
+        "interval_disclosure": interval_disclosure_validated(data, interval_p).to_dict(orient="records"),
+        "information_loss": information_loss_validated(data),
         "records_summary": {
             **{c: int(records[c].sum()) for c in reid_columns + at_risk_columns
                + (["at_risk_any"] if at_risk_columns else [])},
@@ -397,10 +398,10 @@ def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) ->
         figures.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
     learned = [r for r in rows if r["source"] == "learned"]
     if not learned and attack is None:
-        return {"rate": None, "status": "none", "source": None}
+        return {"rate": None, "status": Status.NONE, "source": None}
     low, source = max(figures, key=lambda item: item[0]) if figures else (0, None)
     # without a learned family nothing bounds the worst case from above
     high = max([low] + [r["bound"] if r["bound"] is not None else n for r in learned]) \
         if learned else n
     return {"rate": low / n, "n_correct": low, "upper_rate": high / n, "upper_n_correct": high,
-            "status": "proven" if low == high else "interval", "source": source, "n_records": n}
+            "status": Status.PROVEN if low == high else Status.INTERVAL, "source": source, "n_records": n}

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -11,10 +11,12 @@ import pandas as pd
 from rlopt.data import LinkageData, Standardisation, column_sd, validate_pair
 from rlopt.exceptions import InputError, NonFiniteError
 
-__all__ = ["interval_disclosure", "information_loss"]
+__all__ = ["interval_disclosure", "information_loss", "check_percentage",
+           "interval_disclosure_validated", "information_loss_validated"]
 
 
-def _check_p(p) -> float:
+def check_percentage(p) -> float:
+    """The interval-disclosure percentage ``p`` (0 < p <= 100) as a float, or an InputError."""
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 100:
         raise InputError(f"interval disclosure p={p!r}; expected a percentage 0 < p <= 100")
     return float(p)
@@ -39,10 +41,11 @@ def interval_disclosure(original, masked, *, p: float = 10.0,
         column); ``sd_based`` the share with ``|V(x) - V'(x)| <= p * sd(V) / 100``.
     """
     data = validate_pair(original, masked, columns=columns)
-    return _interval_disclosure(data, _check_p(p))
+    return interval_disclosure_validated(data, check_percentage(p))
 
 
-def _interval_disclosure(data: LinkageData, p: float) -> pd.DataFrame:
+def interval_disclosure_validated(data: LinkageData, p: float) -> pd.DataFrame:
+    """:func:`interval_disclosure` for a caller that holds validated data and a checked ``p``."""
     n = data.n_records
     half = p * n / 200  # half the window, in ranks
     rows = []
@@ -75,10 +78,11 @@ def information_loss(original, masked, *, columns: Sequence[str] | None = None) 
         of squares, ``SSE / SST`` (the microaggregation literature's loss).
     """
     data = validate_pair(original, masked, columns=columns)
-    return _information_loss(data)
+    return information_loss_validated(data)
 
 
-def _information_loss(data: LinkageData) -> dict:
+def information_loss_validated(data: LinkageData) -> dict:
+    """:func:`information_loss` for a caller that already holds validated data."""
     a, b = data.original, data.masked
     # every moment in the original's unit (a power of two per column): no overflow
     unit = Standardisation.fit(a)

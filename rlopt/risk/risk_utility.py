@@ -3,7 +3,7 @@ loss of one masking method over a range of its parameter."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -11,10 +11,10 @@ from rlopt.data import as_frame, validate_pair, validate_table
 from rlopt.exceptions import InputError
 from rlopt.families import LEARNED, LearnedFamily, get_family
 from rlopt.learn import learn
-from rlopt.milp import SolverOptions
-from rlopt.linkage.dbrl import _dbrl_validated
+from rlopt.linkage.distance_based import dbrl_validated
 from rlopt.masking import additive_noise, microaggregate, rank_swap
-from rlopt.risk.measures import _information_loss
+from rlopt.milp import SolverOptions
+from rlopt.risk.measures import information_loss_validated
 
 __all__ = ["tradeoff", "tradeoff_plan", "TRADEOFF_METHODS"]
 
@@ -88,8 +88,8 @@ def tradeoff_plan(original, *, method: str, values: Sequence[float],
         for value, data in masked_files:
             if progress:
                 progress(f"{method} {parameter}={value:g}")
-            loss = _information_loss(data)
-            am = _dbrl_validated(data, "am").rate
+            loss = information_loss_validated(data)
+            am = dbrl_validated(data, "am").rate
             for family in families:
                 result, _ = learn(data, get_family(family), margin=margin, options=options)
                 rows.append({"parameter": parameter, "value": value, "family": family,

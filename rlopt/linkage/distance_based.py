@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, standardise
 from rlopt.exceptions import InputError, NonFiniteError
 from rlopt.families import BaselineFamily, Distance, get_family
 
-__all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL"]
+__all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL", "dbrl_validated"]
 
 TIE_RTOL = 1e-12
 """Two distances closer than this (relative) count as a tie."""
@@ -136,7 +136,7 @@ def dbrl(original, masked, *, distance: str | Distance = "am",
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column,
                          drop_nonfinite=drop_nonfinite)
-    return _dbrl_validated(data, distance)
+    return dbrl_validated(data, distance)
 
 
 def resolve_distance(distance: str | Distance, za: np.ndarray, zb: np.ndarray,
@@ -152,6 +152,7 @@ def resolve_distance(distance: str | Distance, za: np.ndarray, zb: np.ndarray,
     return family.from_data(za, zb, tuple(columns))
 
 
-def _dbrl_validated(data: LinkageData, distance: str | Distance) -> LinkageResult:
+def dbrl_validated(data: LinkageData, distance: str | Distance) -> LinkageResult:
+    """:func:`dbrl` for a caller that already holds validated :class:`LinkageData`."""
     za, zb = standardise(data.masked), standardise(data.original)
     return link_records(za, zb, resolve_distance(distance, za, zb, data.columns))

@@ -1,0 +1,39 @@
+"""Every status a figure of rlopt carries, in one place (README, "Statuses").
+
+A :class:`Status` is a ``str`` (``Status.OPTIMAL == "optimal"``), so results,
+JSON and CSV files hold the plain value.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["Status"]
+
+
+class Status(StrEnum):
+    # a learned family (LearnResult.status, the status column of grid results)
+    OPTIMAL = "optimal"  # proven: one number
+    TIME_LIMIT = "time_limit"  # stopped by the time limit: an interval
+    GAP_LIMIT = "gap_limit"  # stopped at a relative gap > 0: an interval
+    CUT_LIMIT = "cut_limit"  # the cap on rounds of added rows was reached: an interval
+    INTERRUPTED = "interrupted"  # Ctrl-C: the interval so far
+    # what a solve may end with before learning turns it into one of the above or an error
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+    STOPPED = "stopped"  # stopped because a proof arrived from elsewhere
+    # rows of a risk assessment or grid that are not learned
+    BASELINE = "baseline"  # am, md in a grid
+    EXACT = "exact"  # a baseline computed exactly
+    APPLIED = "applied"  # saved parameters evaluated without solving
+    FAILED = "failed"  # the solver failed on this family; the others are kept
+    # the headline of a risk assessment
+    PROVEN = "proven"
+    INTERVAL = "interval"
+    NONE = "none"  # neither a family nor an attack was assessed
+
+    @property
+    def is_interval(self) -> bool:
+        """A figure with this status is an interval ``[lower, bound]``, not one number."""
+        return self in (Status.TIME_LIMIT, Status.GAP_LIMIT, Status.CUT_LIMIT,
+                        Status.INTERRUPTED, Status.INTERVAL)
