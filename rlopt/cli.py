@@ -8,7 +8,7 @@ import sys
 import warnings
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -43,7 +43,13 @@ class MaskMethod(StrEnum):
     noise = "noise"
 
 
-SwapVariant = StrEnum("SwapVariant", {v.replace("-", "_"): v for v in VARIANTS})
+class SwapVariant(StrEnum):
+    plain = "plain"
+    p_buckets = "p-buckets"
+    p_distribution = "p-distribution"
+
+
+assert tuple(SwapVariant) == VARIANTS, "SwapVariant must list rlopt.masking.swapping.VARIANTS"
 
 
 class BaselineDistance(StrEnum):
@@ -57,18 +63,20 @@ class AttackMethod(StrEnum):
     microaggregation = "microaggregation"
 
 
-def _split(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
+def _names(text: str) -> list[str]:
     items = [item.strip() for item in text.split(",")]
     if not all(items):
         raise InputError(f"empty name in the list {text!r}; expected names separated by commas")
     return items
 
 
+def _split(text: str | None) -> list[str] | None:
+    return None if text is None else _names(text)
+
+
 def parse_groups(text: str) -> list[tuple[list[str], int]]:
     """Parse ``"A,B:3;C,D:8"`` into ``[(["A", "B"], 3), (["C", "D"], 8)]``."""
-    groups = []
+    groups: list[tuple[list[str], int]] = []
     for part in text.split(";"):
         columns, sep, k = part.rpartition(":")
         if not sep or not columns.strip():
@@ -78,7 +86,7 @@ def parse_groups(text: str) -> list[tuple[list[str], int]]:
             k_value = int(k)
         except ValueError:
             raise InputError(f"group size {k!r} in --groups {text!r}; expected an integer") from None
-        groups.append((_split(columns), k_value))
+        groups.append((_names(columns), k_value))
     return groups
 
 
@@ -107,7 +115,8 @@ def _write(frame, path: Path) -> None:
 @app.command()
 def mask(
     input: Annotated[Path | None, typer.Argument(help="CSV or Parquet file to mask")] = None,
-    out: Annotated[Path, typer.Option(help="output file (with INPUT) or folder (with --preset/--config)")] = ...,
+    *,  # --out is required: keyword-only, it needs no default after INPUT's
+    out: Annotated[Path, typer.Option(help="output file (with INPUT) or folder (with --preset/--config)")],
     method: Annotated[MaskMethod | None, typer.Option(help="masking method")] = None,
     groups: Annotated[str | None, typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
     k: Annotated[float | None, typer.Option(help="MDAV group size (one group of all columns), or noise variance ratio")] = None,
@@ -124,7 +133,11 @@ def mask(
     if preset is not None or config is not None:
         if input is not None or method is not None or preset is not None and config is not None:
             raise InputError("give either INPUT with --method, or one of --preset/--config")
-        recipe = published_recipe(preset, sample_seed=sample_seed or 0) if preset else load_recipe(config)
+        if preset is not None:
+            recipe = published_recipe(preset, sample_seed=sample_seed or 0)
+        else:
+            assert config is not None  # this branch is taken with --preset or --config
+            recipe = load_recipe(config)
         if config is not None and sample_seed is not None:
             recipe = recipe.model_copy(update={"sample_seed": sample_seed})
         original, masked = build(recipe)
@@ -209,19 +222,19 @@ def link(
     if distance is BaselineDistance.pld:
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
-        result = pld(load_table(original), load_table(masked), columns=_split(columns),
-                     id_column=id_column)
-        typer.echo(json.dumps(result.to_dict()) if as_json else
-                   f"pld: {result.n_correct} of {result.n_records} records re-identified "
-                   f"({100 * result.rate:.2f}%), EM {result.em.n_iter} iterations")
+        prob = pld(load_table(original), load_table(masked), columns=_split(columns),
+                   id_column=id_column)
+        typer.echo(json.dumps(prob.to_dict()) if as_json else
+                   f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
+                   f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations")
         return
-    result = dbrl(load_table(original), load_table(masked), distance=distance.value,
+    linked = dbrl(load_table(original), load_table(masked), distance=distance.value,
                   columns=_split(columns), id_column=id_column, drop_nonfinite=drop_nonfinite)
     if as_json:
-        typer.echo(json.dumps(result.to_dict()))
+        typer.echo(json.dumps(linked.to_dict()))
     else:
-        typer.echo(f"{result.distance}: {result.n_correct} of {result.n_records} records "
-                   f"re-identified ({100 * result.rate:.2f}%), {result.n_ties} tie(s) not counted")
+        typer.echo(f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
+                   f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted")
 
 
 @app.command()
@@ -304,9 +317,10 @@ def learn(
         options["published_relaxation"] = True
     if k_additive is not None:
         options["k"] = k_additive
+    naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
     learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, rel_gap=rel_gap,
                                      threads=threads, log=log, family_options=options or None,
-                                     **(dict(big_c="uniform", reductions="none") if naive else {}))
+                                     **naive_options)
     a, b = load_table(original), load_table(masked)
     interrupted = False
     console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -317,9 +331,10 @@ def learn(
                     progress=(lambda event: console.print(_interval_line(event))) if show else None)
         result = learner.result_
     except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
-        result, interrupted = getattr(exc, "partial", None), True
-        if result is None or result.n_correct_verified is None:
+        partial = getattr(exc, "partial", None)
+        if partial is None or partial.n_correct_verified is None:
             raise _interrupted(f"{family}: nothing verified yet") from None
+        result, interrupted = partial, True
     if params_out is not None and not interrupted and learner.distance_ is not None:
         learner.save_params(params_out)
     if as_json:
@@ -433,13 +448,13 @@ def risk(
             raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
         table = tradeoff_plan(a, method=tradeoff_method,
                               values=_numbers(tradeoff_values, "--tradeoff-values"),
-                              families=_split(generalisation), columns=_split(columns),
+                              families=_names(generalisation), columns=_split(columns),
                               margin=margin, time_limit=time_limit, threads=threads, seed=seed)
     try:
         result = assess_risk(a, b, families=family_list, columns=_split(columns), id_column=id_column,
                              margin=margin, time_limit=time_limit, threads=threads, params=params or (),
                              attack=_attack_spec(attack_method, p, window, k, groups), folds=folds,
-                             generalisation_families=_split(generalisation) if folds else (),
+                             generalisation_families=_names(generalisation) if folds else (),
                              seed=seed, interval_p=interval_p, tradeoff=table,
                              names=(original.name, masked.name),
                              progress=lambda m: typer.echo(m, err=True))
@@ -516,7 +531,7 @@ def tradeoff_command(
 
     _check_outputs(out=out)
     table = tradeoff(load_table(original), method=method, values=_numbers(values, "--values"),
-                     families=_split(families), columns=_split(columns), margin=margin,
+                     families=_names(families), columns=_split(columns), margin=margin,
                      time_limit=time_limit, seed=seed,
                      progress=lambda m: typer.echo(m, err=True))
     typer.echo(table.to_string(index=False))

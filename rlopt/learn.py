@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 
 from rlopt.data import LinkageData, Standardisation, standardise, validate_pair
 from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedError, SolverError
-from rlopt.families import Distance, LearnedFamily, get_family
+from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
@@ -208,7 +208,8 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
                                          margin=margin, tol=10 * options.feasibility_tol)
                 companion_found.append(item)
                 found(item.count, REGION_SEARCH)
-            certificate.bounded(companion.upper, REGION_SEARCH)
+            if companion.upper is not None:
+                certificate.bounded(companion.upper, REGION_SEARCH)
         return (companion.upper is not None and certificate.lower is not None
                 and certificate.lower >= companion.upper)
     if big_c == "uniform":
@@ -273,7 +274,7 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     lazy_rows = (LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
                                  per_round=reductions.lazy_per_round, tol=options.feasibility_tol,
                                  max_family_rounds=options.max_cut_rounds)
-                 if reductions.lazy else None)
+                 if reductions.lazy and pairs is not None else None)
     separate = start = first = None
     if own_cuts or lazy_rows is not None:
         def separate(theta, k):  # the family's cuts and the violated linkage rows, in one round
@@ -393,7 +394,7 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
                       "the margin is in units of the distance on z-scores (squared standard "
                       "deviations); expected a small margin such as 1e-5", DataWarning, stacklevel=2)
     gap = None if verified is None else (bound - verified) / max(bound, 1)
-    if verified is not None:
+    if verified is not None and lower_source is not None:
         certificate.found(verified, lower_source)
     certificate.bounded(bound, "proven optimum" if status == Status.OPTIMAL else "MILP bound")
     result = LearnResult(
@@ -498,11 +499,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         self.on_mismatch = on_mismatch
 
     def _family(self) -> LearnedFamily:
-        family = get_family(self.family, **(self.family_options or {}))
-        if not isinstance(family, LearnedFamily):
-            raise InputError(f"family {self.family!r} is a baseline without parameters to learn; "
-                             "use rlopt.dbrl(..., distance=...) for it")
-        return family
+        return get_learned_family(self.family, **(self.family_options or {}))
 
     def fit(self, original, masked, *, columns: Sequence[str] | None = None,
             id_column: str | None = None, drop_nonfinite: bool = False,
@@ -546,10 +543,13 @@ class LearnedDistanceLinkage(BaseEstimator):
     def __sklearn_is_fitted__(self) -> bool:
         return getattr(self, "distance_", None) is not None
 
-    def _check_fitted(self) -> None:
-        if not self.__sklearn_is_fitted__():
+    def _fitted_distance(self) -> Distance:
+        """The learned distance; :class:`NotFittedError` before ``fit``."""
+        distance = getattr(self, "distance_", None)
+        if distance is None:
             raise NotFittedError("this LearnedDistanceLinkage has no learned distance: call fit() or "
                                  "load_params() first (or the solver found no parameter)")
+        return distance
 
     def distance(self, a, b) -> np.ndarray:
         """Learned distances between masked records ``a`` and original records ``b``
@@ -559,7 +559,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         -------
         ndarray of shape (len(a), len(b))
         """
-        self._check_fitted()
+        distance = self._fitted_distance()
         if not hasattr(self, "masked_standardisation_"):
             raise NotFittedError("distance() needs the standardisation of the fitted files; this "
                                  "parameter file predates it (save it again with save_params)")
@@ -567,16 +567,16 @@ class LearnedDistanceLinkage(BaseEstimator):
         b = np.atleast_2d(np.asarray(b, dtype=float))
         za = self.masked_standardisation_.apply(a, name="a")
         zb = self.original_standardisation_.apply(b, name="b")
-        return self.distance_.pairwise(za, zb)
+        return distance.pairwise(za, zb)
 
     def link(self, original, masked, *, id_column: str | None = None,
              drop_nonfinite: bool = False) -> LinkageResult:
         """DBRL of ``masked`` against ``original`` with the learned distance (each
         file standardised on its own, on the fitted columns)."""
-        self._check_fitted()
+        distance = self._fitted_distance()
         data = validate_pair(original, masked, columns=list(self.columns_), id_column=id_column,
                              drop_nonfinite=drop_nonfinite)
-        return link_records(standardise(data.masked), standardise(data.original), self.distance_)
+        return link_records(standardise(data.masked), standardise(data.original), distance)
 
     def score(self, original, masked, **kwargs) -> float:
         """Share of records correctly re-identified (strictly nearest) by :meth:`link`."""
@@ -584,13 +584,13 @@ class LearnedDistanceLinkage(BaseEstimator):
 
     def save_params(self, path: str | Path) -> Path:
         """Write the learned parameters (the schema of ``params_``) as JSON."""
-        self._check_fitted()
+        self._fitted_distance()
         path = Path(path)
         standardisation = {
             name: {"scale": z.scale.tolist(), "mean": z.mean.tolist(), "sd": z.sd.tolist()}
             for name, z in (("masked", self.masked_standardisation_),
                             ("original", self.original_standardisation_))}
-        path.write_text(json.dumps({**self.params_, "columns": list(self.columns_),
+        path.write_text(json.dumps({**(self.params_ or {}), "columns": list(self.columns_),
                                     "margin": self.margin, "n_correct": self.n_correct_,
                                     "standardisation": standardisation}, indent=2))
         return path

@@ -82,6 +82,7 @@ def microaggregation_attack(original, masked, *, k: int | None = None,
                          f"one of k={k!r} (all attributes in one group; CLI --k) and "
                          f"groups={groups!r} (attribute groups with their k; CLI --groups)")
     if groups is None:
+        assert k is not None  # exactly one of the two was given (checked above)
         groups = [(list(data.columns), k)]
     return microaggregation_attack_validated(data, groups, distance)
 

@@ -25,7 +25,7 @@ _FILES = list(PUBLISHED_FILES)
 
 # Transcribed from the published tables (shared/reference/published_tables.md);
 # None where nothing was published.
-PUBLISHED_TABLE1 = {  # correct re-identifications, % of N = 400
+PUBLISHED_TABLE1: dict[str, list[float | None]] = {  # correct re-identifications, % of N = 400
     "am": [84.00, 68.50, 71.00, 39.75, 78.00, 84.75],
     "md": [94.00, 90.00, 92.75, 88.25, 98.50, 98.00],
     "wm": [95.50, 93.00, 94.25, 90.50, 99.25, 98.75],
@@ -36,7 +36,7 @@ PUBLISHED_TABLE1 = {  # correct re-identifications, % of N = 400
     "sb": [96.75, 94.50, 95.25, 92.25, 99.75, 99.50],
     "sb_pd": [None, None, None, None, None, 99.25],
 }
-PUBLISHED_TABLE2 = {  # seconds
+PUBLISHED_TABLE2: dict[str, list[float]] = {  # seconds
     "wm": [29.83, 41.37, 24.33, 718.43, 11.81, 17.77],
     "wm_m": [3.43, 6.26, 2.26, 190.75, 4.34, 6.72],
     "ci": [280.24, 427.75, 242.86, 42731.22, 24.17, 87.43],
@@ -90,7 +90,8 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
     machine = machine or f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}"
     results = results.assign(rate_pct=100 * results["rate"].astype(float))
     families = [f for f in FULL_FAMILIES if f in set(results["family"])]
-    t1_rows, t2_rows = [], []
+    t1_rows: list[dict] = []
+    t2_rows: list[dict] = []
     md1 = ["| family | " + " | ".join(_FILES) + " |", "|---|" + "---|" * len(_FILES)]
     md2 = list(md1)
     for family in families:
@@ -107,7 +108,7 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
                 # a stopped cell is an interval: the verified count up to the proven bound
                 upper = float((100 * rows["bound"].astype(float) / rows["n_records"].astype(float)).mean())
                 text = f"{_fmt(rate)}..{_fmt(upper)}" + (f" ({spread})" if spread else "")
-            if published and upper is not None:  # the difference is an interval too
+            if published and rate is not None and upper is not None:  # the difference is an interval too
                 text += f" [{_fmt(published)}, {rate - published:+.2f}..{upper - published:+.2f}]"
             elif published:
                 text += f" [{_fmt(published)}, {'+' if diff and diff > 0 else ''}{_fmt(diff)}]"

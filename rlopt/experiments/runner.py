@@ -160,7 +160,7 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
         except (OSError, TimeoutError, ValueError) as exc:  # unreachable or a bad address
             raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
 
-        def submit(cells):
+        def submit_dask(cells):
             futures = {client.submit(work, c, pure=False, key=f"rlopt-{c.key}-{time.time_ns()}"): c
                        for c in cells}
             for future in dask_completed(futures):
@@ -168,27 +168,27 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
                     yield futures[future], future.result()
                 except Exception as exc:  # the cell's own error, raised on the worker
                     yield futures[future], exc
-        return submit, lambda abort: client.close()  # the scheduler drops a closed client's cells
+        return submit_dask, lambda abort: client.close()  # the scheduler drops a closed client's cells
     if jobs == 1:
-        def submit(cells):
+        def submit_here(cells):
             for c in cells:
                 try:
                     yield c, work(c)
                 except Exception as exc:
                     traceback.print_exc()
                     yield c, exc
-        return submit, lambda abort: None
+        return submit_here, lambda abort: None
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
                                initializer=_worker_init, initargs=(os.getpid(),))
 
-    def submit(cells):
+    def submit_pool(cells):
         futures = {pool.submit(work, c): c for c in cells}
         for future in as_completed(futures):
             try:
                 yield futures[future], future.result()
             except Exception as exc:
                 yield futures[future], exc
-    return submit, lambda abort: _stop_pool(pool) if abort else pool.shutdown(cancel_futures=True)
+    return submit_pool, lambda abort: _stop_pool(pool) if abort else pool.shutdown(cancel_futures=True)
 
 
 LOCK, OWNER = ".rlopt.lock", ".rlopt.owner"

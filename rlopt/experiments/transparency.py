@@ -18,7 +18,7 @@ import pandas as pd
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack_validated
 from rlopt.data import EIA_ATTRIBUTES, LinkageData, load_census, load_eia, validate_pair
 from rlopt.exceptions import DataWarning, InputError
-from rlopt.families import LEARNED, get_family
+from rlopt.families import LEARNED, get_learned_family
 from rlopt.learn import learn
 from rlopt.linkage.distance_based import dbrl_validated
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
@@ -129,13 +129,13 @@ def _learned_columns(data, name: str, window: int, time_limit: float) -> dict:
     """The worst case of family ``name`` without the attack (DBRL with the best
     distance of the family) and with it (the best distance inside the intersections,
     the intruder's records linked to the masked file as in RSLD)."""
-    family = get_family(name)
+    family = get_learned_family(name)
     options = SolverOptions(time_limit=time_limit, threads=1)
     plain, _ = learn(data, family, margin=MARGIN, options=options)
     swapped = LinkageData(original=data.masked, masked=data.original, columns=data.columns)
     candidates = RankWindows(data.original, data.masked, window).intersection(0, data.n_records)
     inside, _ = learn(swapped, family, margin=MARGIN, options=options, candidates=candidates)
-    out = {}
+    out: dict[str, float | str | None] = {}
     for suffix, result in (("", plain), ("_rsld", inside)):
         column = f"learned_{name}{suffix}"
         out[column] = None if result.rate is None else 100 * result.rate
@@ -168,7 +168,7 @@ def table5_cells(datasets: Sequence[str] = DATASETS, p_values: Sequence[float] =
 def _learned_lines(results: pd.DataFrame) -> list[str]:
     """Per p, each learned family's worst case without and with the intersection:
     ``rate`` when proven, ``[rate, bound]`` with the status otherwise (per seed)."""
-    names = sorted({c[len("learned_"):-len("_status")] for c in results
+    names = sorted({c[len("learned_"):-len("_status")] for c in map(str, results.columns)
                     if c.startswith("learned_") and c.endswith("_status")
                     and results[c].notna().any()})
     if not names:

@@ -16,7 +16,7 @@ from rlopt.families.md import Mahalanobis
 from rlopt.families.owa import OrderedWeightedAverage
 from rlopt.families.wm import MetricWeightedMean, WeightedMean
 
-__all__ = ["FAMILIES", "LEARNED", "get_family", "Family", "BaselineFamily", "LearnedFamily",
+__all__ = ["FAMILIES", "LEARNED", "get_family", "get_learned_family", "Family", "BaselineFamily", "LearnedFamily",
            "LinearRows", "Distance"]
 
 FAMILIES: dict[str, type[Family]] = {
@@ -50,3 +50,14 @@ def get_family(name: str, **options) -> Family:
             raise InputError(f"family {name!r} takes no options, got {sorted(options)}")
         return cls()
     return cls(**options)
+
+
+def get_learned_family(name: str, **options) -> LearnedFamily:
+    """:func:`get_family` for a family learned by the MILP; a baseline (``am``,
+    ``md``) is an :class:`InputError` that names the learned ones."""
+    family = get_family(name, **options)
+    if not isinstance(family, LearnedFamily):
+        raise InputError(f"family {name!r} is a baseline without parameters to learn (link with "
+                         f"rlopt.dbrl(..., distance={name!r})); expected one of the learned "
+                         f"families {list(LEARNED)}")
+    return family

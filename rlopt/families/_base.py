@@ -20,7 +20,7 @@ __all__ = ["Distance", "Family", "BaselineFamily"]
 class Distance(ABC):
     """A distance with every parameter fixed, on standardised records."""
 
-    family: ClassVar[str]
+    family: str  # the family's name (a class attribute, or set per instance by shared classes)
 
     @abstractmethod
     def pairwise(self, za: np.ndarray, zb: np.ndarray) -> np.ndarray:

@@ -206,13 +206,13 @@ class Choquet(LearnedFamily):
         # sign * (mu(S+i) + mu(S+j) - mu(S+i+j) - mu(S)) >= 0 for i < j not in S
         full = 2**n - 1
         bases = np.zeros(1, dtype=np.int64) if pairs_only else np.arange(full + 1)
-        triples = []
+        blocks = []
         for i in range(n):
             for j in range(i + 1, n):
                 free = bases[(bases >> i & 1) == 0]
                 free = free[(free >> j & 1) == 0]
-                triples.append(np.column_stack([free, np.full(free.size, i), np.full(free.size, j)]))
-        triples = np.concatenate(triples)
+                blocks.append(np.column_stack([free, np.full(free.size, i), np.full(free.size, j)]))
+        triples = np.concatenate(blocks)
         triples = triples[np.lexsort((triples[:, 2], triples[:, 1], triples[:, 0]))]
         base, i, j = triples.T
         rows = np.arange(base.size)

@@ -62,7 +62,7 @@ class EMResult:
 
 
 def agreement_levels(za: np.ndarray, zb: np.ndarray,
-                     thresholds: Sequence[float] = DEFAULT_THRESHOLDS) -> np.ndarray:
+                     thresholds: Sequence[float] | np.ndarray = DEFAULT_THRESHOLDS) -> np.ndarray:
     """Level of every pair and attribute: ``levels[i, j, k]`` for ``za[i]``, ``zb[j]``.
 
     ``za``, ``zb`` are standardised; level ``l`` counts the thresholds that

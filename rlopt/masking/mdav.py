@@ -134,6 +134,7 @@ def microaggregate(data, k: int | None = None, *,
     if (k is None) == (groups is None):
         raise InputError(f"give exactly one of k={k!r} and groups={groups!r}")
     if groups is None:
+        assert k is not None  # exactly one of the two was given (checked above)
         groups = [([str(c) for c in frame.columns], k)]
     seen: set[str] = set()
     for columns, _ in groups:

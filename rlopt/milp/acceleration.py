@@ -332,7 +332,7 @@ class _FamilyLP:
                                          self.upper, cuts=self.pool, feasibility_tol=self.tol,
                                          time_limit=left)
             self.n_lps += 1
-            if value is None:
+            if value is None or theta is None:
                 return np.inf, None, False
             if not self.own_cuts or value < self.margin - SCREEN_TOL:
                 return value, theta, True  # a relaxation already below the margin is conclusive
@@ -556,7 +556,7 @@ def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screen
     own_rows = _tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
     lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds=0)
     pair_lp = _PairLP(lp, needed, own_rows, screening.witnesses, margin=margin)
-    found = []
+    found: list[tuple[int, int]] = []
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
         if tried >= 500 and len(found) < 0.01 * tried:
             break  # conflicts are rare here (a broad family): more LPs would not pay
@@ -696,7 +696,7 @@ def best_start(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening:
     witnesses = _spread(screening.witnesses, max_candidates)
     hits = witness_hits(za, zb, family, witnesses, records=np.arange(za.shape[0]),
                         threshold=margin + SCREEN_TOL)
-    counts = []
+    counts: list[int] = []
     for _ in witnesses:
         if counts and deadline is not None and time.perf_counter() > deadline:
             break

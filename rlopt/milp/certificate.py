@@ -29,13 +29,12 @@ class Certificate:
     progress: Callable[[dict], None] | None = None
     lower: int | None = None
     lower_source: str | None = None
-    upper: int | None = None
-    upper_source: str | None = None
+    upper: int = field(init=False)
+    upper_source: str = field(init=False)
     events: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
-        if self.upper is None:
-            self.upper, self.upper_source = self.n, "number of records"
+        self.upper, self.upper_source = self.n, "number of records"
 
     def found(self, count: int, source: str) -> bool:
         """A verified count ``count`` (recounted from an admissible parameter) by

@@ -82,7 +82,7 @@ def greedy_add(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.
         accepted = None
         for _ in range(max_checks):
             value, solution = lp.solve()
-            if value is None or value < margin + _SLACK:
+            if value is None or solution is None or value < margin + _SLACK:
                 break  # a relaxation below the margin: no parameter adds c to the set
             candidate_g = margins.at(solution)
             group = members.copy()

@@ -39,7 +39,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
 from rlopt.families.containment import embed
-from rlopt.families.md import Mahalanobis
+from rlopt.families.md import Mahalanobis, MahalanobisDistance
 from rlopt.families.wm import WeightedMeanDistance
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp.greedy import greedy_add
@@ -171,7 +171,7 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
     for root in roots:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        best, steps = root, []  # the searches that led to ``best``, in order
+        best, steps = root, list[str]()  # the searches that led to ``best``, in order
         for name in SEARCHES:
             now = time.perf_counter()
             if name not in searches or (deadline is not None and now > deadline):
@@ -255,7 +255,9 @@ def quadratic_starts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, colu
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # MD's own warnings belong to an MD run, not to this start
-            matrices.append(("MD", Mahalanobis().from_data(za, zb, columns).precision))
+            md = Mahalanobis().from_data(za, zb, columns)
+            assert isinstance(md, MahalanobisDistance)
+            matrices.append(("MD", md.precision))
     except InputError:
         pass  # MD is undefined here (the files are equal): no start from it
     if nca:

@@ -36,6 +36,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -198,7 +199,7 @@ def branch_and_bound(margins: PairMargins, vertices: np.ndarray, *, margin: floa
     n = margins.n_records
     heap = [explorer.root(vertices)]
     best: list = [0, None]
-    state = {"upper": n, "regions": 0, "reported": (n, 0), "at": -np.inf}
+    state: dict[str, Any] = {"upper": n, "regions": 0, "reported": (n, 0), "at": -np.inf}
 
     def notify(elsewhere: int = 0, *, last: bool = False) -> bool:
         """Report a better interval (at most every REPORT_SECONDS, and at the end);
@@ -280,7 +281,7 @@ def _parallel(explorer: _Explorer, heap: list, best: list, workers: int, until: 
             with shared_best.get_lock():
                 shared_best.value = max(shared_best.value, lower())
             # the shared count belongs in the ceiling: the workers drop regions that cannot beat it
-            if notify(max(max(tops), shared_best.value)) and not stop.value:
+            if notify(max(max(tops[:]), shared_best.value)) and not stop.value:
                 stop.value, stopped = 1, "stop"
             if all(c.poll() for c in channels):
                 break
@@ -291,7 +292,7 @@ def _parallel(explorer: _Explorer, heap: list, best: list, workers: int, until: 
                 best[0], best[1] = count, theta
             if why != "proven" and stopped == "proven":
                 stopped = why
-        return stopped, max(max(tops), shared_best.value)
+        return stopped, max(max(tops[:]), shared_best.value)
     finally:
         stop.value = 1
         for process in processes:

@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,14 +205,15 @@ class _Progress:
             event.interrupt()
 
     def _ask_stop(self, event) -> None:
-        self.stopped_when = bool(self.stop_when())
+        if self.stop_when is not None:
+            self.stopped_when = bool(self.stop_when())
 
     def _safely(self, step: Callable, event) -> None:
         """``step(event)`` with the caller's streams; nothing it raises reaches HiGHS."""
         if self.stop.requested or self.error is not None:
             return
         caller = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = self.streams
+        sys.stdout, sys.stderr = self.streams or caller
         try:
             step(event)
         except KeyboardInterrupt:
@@ -433,7 +434,7 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
             theta = _values(model.theta) if has_solution else None
             if on_improve is not None:
                 on_improve(results.incumbent_objective, results.objective_bound, theta)
-            if status != Status.OPTIMAL or separate is None or stop.requested:
+            if status != Status.OPTIMAL or separate is None or stop.requested or theta is None:
                 break
             cuts = separate(theta, _values(model.K))
             if not cuts:
@@ -594,7 +595,7 @@ class Projection:
 
 def max_min_slack(coefs: np.ndarray, constants: np.ndarray, family_matrix: np.ndarray,
                   family_lo: np.ndarray, family_hi: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                  *, cuts: list[tuple[np.ndarray, float]] = (), cap: float = 1e3,
+                  *, cuts: Sequence[tuple[np.ndarray, float]] = (), cap: float = 1e3,
                   feasibility_tol: float = 1e-9, time_limit: float | None = None
                   ) -> tuple[float | None, np.ndarray | None]:
     """The LP ``max s`` s.t. ``coefs @ theta + constants >= s`` (every row),

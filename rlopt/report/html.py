@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,7 @@ def _cell(value):
 
 
 def _params_views(figures: dict) -> list[dict]:
-    views = []
+    views: list[dict[str, Any]] = []
     sources = {row["family"]: row.get("lower_source") for row in figures["families"]}
     for family, params in figures["params"].items():
         if not params:
@@ -82,10 +83,11 @@ def _params_views(figures: dict) -> list[dict]:
                           "table": {"columns": ["subset", "measure"], "rows": rows}})
         elif "Q" in params:  # bilinear
             q, names = np.asarray(params["Q"]), params["columns"]
-            view = {"label": f"{label}: matrix Q",
-                    "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; the diagonal "
-                            "weights each attribute, off-diagonal entries couple attributes.",
-                    "image": None, "table": None}
+            view: dict[str, Any] = {"label": f"{label}: matrix Q",
+                                    "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; "
+                                            "the diagonal weights each attribute, off-diagonal "
+                                            "entries couple attributes.",
+                                    "image": None, "table": None}
             if len(names) > 2:
                 view["image"] = plots.heatmap(q, names, title=f"{family}: Q")
             else:
@@ -124,7 +126,7 @@ def _interval_views(figures: dict) -> list[dict]:
 def _steps(history: list[dict], end: str) -> str:
     """The values one end (``"lower"`` or ``"upper"``) took and the step behind each, a
     run of consecutive values from one step in one phrase."""
-    runs = []  # [source, first value, its seconds, last value, its seconds]
+    runs: list[list] = []  # [source, first value, its seconds, last value, its seconds]
     previous = None
     for event in history:
         value, source = event[end], event[f"{end}_source"]
@@ -170,7 +172,9 @@ def render_risk_report(assessment, path: str | Path) -> Path:
 def _markdown_blocks(text: str) -> list[dict]:
     """The pipe tables and paragraphs of a results markdown file (rendered, escaped,
     by the template; nothing of it is passed through as HTML)."""
-    blocks, table, para = [], [], []
+    blocks: list[dict] = []
+    table: list[str] = []
+    para: list[str] = []
 
     def flush():
         if table:

@@ -15,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rlopt.attacks import AttackResult
 from rlopt.attacks.microaggregation import microaggregation_attack_validated
 from rlopt.attacks.rank_swap import rank_swap_attack_validated
 from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
-from rlopt.families import LEARNED, get_family
+from rlopt.families import LEARNED, get_learned_family
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
@@ -111,7 +112,7 @@ def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, ma
     for k, test in enumerate(np.array_split(order, folds)):
         train = np.setdiff1d(order, test)
         part = LinkageData(zo[train], zm[train], data.columns)
-        result, distance = learn(part, get_family(family), margin=margin, options=options,
+        result, distance = learn(part, get_learned_family(family), margin=margin, options=options,
                                  reductions=Reductions(), standardised=True)
         # the held-out originals first, so that row r's own original is column r
         correct = (np.zeros(len(test), dtype=bool) if distance is None
@@ -124,7 +125,7 @@ def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, ma
             "rate": float(held.mean()), "n_correct": int(held.sum()), "per_fold": per_fold}
 
 
-def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], object]:
+def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], AttackResult]:
     """Check the published masking's parameters now; the returned call runs the attack
     (so that a bad parameter is an error before any solving, not after it)."""
     method = attack.get("method")
@@ -215,14 +216,14 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
     # every family's limits before the first solve: no finished work is lost to a later one
     for name in list(families):
         try:
-            get_family(name).check_attributes(data.n_attributes)
+            get_learned_family(name).check_attributes(data.n_attributes)
         except InputError as exc:
             if explicit:
                 raise
             families.remove(name)
             notes.append(f"{name} left out of the default families: {exc}")
     for name in generalisation_families if folds else ():
-        get_family(name).check_attributes(data.n_attributes)
+        get_learned_family(name).check_attributes(data.n_attributes)
     if folds and folds > n:
         raise InputError(f"folds={folds} for {n} records; expected at most {n}")
     run_attack = None if attack is None else _attack_plan(data, attack)
@@ -232,7 +233,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
     records = pd.DataFrame({"record": data.ids if data.ids is not None else np.arange(n)})
 
     say("baselines (am, md, pld)")
-    baselines = {}
+    baselines: dict[str, dict] = {}
     known = []  # (label, distance): every parameter met so far, a lower end of the families containing it
     for name in ("am", "md"):
         try:
@@ -252,8 +253,10 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
     rows, learned_params = [], {}
     for path in params:
         learner = LearnedDistanceLinkage.load_params(path)
+        saved = learner.distance_
+        assert saved is not None  # load_params always sets the distance
         say(f"applying saved parameters {path}")
-        linked = link_records(zm, zo, learner.distance_) if tuple(learner.columns_) == data.columns \
+        linked = link_records(zm, zo, saved) if tuple(learner.columns_) == data.columns \
             else learner.link(original_frame, masked_frame)
         label = f"{learner.family} ({Path(path).name})"
         rows.append({"family": label, "source": "saved parameters", "rate": linked.rate,
@@ -263,7 +266,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         learned_params[label] = learner.params_
         records[f"reid_{label}"] = linked.correct
         if tuple(learner.columns_) == data.columns:
-            known.append((f"saved parameters {Path(path).name}", learner.distance_))
+            known.append((f"saved parameters {Path(path).name}", saved))
 
     def stopped(exc: KeyboardInterrupt) -> Interrupted:  # Ctrl-C: keep what is finished
         done = sum(row["source"] == "learned" for row in rows)
@@ -300,17 +303,18 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
                                      else np.zeros(n, dtype=bool))
         if result.at_risk is not None:
             records[f"at_risk_{family}"] = result.at_risk
-    at_risk_columns = [c for c in records if c.startswith("at_risk_")]
+    at_risk_columns = [c for c in map(str, records.columns) if c.startswith("at_risk_")]
     if at_risk_columns:
         records["at_risk_any"] = records[at_risk_columns].any(axis=1)
 
     attack_figures = None
     if attack is not None:
+        assert run_attack is not None  # planned above whenever an attack is given
         say(f"transparency attack ({attack.get('method')})")
-        result = run_attack()
-        attack_figures = result.to_dict()
-        records["reid_attack"] = result.correct
-        records["attack_candidates"] = result.candidates
+        attacked = run_attack()
+        attack_figures = attacked.to_dict()
+        records["reid_attack"] = attacked.correct
+        records["attack_candidates"] = attacked.candidates
 
     generalisation = []
     if folds:
@@ -322,15 +326,18 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
             except KeyboardInterrupt:
                 raise stopped(KeyboardInterrupt()) from None
 
-    reid_columns = [c for c in records if c.startswith("reid_")]
+    reid_columns = [c for c in map(str, records.columns) if c.startswith("reid_")]
     learned_reid = [f"reid_{r['family']}" for r in rows if f"reid_{r['family']}" in records]
     records["n_families"] = records[learned_reid].sum(axis=1) if learned_reid else 0
     records = records[["record", "n_families"] + reid_columns
                       + [c for c in records if c not in reid_columns + ["record", "n_families"]]]
     headline = _headline(baselines, rows, attack_figures, n)
+    tradeoff_table: pd.DataFrame | None
     if callable(tradeoff):
         say("risk-utility trade-off")
-        tradeoff = tradeoff(say)
+        tradeoff_table = tradeoff(say)
+    else:
+        tradeoff_table = tradeoff
     figures = {
         "inputs": {
             "original": names[0], "masked": names[1], "columns": list(data.columns),
@@ -360,7 +367,7 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
             "at_risk_but_by_no_optimum": int((records["at_risk_any"]
                                               & (records["n_families"] == 0)).sum())
             if at_risk_columns else None},
-        "tradeoff": None if tradeoff is None else tradeoff.to_dict(orient="records"),
+        "tradeoff": None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
     }
     return RiskAssessment(figures, records)
 

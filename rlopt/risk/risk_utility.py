@@ -9,7 +9,7 @@ import pandas as pd
 
 from rlopt.data import as_frame, validate_pair, validate_table
 from rlopt.exceptions import InputError
-from rlopt.families import LEARNED, LearnedFamily, get_family
+from rlopt.families import get_learned_family
 from rlopt.learn import learn
 from rlopt.linkage.distance_based import dbrl_validated
 from rlopt.masking import additive_noise, microaggregate, rank_swap
@@ -72,11 +72,10 @@ def tradeoff_plan(original, *, method: str, values: Sequence[float],
     _, cols = validate_table(frame, columns=columns, name="original")
     frame = frame[list(cols)]
     for family in families:
-        learned = get_family(family)
-        if not isinstance(learned, LearnedFamily):
-            raise InputError(f"trade-off family {family!r}; expected learned families from "
-                             f"{list(LEARNED)}")
-        learned.check_attributes(len(cols))
+        try:
+            get_learned_family(family).check_attributes(len(cols))
+        except InputError as exc:
+            raise InputError(f"trade-off family {family!r}: {exc}") from None
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
         raise InputError(f"margin={margin!r}; expected a number >= 0")
     options = SolverOptions(time_limit=time_limit, threads=threads)
@@ -91,7 +90,7 @@ def tradeoff_plan(original, *, method: str, values: Sequence[float],
             loss = information_loss_validated(data)
             am = dbrl_validated(data, "am").rate
             for family in families:
-                result, _ = learn(data, get_family(family), margin=margin, options=options)
+                result, _ = learn(data, get_learned_family(family), margin=margin, options=options)
                 rows.append({"parameter": parameter, "value": value, "family": family,
                              "rate": result.rate, "status": result.status,
                              "bound_rate": None if result.bound is None else result.bound / result.n_records,
