@@ -63,8 +63,7 @@ def tier_files(tier: str, names: list[str] | None):
         for name in names or cells:
             method, value = name.split(" ")
             value = int(value.split("=")[1])
-            masked = (rank_swap(census, p=value, seed=0) if method == "RS"
-                      else microaggregate(census, k=value))
+            masked = rank_swap(census, p=value, seed=0) if method == "RS" else microaggregate(census, k=value)
             yield name, census, masked
     elif tier == "eia":
         eia = load_eia()[list(EIA_ATTRIBUTES)]
@@ -74,24 +73,43 @@ def tier_files(tier: str, names: list[str] | None):
         raise SystemExit(f"unknown tier {tier!r}; expected published, census or eia")
 
 
-def run(family: str, original: pd.DataFrame, masked: pd.DataFrame, *, naive: bool,
-        time_limit: float | None, max_conflict_lps: int = 20000, without: str | None = None) -> dict:
+def run(
+    family: str,
+    original: pd.DataFrame,
+    masked: pd.DataFrame,
+    *,
+    naive: bool,
+    time_limit: float | None,
+    max_conflict_lps: int = 20000,
+    without: str | None = None,
+) -> dict:
     """One cell: the naive model, or the accelerated one (``without`` that reduction)."""
     switches = {"max_conflict_lps": max_conflict_lps, **({without: False} if without else {})}
     kwargs = dict(big_c="uniform", reductions="none") if naive else dict(reductions=switches)
     try:
-        r = LearnedDistanceLinkage(family, time_limit=time_limit, threads=1, **kwargs).fit(original, masked).result_
+        r = (
+            LearnedDistanceLinkage(family, time_limit=time_limit, threads=1, **kwargs)
+            .fit(original, masked)
+            .result_
+        )
     except Exception as exc:  # a failed cell is reported, never lost
         traceback.print_exc(file=sys.stderr)
         return {"status": f"error: {type(exc).__name__}: {exc}"}
     seconds = r.seconds
     return {
-        "status": r.status, "correct": r.n_correct_verified, "bound": r.bound,
+        "status": r.status,
+        "correct": r.n_correct_verified,
+        "bound": r.bound,
         "gap": None if r.gap is None else round(r.gap, 4),
-        "seconds": round(seconds["total"], 2), "reduce": round(seconds.get("reduce", 0.0), 2),
-        "build": round(seconds["build"], 2), "solve": round(seconds["solve"], 2),
-        "rows": r.model["n_linkage_rows"], "fixed": r.model.get("n_fixed", 0),
-        "conflicts": r.model.get("n_conflicts", 0), "at_risk": r.n_at_risk, "rounds": r.cut_rounds,
+        "seconds": round(seconds["total"], 2),
+        "reduce": round(seconds.get("reduce", 0.0), 2),
+        "build": round(seconds["build"], 2),
+        "solve": round(seconds["solve"], 2),
+        "rows": r.model["n_linkage_rows"],
+        "fixed": r.model.get("n_fixed", 0),
+        "conflicts": r.model.get("n_conflicts", 0),
+        "at_risk": r.n_at_risk,
+        "rounds": r.cut_rounds,
     }
 
 
@@ -111,11 +129,21 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=600.0, help="accelerated run, seconds")
     parser.add_argument("--naive-time-limit", type=float, default=60.0, help="naive run cap, seconds")
     parser.add_argument("--no-naive", action="store_true", help="only the accelerated model")
-    parser.add_argument("--baseline", default="naive", choices=["naive"] + _SWITCHES,
-                        help="left-hand run: the naive model, or the accelerated one without this reduction")
-    parser.add_argument("--max-conflict-lps", type=int, default=20000,
-                        help="cap on the pairwise conflict LPs of the accelerated run")
-    parser.add_argument("--out", default=None, help="stem of the .md/.csv output (default results/bench_<tier>)")
+    parser.add_argument(
+        "--baseline",
+        default="naive",
+        choices=["naive"] + _SWITCHES,
+        help="left-hand run: the naive model, or the accelerated one without this reduction",
+    )
+    parser.add_argument(
+        "--max-conflict-lps",
+        type=int,
+        default=20000,
+        help="cap on the pairwise conflict LPs of the accelerated run",
+    )
+    parser.add_argument(
+        "--out", default=None, help="stem of the .md/.csv output (default results/bench_<tier>)"
+    )
     args = parser.parse_args()
     families = (args.families or TIER_FAMILIES[args.tier]).split(",")
     stem = Path(args.out) if args.out else RESULTS / f"bench_{args.tier}"
@@ -138,12 +166,28 @@ def main() -> None:
     lines, rows = list(header), []
     for name, original, masked in tier_files(args.tier, args.files.split(",") if args.files else None):
         for family in families:
-            fast = run(family, original, masked, naive=False, time_limit=args.time_limit,
-                       max_conflict_lps=args.max_conflict_lps)
+            fast = run(
+                family,
+                original,
+                masked,
+                naive=False,
+                time_limit=args.time_limit,
+                max_conflict_lps=args.max_conflict_lps,
+            )
             naive = args.baseline == "naive"
-            slow = (run(family, original, masked, naive=naive, time_limit=args.naive_time_limit,
-                        max_conflict_lps=args.max_conflict_lps, without=None if naive else args.baseline)
-                    if not args.no_naive else {"status": "not run"})
+            slow = (
+                run(
+                    family,
+                    original,
+                    masked,
+                    naive=naive,
+                    time_limit=args.naive_time_limit,
+                    max_conflict_lps=args.max_conflict_lps,
+                    without=None if naive else args.baseline,
+                )
+                if not args.no_naive
+                else {"status": "not run"}
+            )
             ratio, equal = "", ""
             if "seconds" in fast and "seconds" in slow:
                 sign = "" if slow["status"] == "optimal" else ">= "
@@ -153,18 +197,30 @@ def main() -> None:
                 elif fast["status"] == "optimal" and slow.get("correct") is not None:
                     inside = slow["correct"] <= fast["correct"] <= slow["bound"]
                     equal = "inside naive interval" if inside else "NO: outside naive interval"
-            naive_s = (f"{slow['seconds']} ({slow['build']}+{slow['solve']})" if "seconds" in slow else "")
-            fast_s = (f"{fast['seconds']} ({fast['reduce']}+{fast['build']}+{fast['solve']})"
-                      if "seconds" in fast else "")
-            line = (f"| {name} | {family} | {_value(slow) if 'seconds' in slow or 'error' in slow['status'] else slow['status']} "
-                    f"| {naive_s} | {slow.get('rows', '')} | {_value(fast)} | {fast_s} | {fast.get('rows', '')} "
-                    f"| {fast.get('fixed', '')} | {fast.get('conflicts', '')} | {fast.get('at_risk', '')} "
-                    f"| {fast.get('rounds', '')} | {ratio} | {equal} |")
+            naive_s = f"{slow['seconds']} ({slow['build']}+{slow['solve']})" if "seconds" in slow else ""
+            fast_s = (
+                f"{fast['seconds']} ({fast['reduce']}+{fast['build']}+{fast['solve']})"
+                if "seconds" in fast
+                else ""
+            )
+            line = (
+                f"| {name} | {family} | {_value(slow) if 'seconds' in slow or 'error' in slow['status'] else slow['status']} "
+                f"| {naive_s} | {slow.get('rows', '')} | {_value(fast)} | {fast_s} | {fast.get('rows', '')} "
+                f"| {fast.get('fixed', '')} | {fast.get('conflicts', '')} | {fast.get('at_risk', '')} "
+                f"| {fast.get('rounds', '')} | {ratio} | {equal} |"
+            )
             print(line, flush=True)
             lines.append(line)
-            rows.append({"file": name, "family": family,
-                         **{f"naive_{k}": v for k, v in slow.items()},
-                         **{f"accel_{k}": v for k, v in fast.items()}, "ratio": ratio, "equal": equal})
+            rows.append(
+                {
+                    "file": name,
+                    "family": family,
+                    **{f"naive_{k}": v for k, v in slow.items()},
+                    **{f"accel_{k}": v for k, v in fast.items()},
+                    "ratio": ratio,
+                    "equal": equal,
+                }
+            )
             _write(stem, lines, rows)
     totals = _totals(rows)
     lines += ["", totals]
@@ -177,8 +233,13 @@ def main() -> None:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -190,8 +251,10 @@ def _totals(rows: list[dict]) -> str:
     text = f"accelerated: {optimal}/{len(rows)} cells proven optimal, {fast:.1f} s in all"
     if any("naive_seconds" in r for r in rows):
         capped = sum(r.get("naive_status") != "optimal" for r in rows)
-        text += (f"; naive: {slow:.1f} s in all, {capped} cells stopped by the cap; grid ratio "
-                 f"{'>= ' if capped else ''}{slow / max(fast, 1e-3):.1f}")
+        text += (
+            f"; naive: {slow:.1f} s in all, {capped} cells stopped by the cap; grid ratio "
+            f"{'>= ' if capped else ''}{slow / max(fast, 1e-3):.1f}"
+        )
     return text
 
 

@@ -31,8 +31,14 @@ from rlopt.milp.portfolio import recount
 from rlopt.milp.regions import branch_and_bound
 
 MARGIN = 1e-5
-CELLS = [("census 400 x 4", "wm"), ("census 400 x 5", "wm"), ("census 400 x 6", "wm"),
-         ("census 400 x 6", "owa"), ("M5-38", "wm"), ("M5-38", "owa")]
+CELLS = [
+    ("census 400 x 4", "wm"),
+    ("census 400 x 5", "wm"),
+    ("census 400 x 6", "wm"),
+    ("census 400 x 6", "owa"),
+    ("M5-38", "wm"),
+    ("M5-38", "owa"),
+]
 
 
 def files() -> dict:
@@ -47,14 +53,26 @@ def search(original, masked, family, seconds: float, workers: int) -> dict:
     za, zb = standardise(masked.to_numpy(float)), standardise(original.to_numpy(float))
     t0 = time.perf_counter()
     margins = PairMargins.build(za, zb, family)
-    result = branch_and_bound(margins, family.simplex_vertices(za.shape[1]), margin=MARGIN,
-                              tol=1e-8, deadline=t0 + seconds, workers=workers)
+    result = branch_and_bound(
+        margins,
+        family.simplex_vertices(za.shape[1]),
+        margin=MARGIN,
+        tol=1e-8,
+        deadline=t0 + seconds,
+        workers=workers,
+    )
     seconds_used = time.perf_counter() - t0
-    _, correct = recount(za, zb, family.distance(result.theta, tuple(original.columns)),
-                         margin=MARGIN, tol=1e-8)
+    _, correct = recount(
+        za, zb, family.distance(result.theta, tuple(original.columns)), margin=MARGIN, tol=1e-8
+    )
     assert int(correct.sum()) >= result.lower, "the recount must confirm the search's count"
-    return {"lower": int(correct.sum()), "upper": result.upper, "proven": result.proven,
-            "seconds": round(seconds_used, 2), "regions": result.regions}
+    return {
+        "lower": int(correct.sum()),
+        "upper": result.upper,
+        "proven": result.proven,
+        "seconds": round(seconds_used, 2),
+        "regions": result.regions,
+    }
 
 
 def main() -> None:
@@ -71,31 +89,51 @@ def main() -> None:
         one = search(original, masked, family, args.seconds, 1)
         two = search(original, masked, family, args.seconds, 2)
         t0 = time.perf_counter()
-        milp = LearnedDistanceLinkage(name, margin=MARGIN, time_limit=args.seconds,
-                                      reductions={"parameter_bb": False}).fit(original, masked).result_
+        milp = (
+            LearnedDistanceLinkage(
+                name, margin=MARGIN, time_limit=args.seconds, reductions={"parameter_bb": False}
+            )
+            .fit(original, masked)
+            .result_
+        )
         milp_seconds = time.perf_counter() - t0
 
         def interval(r):
             return str(r["lower"]) if r["proven"] else f"[{r['lower']}, {r['upper']}]"
 
-        rows.append({
-            "file": file, "family": name, "limit_s": args.seconds,
-            "search, 1 worker": interval(one), "s (1)": one["seconds"], "regions (1)": one["regions"],
-            "search, 2 workers": interval(two), "s (2)": two["seconds"], "regions (2)": two["regions"],
-            # proven by both: the ratio of their times; else the ratio of regions searched
-            "speed-up": (round(one["seconds"] / two["seconds"], 2)
-                         if one["proven"] and two["proven"] else None),
-            "regions ratio": round(two["regions"] / max(one["regions"], 1), 2),
-            "MILP (search off)": (str(milp.n_correct_verified) if milp.status == "optimal"
-                                  else f"[{milp.n_correct_verified}, {milp.bound}]"),
-            "s (MILP)": round(milp_seconds, 2)})
+        rows.append(
+            {
+                "file": file,
+                "family": name,
+                "limit_s": args.seconds,
+                "search, 1 worker": interval(one),
+                "s (1)": one["seconds"],
+                "regions (1)": one["regions"],
+                "search, 2 workers": interval(two),
+                "s (2)": two["seconds"],
+                "regions (2)": two["regions"],
+                # proven by both: the ratio of their times; else the ratio of regions searched
+                "speed-up": (
+                    round(one["seconds"] / two["seconds"], 2) if one["proven"] and two["proven"] else None
+                ),
+                "regions ratio": round(two["regions"] / max(one["regions"], 1), 2),
+                "MILP (search off)": (
+                    str(milp.n_correct_verified)
+                    if milp.status == "optimal"
+                    else f"[{milp.n_correct_verified}, {milp.bound}]"
+                ),
+                "s (MILP)": round(milp_seconds, 2),
+            }
+        )
         print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     out = Path(__file__).parent / "results" / f"bench_regions_{args.seconds:g}s"
     table.to_csv(out.with_suffix(".csv"), index=False)
     lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |"
-              for row in table.itertuples(index=False)]
+    lines += [
+        "| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |"
+        for row in table.itertuples(index=False)
+    ]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

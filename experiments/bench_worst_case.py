@@ -27,17 +27,24 @@ from rlopt.data import CENSUS_ATTRIBUTES, load_census
 from rlopt.masking import additive_noise, rank_swap
 
 OFF = {"nca_start": False, "surrogate": False, "line_search": False, "greedy_add": False}
-CELLS = [("census rank swap p=10", "wm"), ("census rank swap p=10", "sb"),
-         ("diabetes noise k=0.5", "wm"), ("diabetes noise k=0.5", "sb"), ("M5-38", "sb"),
-         ("M5-38", "sb_nc")]
+CELLS = [
+    ("census rank swap p=10", "wm"),
+    ("census rank swap p=10", "sb"),
+    ("diabetes noise k=0.5", "wm"),
+    ("diabetes noise k=0.5", "sb"),
+    ("M5-38", "sb"),
+    ("M5-38", "sb_nc"),
+]
 
 
 def files() -> dict:
     census = load_census()[list(CENSUS_ATTRIBUTES)]
     diabetes = load_diabetes(scaled=False, as_frame=True).frame.drop(columns=["target"])
-    return {"census rank swap p=10": (census, rank_swap(census, p=10, seed=0)),
-            "diabetes noise k=0.5": (diabetes, additive_noise(diabetes, 0.5, seed=0)),
-            "M5-38": build(published_recipe("M5-38"))}
+    return {
+        "census rank swap p=10": (census, rank_swap(census, p=10, seed=0)),
+        "diabetes noise k=0.5": (diabetes, additive_noise(diabetes, 0.5, seed=0)),
+        "M5-38": build(published_recipe("M5-38")),
+    }
 
 
 def main() -> None:
@@ -53,15 +60,26 @@ def main() -> None:
         original, masked = pairs[file]
         t0 = time.perf_counter()
         reductions = "all" if args.portfolio == "on" else OFF
-        result = LearnedDistanceLinkage(family, time_limit=args.seconds, reductions=reductions).fit(
-            original, masked).result_
+        result = (
+            LearnedDistanceLinkage(family, time_limit=args.seconds, reductions=reductions)
+            .fit(original, masked)
+            .result_
+        )
         first = next((e for e in result.history if e["lower"] == result.n_correct_verified), None)
-        rows.append({"file": file, "family": family, "seconds": args.seconds,
-                     "portfolio": args.portfolio, "lower": result.n_correct_verified,
-                     "upper": result.bound, "status": result.status,
-                     "lower_source": result.lower_source,
-                     "lower_reached_at_s": None if first is None else first["seconds"],
-                     "wall_s": round(time.perf_counter() - t0, 1)})
+        rows.append(
+            {
+                "file": file,
+                "family": family,
+                "seconds": args.seconds,
+                "portfolio": args.portfolio,
+                "lower": result.n_correct_verified,
+                "upper": result.bound,
+                "status": result.status,
+                "lower_source": result.lower_source,
+                "lower_reached_at_s": None if first is None else first["seconds"],
+                "wall_s": round(time.perf_counter() - t0, 1),
+            }
+        )
         print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     out = Path(__file__).parent / "results" / f"bench_worst_case_{args.seconds:g}s_{args.portfolio}"

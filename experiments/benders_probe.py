@@ -42,9 +42,15 @@ INF = highspy.kHighsInf
 def add_rows(h: highspy.Highs, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
     r, c = np.nonzero(matrix)
     starts = np.searchsorted(r, np.arange(matrix.shape[0])).astype(np.int32)
-    h.addRows(matrix.shape[0], np.where(np.isinf(lo), -INF, lo).astype(float),
-              np.where(np.isinf(hi), INF, hi).astype(float), r.size, starts, c.astype(np.int32),
-              matrix[r, c].astype(float))
+    h.addRows(
+        matrix.shape[0],
+        np.where(np.isinf(lo), -INF, lo).astype(float),
+        np.where(np.isinf(hi), INF, hi).astype(float),
+        r.size,
+        starts,
+        c.astype(np.int32),
+        matrix[r, c].astype(float),
+    )
 
 
 class Subproblem:
@@ -62,7 +68,9 @@ class Subproblem:
 
     def rows(self, i):
         if i not in self.cache or self.cache[i][2] != self.pairs[i].sum():
-            r = linkage_rows(self.za, self.zb, self.family, margin=MARGIN, pairs=self.pairs, records=np.array([i]))
+            r = linkage_rows(
+                self.za, self.zb, self.family, margin=MARGIN, pairs=self.pairs, records=np.array([i])
+            )
             self.cache[i] = (r.coefs, r.constants, self.pairs[i].sum())
         return self.cache[i][:2]
 
@@ -83,14 +91,18 @@ class Subproblem:
         h.changeObjectiveSense(highspy.ObjSense.kMaximize)
         add_rows(h, np.column_stack([self.matrix, np.zeros(len(self.matrix))]), self.lo, self.hi)
         if len(constants):
-            add_rows(h, np.column_stack([coefs, -np.ones(len(constants))]), -constants,
-                     np.full(len(constants), np.inf))
+            add_rows(
+                h,
+                np.column_stack([coefs, -np.ones(len(constants))]),
+                -constants,
+                np.full(len(constants), np.inf),
+            )
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError("subproblem LP not solved to optimality")
         solution = h.getSolution()
         x = np.array(solution.col_value)
-        duals = np.array(solution.row_dual)[len(self.matrix):]
+        duals = np.array(solution.row_dual)[len(self.matrix) :]
         return x[p], x[:p], np.unique(owner[np.abs(duals) > 1e-10]).astype(int)
 
     def feasible(self, records):
@@ -102,7 +114,8 @@ class Subproblem:
             if value < MARGIN + SCREEN_TOL:
                 return False, list(support)
             d = self.family.distance(theta, tuple(f"x{k}" for k in range(self.za.shape[1]))).pairwise(
-                self.za[records], self.zb)
+                self.za[records], self.zb
+            )
             rows = np.arange(len(records))
             slack = d - d[rows, records][:, None]
             slack[rows, records] = np.inf
@@ -156,8 +169,11 @@ def main() -> None:
         cover([a, b])
     for group in cliques:
         cover(group, len(group) - 1)
-    print(f"{args.file} {args.family}: {screening.unreachable.sum()} records fixed, {len(conflicts)} "
-          f"conflicts, {len(cliques)} cliques, {time.perf_counter() - t0:.1f} s", flush=True)
+    print(
+        f"{args.file} {args.family}: {screening.unreachable.sum()} records fixed, {len(conflicts)} "
+        f"conflicts, {len(cliques)} cliques, {time.perf_counter() - t0:.1f} s",
+        flush=True,
+    )
     cuts: set[tuple] = set()
     incumbent = n_records
     iteration = lower = 0
@@ -181,15 +197,20 @@ def main() -> None:
         elapsed = time.perf_counter() - t0
         done = new == 0 or incumbent - lower < 0.5 or elapsed > args.time_limit
         if iteration % 10 == 0 or done:
-            print(f"iteration {iteration}: re-identified in [{n_records - incumbent}, {n_records - round(lower)}], "
-                  f"{len(cuts)} cover cuts, {sub.n_lps} LPs, {elapsed:.1f} s", flush=True)
+            print(
+                f"iteration {iteration}: re-identified in [{n_records - incumbent}, {n_records - round(lower)}], "
+                f"{len(cuts)} cover cuts, {sub.n_lps} LPs, {elapsed:.1f} s",
+                flush=True,
+            )
         if done:
             break
         iteration += 1
     status = "proven" if incumbent - lower < 0.5 else "stopped"
     sizes = np.bincount([len(c) for c in cuts]) if cuts else []
-    print(f"{status}: [{n_records - incumbent}, {n_records - round(lower)}]; cover cut sizes "
-          f"{dict((s, int(c)) for s, c in enumerate(sizes) if c)}")
+    print(
+        f"{status}: [{n_records - incumbent}, {n_records - round(lower)}]; cover cut sizes "
+        f"{dict((s, int(c)) for s, c in enumerate(sizes) if c)}"
+    )
 
 
 if __name__ == "__main__":

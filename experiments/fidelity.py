@@ -45,10 +45,16 @@ def candidate(name: str, rng: np.random.Generator) -> Recipe:
     columns = list(rng.choice(list(CENSUS_ATTRIBUTES), size=sum(sizes), replace=False))
     groups, start = [], 0
     for size, group in zip(sizes, template):
-        groups.append(AttributeGroup(columns=columns[start:start + size], k=group.k))
+        groups.append(AttributeGroup(columns=columns[start : start + size], k=group.k))
         start += size
-    return Recipe(name=name, data="census", columns=columns, n_records=400,
-                  sample_seed=int(rng.integers(0, 2**31 - 1)), masking=MDAVSpec(groups=groups))
+    return Recipe(
+        name=name,
+        data="census",
+        columns=columns,
+        n_records=400,
+        sample_seed=int(rng.integers(0, 2**31 - 1)),
+        masking=MDAVSpec(groups=groups),
+    )
 
 
 def _loss(name: str, recipe: Recipe) -> tuple[float, float, float]:
@@ -76,10 +82,14 @@ def _move(recipe: Recipe, rng: np.random.Generator) -> Recipe:
         g, h = rng.choice(len(groups), size=2, replace=False)
         i, j = int(rng.integers(len(groups[g]))), int(rng.integers(len(groups[h])))
         groups[g][i], groups[h][j] = groups[h][j], groups[g][i]
-    new_groups = [AttributeGroup(columns=cols, k=old.k)
-                  for cols, old in zip(groups, recipe.masking.groups)]
-    return recipe.model_copy(update={"columns": [c for g in groups for c in g], "sample_seed": seed,
-                                     "masking": MDAVSpec(groups=new_groups)})
+    new_groups = [AttributeGroup(columns=cols, k=old.k) for cols, old in zip(groups, recipe.masking.groups)]
+    return recipe.model_copy(
+        update={
+            "columns": [c for g in groups for c in g],
+            "sample_seed": seed,
+            "masking": MDAVSpec(groups=new_groups),
+        }
+    )
 
 
 def search(name: str, rng: np.random.Generator, *, steps: int, restarts: int, tolerance: float):
@@ -120,56 +130,76 @@ def main() -> None:
     parser.add_argument("--restarts", type=int, default=4, help="hill climbs per file")
     args = parser.parse_args()
     families = [f for f in args.learn.split(",") if f]
-    drawing = (f"{args.restarts} hill climbs of at most {args.search} moves per file" if args.search
-               else f"{args.candidates} candidates per file")
-    print(f"seed {args.seed}, {drawing}, tolerance {args.tolerance:g} points, "
-          f"learned families {families} on at most {args.max_learn} candidates per set, "
-          f"time limit {args.time_limit:g} s\n")
-    print("| file | matching / drawn | AM published | AM matching | MD published | MD matching "
-          "| AM unselected | MD unselected |")
+    drawing = (
+        f"{args.restarts} hill climbs of at most {args.search} moves per file"
+        if args.search
+        else f"{args.candidates} candidates per file"
+    )
+    print(
+        f"seed {args.seed}, {drawing}, tolerance {args.tolerance:g} points, "
+        f"learned families {families} on at most {args.max_learn} candidates per set, "
+        f"time limit {args.time_limit:g} s\n"
+    )
+    print(
+        "| file | matching / drawn | AM published | AM matching | MD published | MD matching "
+        "| AM unselected | MD unselected |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     learned_lines, chosen_lines = [], []
     for k, name in enumerate(args.files.split(",")):
         rng = np.random.default_rng([args.seed, k])
-        pub_am, pub_md = PUBLISHED_TABLE1["am"][list(PUBLISHED_FILES).index(name)], \
-            PUBLISHED_TABLE1["md"][list(PUBLISHED_FILES).index(name)]
+        pub_am, pub_md = (
+            PUBLISHED_TABLE1["am"][list(PUBLISHED_FILES).index(name)],
+            PUBLISHED_TABLE1["md"][list(PUBLISHED_FILES).index(name)],
+        )
         matching, unselected = [], []
         if args.search:
-            matching, unselected = search(name, rng, steps=args.search, restarts=args.restarts,
-                                          tolerance=args.tolerance)
+            matching, unselected = search(
+                name, rng, steps=args.search, restarts=args.restarts, tolerance=args.tolerance
+            )
         for _ in range(0 if args.search else args.candidates):
             recipe = candidate(name, rng)
             original, masked = build(recipe)
             am = 100 * dbrl(original, masked, distance="am").rate
             md = 100 * dbrl(original, masked, distance="md").rate
-            target = matching if abs(am - pub_am) <= args.tolerance and abs(md - pub_md) <= args.tolerance \
+            target = (
+                matching
+                if abs(am - pub_am) <= args.tolerance and abs(md - pub_md) <= args.tolerance
                 else unselected
+            )
             target.append((recipe, am, md))
         for recipe, am, md in matching:
             groups = "; ".join(f"{','.join(g.columns)}:{g.k}" for g in recipe.masking.groups)
             chosen_lines.append(f"| {name} | {groups} | {recipe.sample_seed} | {am:.2f} | {md:.2f} |")
         drawn = args.restarts if args.search else args.candidates
-        print(f"| {name} | {len(matching)} / {drawn} | {pub_am:.2f} | "
-              f"{_summary([m[1] for m in matching])} | {pub_md:.2f} | {_summary([m[2] for m in matching])} | "
-              f"{_summary([u[1] for u in unselected])} | {_summary([u[2] for u in unselected])} |", flush=True)
+        print(
+            f"| {name} | {len(matching)} / {drawn} | {pub_am:.2f} | "
+            f"{_summary([m[1] for m in matching])} | {pub_md:.2f} | {_summary([m[2] for m in matching])} | "
+            f"{_summary([u[1] for u in unselected])} | {_summary([u[2] for u in unselected])} |",
+            flush=True,
+        )
         for family in families:
             published = PUBLISHED_TABLE1.get(family, [None] * 6)[list(PUBLISHED_FILES).index(name)]
             sets = {}
             for label, chosen in (("matching", matching), ("unselected", unselected)):
                 rates, statuses = [], set()
-                for recipe, _, _ in chosen[:args.max_learn]:
+                for recipe, _, _ in chosen[: args.max_learn]:
                     r = LearnedDistanceLinkage(family, time_limit=args.time_limit).fit(*build(recipe)).result_
                     rates.append(100 * r.rate)
                     statuses.add(r.status)
                 sets[label] = f"{_summary(rates)} {'/'.join(sorted(statuses))}"
-            learned_lines.append(f"| {name} | {family} | {published} | {sets['matching']} | {sets['unselected']} |")
+            learned_lines.append(
+                f"| {name} | {family} | {published} | {sets['matching']} | {sets['unselected']} |"
+            )
     if chosen_lines:
         print("\n| file | matching choice: groups | record sample seed | AM | MD |")
         print("|---|---|---|---|---|")
         print("\n".join(chosen_lines))
     if learned_lines:
-        print("\n| file | family | published % | matching: mean (range, n) status | "
-              "unselected: mean (range, n) status |")
+        print(
+            "\n| file | family | published % | matching: mean (range, n) status | "
+            "unselected: mean (range, n) status |"
+        )
         print("|---|---|---|---|---|")
         print("\n".join(learned_lines))
 

@@ -26,20 +26,27 @@ def main() -> None:
     parser.add_argument("--files", default=",".join(PUBLISHED_FILES))
     args = parser.parse_args()
     families = args.families.split(",")
-    print(f"sample seed {args.sample_seed}, margin 1e-5, time limit {args.time_limit:g} s per cell, "
-          f"HiGHS {highs_version()}, {platform.processor() or platform.machine()}\n")
+    print(
+        f"sample seed {args.sample_seed}, margin 1e-5, time limit {args.time_limit:g} s per cell, "
+        f"HiGHS {highs_version()}, {platform.processor() or platform.machine()}\n"
+    )
     print("| file | family | correct | rate % | status | bound | reduce s | build s | solve s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.files.split(","):
         original, masked = build(published_recipe(name, sample_seed=args.sample_seed))
         for baseline in ("am", "md"):
             r = dbrl(original, masked, distance=baseline)
-            print(f"| {name} | {baseline} | {r.n_correct} | {100 * r.rate:.2f} | baseline | | | | |", flush=True)
+            print(
+                f"| {name} | {baseline} | {r.n_correct} | {100 * r.rate:.2f} | baseline | | | | |", flush=True
+            )
         for family in families:
             r = LearnedDistanceLinkage(family, time_limit=args.time_limit).fit(original, masked).result_
             rate = "" if r.rate is None else f"{100 * r.rate:.2f}"
-            print(f"| {name} | {family} | {r.n_correct_verified} | {rate} | {r.status} | {r.bound} | "
-                  f"{r.seconds['reduce']:.1f} | {r.seconds['build']:.1f} | {r.seconds['solve']:.1f} |", flush=True)
+            print(
+                f"| {name} | {family} | {r.n_correct_verified} | {rate} | {r.status} | {r.bound} | "
+                f"{r.seconds['reduce']:.1f} | {r.seconds['build']:.1f} | {r.seconds['solve']:.1f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

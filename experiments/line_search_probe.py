@@ -35,15 +35,26 @@ def main() -> None:
         family = get_family(name)
         start = family.neutral(za.shape[1])
         t0 = time.perf_counter()
-        climbed = line_search_ascent(za, zb, family, start, margin=MARGIN, deadline=t0 + args.seconds,
-                                     margins=PairMargins.build(za, zb, family))
+        climbed = line_search_ascent(
+            za,
+            zb,
+            family,
+            start,
+            margin=MARGIN,
+            deadline=t0 + args.seconds,
+            margins=PairMargins.build(za, zb, family),
+        )
         seconds = time.perf_counter() - t0
 
         def count(theta, family=family):
-            return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN,
-                               tol=1e-9)[1].sum())
-        print(f"| {name} | {count(start)} | {count(climbed)} | {seconds:.1f} | "
-              f"{family.is_admissible(climbed, za, zb)} |")
+            return int(
+                recount(za, zb, family.distance(theta, data.columns), margin=MARGIN, tol=1e-9)[1].sum()
+            )
+
+        print(
+            f"| {name} | {count(start)} | {count(climbed)} | {seconds:.1f} | "
+            f"{family.is_admissible(climbed, za, zb)} |"
+        )
 
 
 if __name__ == "__main__":

@@ -22,8 +22,10 @@ def main() -> None:
     parser.add_argument("png", type=Path)
     args = parser.parse_args()
     result = json.loads(args.result.read_text())
-    title = (f"{result['family']}: [{result['n_correct_verified']}, {result['bound']}] of "
-             f"{result['n_records']} after {result['seconds']['total']:.0f} s")
+    title = (
+        f"{result['family']}: [{result['n_correct_verified']}, {result['bound']}] of "
+        f"{result['n_records']} after {result['seconds']['total']:.0f} s"
+    )
     uri = interval_chart(result["history"], end=result["seconds"]["total"], title=title)
     args.png.write_bytes(base64.b64decode(uri.split(",", 1)[1]))
     print(f"wrote {args.png}")

@@ -27,8 +27,12 @@ MARGIN = 1e-5
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default="wm,sb")
-    parser.add_argument("--greedy-rows", type=int, default=None,
-                        help="rows per record in the greedy add's LP (default: the module's)")
+    parser.add_argument(
+        "--greedy-rows",
+        type=int,
+        default=None,
+        help="rows per record in the greedy add's LP (default: the module's)",
+    )
     args = parser.parse_args()
     census = load_census()[list(CENSUS_ATTRIBUTES)]
     data = validate_pair(census, rank_swap(census, p=10, seed=0))
@@ -39,8 +43,10 @@ def main() -> None:
         family = get_family(name)
 
         def count(theta, family=family):
-            return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN,
-                               tol=1e-9)[1].sum())
+            return int(
+                recount(za, zb, family.distance(theta, data.columns), margin=MARGIN, tol=1e-9)[1].sum()
+            )
+
         theta = family.neutral(za.shape[1])
         cells = [str(count(theta))]
         t0 = time.perf_counter()

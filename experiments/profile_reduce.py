@@ -45,22 +45,38 @@ from rlopt.milp import formulation as new_form
 from rlopt.milp import solve as solve_module
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ["search_incumbents", "screen_records", "find_conflicts", "duplicate_groups", "nearest_pairs",
-         "build_model", "LazyLinkageRows", "best_start", "start_from"]
+STEPS = [
+    "search_incumbents",
+    "screen_records",
+    "find_conflicts",
+    "duplicate_groups",
+    "nearest_pairs",
+    "build_model",
+    "LazyLinkageRows",
+    "best_start",
+    "start_from",
+]
 
 
 def load_base(revision: str):
     """``(acceleration, formulation)`` as they are at ``revision``, as fresh modules."""
     modules = []
     for name in ("formulation", "acceleration"):
-        source = subprocess.run(["git", "show", f"{revision}:rlopt/milp/{name}.py"], cwd=ROOT,
-                                check=True, capture_output=True, text=True).stdout
+        source = subprocess.run(
+            ["git", "show", f"{revision}:rlopt/milp/{name}.py"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         spec = importlib.util.spec_from_loader(f"_base_{name}", loader=None)
         module = importlib.util.module_from_spec(spec)
         module.__file__ = f"<{revision}:rlopt/milp/{name}.py>"
         if name == "acceleration":
-            source = source.replace("from rlopt.milp.formulation import linkage_rows",
-                                    "from _base_formulation import linkage_rows")
+            source = source.replace(
+                "from rlopt.milp.formulation import linkage_rows",
+                "from _base_formulation import linkage_rows",
+            )
         sys.modules[spec.name] = module
         exec(compile(source, module.__file__, "exec"), module.__dict__)
         modules.append(module)
@@ -97,6 +113,7 @@ def to_first_run(data, family, limit, acc, form, *, profile=None) -> dict:
             if name == "build_model":
                 model_info.update(out[1].to_dict())
             return out
+
         return wrapper
 
     sources = {name: getattr(acc, name, None) or getattr(learn_module, name) for name in STEPS}
@@ -121,8 +138,7 @@ def to_first_run(data, family, limit, acc, form, *, profile=None) -> dict:
     try:
         if profiler:
             profiler.enable()
-        learn_module.learn(data, get_family(family), margin=1e-5,
-                           options=SolverOptions(time_limit=limit))
+        learn_module.learn(data, get_family(family), margin=1e-5, options=SolverOptions(time_limit=limit))
     except _FirstRun:
         pass
     finally:
@@ -161,37 +177,55 @@ def compare(data, family, base_acc, base_form, rounds: int) -> list[tuple[str, f
             s = record("screen_records", side, acc.screen_records, za, zb, fam, margin=1e-5, known=neutral)
             c = record("find_conflicts", side, acc.find_conflicts, za, zb, fam, s, margin=1e-5)
             w = record("best_start", side, acc.best_start, za, zb, fam, s, margin=1e-5)
-            rows = record("linkage_rows (lazy start)", side, form.linkage_rows, za, zb, fam, margin=1e-5,
-                          pairs=pairs, records=np.flatnonzero(~s.unreachable))
+            rows = record(
+                "linkage_rows (lazy start)",
+                side,
+                form.linkage_rows,
+                za,
+                zb,
+                fam,
+                margin=1e-5,
+                pairs=pairs,
+                records=np.flatnonzero(~s.unreachable),
+            )
             results[side] = (s, c, w, rows)
     (s0, c0, w0, r0), (s1, c1, w1, r1) = results[0], results[1]
     assert np.array_equal(s0.unreachable, s1.unreachable) and np.array_equal(s0.at_risk, s1.at_risk)
     assert np.array_equal(s0.best, s1.best, equal_nan=True) and np.array_equal(s0.exact, s1.exact)
     assert len(s0.witnesses) == len(s1.witnesses) and all(
-        np.array_equal(a, b) for a, b in zip(s0.witnesses, s1.witnesses))
+        np.array_equal(a, b) for a, b in zip(s0.witnesses, s1.witnesses)
+    )
     assert np.array_equal(c0, c1), (len(c0), len(c1))
     assert np.array_equal(w0, w1)
     for attr in ("record", "other", "coefs", "constants", "big_c"):
         assert np.array_equal(getattr(r0, attr), getattr(r1, attr)), attr
-    print(f"  identical: {s1.n_at_risk} at risk, {int(s1.unreachable.sum())} unreachable, "
-          f"{len(s1.witnesses)} witnesses, {len(c1)} conflicts, same best start, {len(r1)} lazy-start rows")
+    print(
+        f"  identical: {s1.n_at_risk} at risk, {int(s1.unreachable.sum())} unreachable, "
+        f"{len(s1.witnesses)} witnesses, {len(c1)} conflicts, same best start, {len(r1)} lazy-start rows"
+    )
     return [(step, float(np.median(b)), float(np.median(a))) for step, (b, a) in out.items()]
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cases", nargs="+", default=["census:wm:60", "census:sb:60", "M5-38:sb:60"])
     parser.add_argument("--base", default="HEAD", help="git revision of the 'before' files")
-    parser.add_argument("--compare", action="store_true",
-                        help="also run the reduce steps without a deadline and assert identical outputs")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="also run the reduce steps without a deadline and assert identical outputs",
+    )
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--no-learn", action="store_true", help="only --compare")
     parser.add_argument("--profile", help="cProfile the 'after' run of each case to this file")
     args = parser.parse_args(argv)
     base_acc, base_form = load_base(args.base)
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; before = {args.base}, "
-          "after = working tree\n")
+    print(
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; before = {args.base}, "
+        "after = working tree\n"
+    )
     for case in args.cases:
         name, family, limit = case.split(":")
         limit = None if limit == "none" else float(limit)
@@ -202,8 +236,11 @@ def main(argv=None) -> None:
             runs = [[], []]
             for k in range(args.rounds):  # alternating, to spread the load of the machine
                 for side, (acc, form) in enumerate([(base_acc, base_form), (new_acc, new_form)]):
-                    runs[side].append(to_first_run(data, family, limit, acc, form,
-                                                   profile=args.profile if side and not k else None))
+                    runs[side].append(
+                        to_first_run(
+                            data, family, limit, acc, form, profile=args.profile if side and not k else None
+                        )
+                    )
             before = {step: float(np.median([t[step] for t, _ in runs[0]])) for step in runs[0][0][0]}
             after = {step: float(np.median([t.get(step, 0.0) for t, _ in runs[1]])) for step in before}
             print(f"| step (median of {args.rounds}) | before s | after s |\n|---|---:|---:|")
@@ -212,9 +249,14 @@ def main(argv=None) -> None:
                 if max(b, a) >= 0.005:
                     print(f"| {step} | {b:.2f} | {a:.2f} |")
             for label, side in (("before", runs[0]), ("after", runs[1])):
-                print(f"  model {label}: " + "; ".join(
-                    f"{info.get('n_fixed')} fixed, {info.get('n_conflicts')} conflicts, "
-                    f"{info.get('n_linkage_rows')} rows" for _, info in side))
+                print(
+                    f"  model {label}: "
+                    + "; ".join(
+                        f"{info.get('n_fixed')} fixed, {info.get('n_conflicts')} conflicts, "
+                        f"{info.get('n_linkage_rows')} rows"
+                        for _, info in side
+                    )
+                )
         if args.compare:
             print(f"  without a deadline (median of {args.rounds}, alternating):")
             rows = compare(data, family, base_acc, base_form, args.rounds)

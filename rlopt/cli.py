@@ -32,7 +32,9 @@ from rlopt.masking.swapping import VARIANTS
 from rlopt.status import Status
 
 app = typer.Typer(
-    name="rlopt", no_args_is_help=True, add_completion=False,
+    name="rlopt",
+    no_args_is_help=True,
+    add_completion=False,
     help="Worst-case re-identification risk of masked microdata.",
 )
 
@@ -80,8 +82,10 @@ def parse_groups(text: str) -> list[tuple[list[str], int]]:
     for part in text.split(";"):
         columns, sep, k = part.rpartition(":")
         if not sep or not columns.strip():
-            raise InputError(f"attribute group {part!r} in --groups {text!r}; expected "
-                             "COLUMN,COLUMN:K groups separated by ';', e.g. 'A,B:3;C,D:8'")
+            raise InputError(
+                f"attribute group {part!r} in --groups {text!r}; expected "
+                "COLUMN,COLUMN:K groups separated by ';', e.g. 'A,B:3;C,D:8'"
+            )
         try:
             k_value = int(k)
         except ValueError:
@@ -100,8 +104,10 @@ def _check_outputs(**paths: Path | None) -> None:
         if path.is_dir():
             raise InputError(f"{flag} {str(path)!r} is a folder; expected a file name")
         if not path.parent.is_dir():
-            raise InputError(f"{flag} {str(path)!r}: the folder {str(path.parent)!r} does not "
-                             "exist; expected a file in an existing folder")
+            raise InputError(
+                f"{flag} {str(path)!r}: the folder {str(path.parent)!r} does not "
+                "exist; expected a file in an existing folder"
+            )
 
 
 def _write(frame, path: Path) -> None:
@@ -118,14 +124,24 @@ def mask(
     *,  # --out is required: keyword-only, it needs no default after INPUT's
     out: Annotated[Path, typer.Option(help="output file (with INPUT) or folder (with --preset/--config)")],
     method: Annotated[MaskMethod | None, typer.Option(help="masking method")] = None,
-    groups: Annotated[str | None, typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
-    k: Annotated[float | None, typer.Option(help="MDAV group size (one group of all columns), or noise variance ratio")] = None,
-    p: Annotated[float | None, typer.Option(help="rank swapping range in percent of the records, 0 < p <= 100")] = None,
+    groups: Annotated[
+        str | None, typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")
+    ] = None,
+    k: Annotated[
+        float | None, typer.Option(help="MDAV group size (one group of all columns), or noise variance ratio")
+    ] = None,
+    p: Annotated[
+        float | None, typer.Option(help="rank swapping range in percent of the records, 0 < p <= 100")
+    ] = None,
     window: Annotated[int | None, typer.Option(help="rank swapping range in ranks (instead of --p)")] = None,
     variant: Annotated[SwapVariant, typer.Option(help="rank swapping variant")] = SwapVariant.plain,
-    columns: Annotated[str | None, typer.Option(help="comma-separated columns to mask (default: all)")] = None,
+    columns: Annotated[
+        str | None, typer.Option(help="comma-separated columns to mask (default: all)")
+    ] = None,
     seed: Annotated[int, typer.Option(help="random seed (rank swapping, noise)")] = 0,
-    preset: Annotated[str | None, typer.Option(help=f"a published file: {', '.join(PUBLISHED_FILES)}")] = None,
+    preset: Annotated[
+        str | None, typer.Option(help=f"a published file: {', '.join(PUBLISHED_FILES)}")
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="a recipe YAML file (see configs/)")] = None,
     sample_seed: Annotated[int | None, typer.Option(help="record sample seed for --preset")] = None,
 ) -> None:
@@ -144,8 +160,10 @@ def mask(
         _write(original, out / "original.csv")
         _write(masked, out / "masked.csv")
         (out / "recipe.json").write_text(recipe.model_dump_json(indent=2))
-        typer.echo(f"{recipe.name}: {len(original)} records x {original.shape[1]} attributes "
-                   f"-> {out / 'original.csv'}, {out / 'masked.csv'}")
+        typer.echo(
+            f"{recipe.name}: {len(original)} records x {original.shape[1]} attributes "
+            f"-> {out / 'original.csv'}, {out / 'masked.csv'}"
+        )
         return
     if input is None or method is None:
         raise InputError("give INPUT and --method (mdav, rank-swap, noise), or --preset/--config")
@@ -162,10 +180,10 @@ def mask(
             raise InputError(f"MDAV needs --groups or an integer --k, got k={k!r}")
     elif method is MaskMethod.rank_swap:
         if (p is None) == (window is None):
-            raise InputError("rank swapping needs one of --p (percent of the records, "
-                             "0 < p <= 100) and --window (ranks)")
-        masked = rank_swap(frame, p, window=window, variant=variant.value, seed=seed,
-                           columns=cols)
+            raise InputError(
+                "rank swapping needs one of --p (percent of the records, 0 < p <= 100) and --window (ranks)"
+            )
+        masked = rank_swap(frame, p, window=window, variant=variant.value, seed=seed, columns=cols)
     else:
         if k is None:
             raise InputError("noise needs --k (noise variance as a fraction of each attribute's variance)")
@@ -181,12 +199,20 @@ class BundledData(StrEnum):
 
 @app.command(name="data")
 def data_command(
-    name: Annotated[BundledData, typer.Argument(help="bundled file: census (1080 x 13) or eia (4092 records)")],
+    name: Annotated[
+        BundledData, typer.Argument(help="bundled file: census (1080 x 13) or eia (4092 records)")
+    ],
     out: Annotated[Path, typer.Option(help="output file, CSV (or Parquet by suffix)")],
-    columns: Annotated[str | None, typer.Option(
-        help="comma-separated columns (default: the numerical attributes: Census's 13, EIA's 10)")] = None,
-    records: Annotated[int | None, typer.Option(
-        help="draw this many records uniformly without replacement (kept in file order)")] = None,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated columns (default: the numerical attributes: Census's 13, EIA's 10)"
+        ),
+    ] = None,
+    records: Annotated[
+        int | None,
+        typer.Option(help="draw this many records uniformly without replacement (kept in file order)"),
+    ] = None,
     seed: Annotated[int, typer.Option(help="seed of the --records sample")] = 0,
 ) -> None:
     """Write a bundled CASC reference file (Census or EIA), e.g. as input of the examples."""
@@ -198,8 +224,9 @@ def data_command(
     cols = _split(columns) or list(default)
     missing = [c for c in cols if c not in frame.columns]
     if missing:
-        raise InputError(f"column(s) {missing} not in the {name.value} file; available: "
-                         f"{list(map(str, frame.columns))}")
+        raise InputError(
+            f"column(s) {missing} not in the {name.value} file; available: {list(map(str, frame.columns))}"
+        )
     if records is not None and records < 2:
         raise InputError(f"--records {records}; expected at least 2")
     frame = sample_records(frame[cols], records, seed)
@@ -212,9 +239,13 @@ def link(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     distance: Annotated[BaselineDistance, typer.Option(help="distance")] = BaselineDistance.am,
-    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    columns: Annotated[
+        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
+    ] = None,
     id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
-    drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
+    drop_nonfinite: Annotated[
+        bool, typer.Option(help="drop records with NaN/inf instead of failing")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Record linkage (distance-based, or probabilistic with --distance pld): how many
@@ -222,19 +253,29 @@ def link(
     if distance is BaselineDistance.pld:
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
-        prob = pld(load_table(original), load_table(masked), columns=_split(columns),
-                   id_column=id_column)
-        typer.echo(json.dumps(prob.to_dict()) if as_json else
-                   f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
-                   f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations")
+        prob = pld(load_table(original), load_table(masked), columns=_split(columns), id_column=id_column)
+        typer.echo(
+            json.dumps(prob.to_dict())
+            if as_json
+            else f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
+            f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations"
+        )
         return
-    linked = dbrl(load_table(original), load_table(masked), distance=distance.value,
-                  columns=_split(columns), id_column=id_column, drop_nonfinite=drop_nonfinite)
+    linked = dbrl(
+        load_table(original),
+        load_table(masked),
+        distance=distance.value,
+        columns=_split(columns),
+        id_column=id_column,
+        drop_nonfinite=drop_nonfinite,
+    )
     if as_json:
         typer.echo(json.dumps(linked.to_dict()))
     else:
-        typer.echo(f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
-                   f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted")
+        typer.echo(
+            f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
+            f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted"
+        )
 
 
 @app.command()
@@ -242,12 +283,22 @@ def attack(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     method: Annotated[AttackMethod, typer.Option(help="the published masking method")],
-    p: Annotated[float | None, typer.Option(help="rank swapping: published p in percent (or an upper bound)")] = None,
-    window: Annotated[int | None, typer.Option(help="rank swapping: published range in ranks (instead of --p)")] = None,
+    p: Annotated[
+        float | None, typer.Option(help="rank swapping: published p in percent (or an upper bound)")
+    ] = None,
+    window: Annotated[
+        int | None, typer.Option(help="rank swapping: published range in ranks (instead of --p)")
+    ] = None,
     k: Annotated[int | None, typer.Option(help="microaggregation: k (all columns in one group)")] = None,
-    groups: Annotated[str | None, typer.Option(help="microaggregation: attribute groups with their k, e.g. 'A,B:3;C,D:8'")] = None,
-    distance: Annotated[BaselineDistance, typer.Option(help="distance inside the intersections (am or md)")] = BaselineDistance.am,
-    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    groups: Annotated[
+        str | None, typer.Option(help="microaggregation: attribute groups with their k, e.g. 'A,B:3;C,D:8'")
+    ] = None,
+    distance: Annotated[
+        BaselineDistance, typer.Option(help="distance inside the intersections (am or md)")
+    ] = BaselineDistance.am,
+    columns: Annotated[
+        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
+    ] = None,
     id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
@@ -256,31 +307,44 @@ def attack(
     from rlopt.attacks import microaggregation_attack, rank_swap_attack
 
     if distance is BaselineDistance.pld:
-        raise InputError("--distance pld is a linkage of its own (rlopt link --distance pld); "
-                         "inside the intersections use am or md")
+        raise InputError(
+            "--distance pld is a linkage of its own (rlopt link --distance pld); "
+            "inside the intersections use am or md"
+        )
     a, b = load_table(original), load_table(masked)
     if method is AttackMethod.rank_swapping:
         if k is not None or groups is not None:
             raise InputError("--k/--groups belong to --method microaggregation")
-        result = rank_swap_attack(a, b, p=p, window=window, distance=distance.value,
-                                  columns=_split(columns), id_column=id_column)
+        result = rank_swap_attack(
+            a, b, p=p, window=window, distance=distance.value, columns=_split(columns), id_column=id_column
+        )
     else:
         if p is not None or window is not None:
             raise InputError("--p/--window belong to --method rank-swapping")
-        result = microaggregation_attack(a, b, k=k, groups=parse_groups(groups) if groups else None,
-                                         distance=distance.value, columns=_split(columns),
-                                         id_column=id_column)
+        result = microaggregation_attack(
+            a,
+            b,
+            k=k,
+            groups=parse_groups(groups) if groups else None,
+            distance=distance.value,
+            columns=_split(columns),
+            id_column=id_column,
+        )
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
         return
-    typer.echo(f"{result.method} attack ({result.distance} inside the intersections): "
-               f"{result.n_correct} of {result.n_records} records re-identified "
-               f"({100 * result.rate:.2f}%); {result.n_sure_correct} sure matches "
-               f"({100 * result.sure_rate:.2f}%), {result.n_empty} empty intersection(s), "
-               f"mean intersection size {result.candidates.mean():.2f}")
+    typer.echo(
+        f"{result.method} attack ({result.distance} inside the intersections): "
+        f"{result.n_correct} of {result.n_records} records re-identified "
+        f"({100 * result.rate:.2f}%); {result.n_sure_correct} sure matches "
+        f"({100 * result.sure_rate:.2f}%), {result.n_empty} empty intersection(s), "
+        f"mean intersection size {result.candidates.mean():.2f}"
+    )
     if result.n_empty:
-        typer.echo("empty intersections: the assumed parameter is smaller than the one used "
-                   "for masking (or the file was masked otherwise)")
+        typer.echo(
+            "empty intersections: the assumed parameter is smaller than the one used "
+            "for masking (or the file was masked otherwise)"
+        )
 
 
 @app.command()
@@ -288,25 +352,45 @@ def learn(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     family: Annotated[str, typer.Option(help=f"distance family: {', '.join(LEARNED)}")] = "wm",
-    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    columns: Annotated[
+        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
+    ] = None,
     id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
-    margin: Annotated[float, typer.Option(help="margin eps of every learned re-identification (0: ties count)")] = 1e-5,
-    time_limit: Annotated[float | None, typer.Option(help="seconds; a stopped run reports an interval")] = None,
-    rel_gap: Annotated[float, typer.Option(help="relative MIP gap at which to stop (0: prove the optimum)")] = 0.0,
+    margin: Annotated[
+        float, typer.Option(help="margin eps of every learned re-identification (0: ties count)")
+    ] = 1e-5,
+    time_limit: Annotated[
+        float | None, typer.Option(help="seconds; a stopped run reports an interval")
+    ] = None,
+    rel_gap: Annotated[
+        float, typer.Option(help="relative MIP gap at which to stop (0: prove the optimum)")
+    ] = 0.0,
     threads: Annotated[int | None, typer.Option(help="HiGHS threads")] = None,
     log: Annotated[bool, typer.Option(help="show HiGHS's log")] = False,
-    delta: Annotated[float | None, typer.Option(help="lower bound delta of metric variants (wm_m, ci_m, sb_pd)")] = None,
-    published_relaxation: Annotated[bool, typer.Option(help="ci_m: submodularity on pairs of attributes only")] = False,
-    k_additive: Annotated[int | None, typer.Option(
-        "--k-additive", help="ci_k: the largest attribute set with a Möbius mass (default 2)")] = None,
-    drop_nonfinite: Annotated[bool, typer.Option(help="drop records with NaN/inf instead of failing")] = False,
+    delta: Annotated[
+        float | None, typer.Option(help="lower bound delta of metric variants (wm_m, ci_m, sb_pd)")
+    ] = None,
+    published_relaxation: Annotated[
+        bool, typer.Option(help="ci_m: submodularity on pairs of attributes only")
+    ] = False,
+    k_additive: Annotated[
+        int | None,
+        typer.Option("--k-additive", help="ci_k: the largest attribute set with a Möbius mass (default 2)"),
+    ] = None,
+    drop_nonfinite: Annotated[
+        bool, typer.Option(help="drop records with NaN/inf instead of failing")
+    ] = False,
     params_out: Annotated[Path | None, typer.Option(help="write the learned parameters as JSON")] = None,
     export: Annotated[Path | None, typer.Option(help="write the MILP as .lp or .mps")] = None,
     naive: Annotated[bool, typer.Option(help="the naive model: every pair, one big-C, no reduction")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
-    progress: Annotated[bool | None, typer.Option(
-        "--progress/--no-progress",
-        help="print the interval on stderr each time it narrows (default: when stderr is a terminal)")] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="print the interval on stderr each time it narrows (default: when stderr is a terminal)",
+        ),
+    ] = None,
 ) -> None:
     """Learn the family's distance that re-identifies the most records (MILP, HiGHS)."""
     _check_outputs(params_out=params_out, export=export)
@@ -318,17 +402,30 @@ def learn(
     if k_additive is not None:
         options["k"] = k_additive
     naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
-    learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, rel_gap=rel_gap,
-                                     threads=threads, log=log, family_options=options or None,
-                                     **naive_options)
+    learner = LearnedDistanceLinkage(
+        family,
+        margin=margin,
+        time_limit=time_limit,
+        rel_gap=rel_gap,
+        threads=threads,
+        log=log,
+        family_options=options or None,
+        **naive_options,
+    )
     a, b = load_table(original), load_table(masked)
     interrupted = False
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     show = console.is_terminal if progress is None else progress
     try:
-        learner.fit(a, b, columns=_split(columns), id_column=id_column,
-                    drop_nonfinite=drop_nonfinite, export=export,
-                    progress=(lambda event: console.print(_interval_line(event))) if show else None)
+        learner.fit(
+            a,
+            b,
+            columns=_split(columns),
+            id_column=id_column,
+            drop_nonfinite=drop_nonfinite,
+            export=export,
+            progress=(lambda event: console.print(_interval_line(event))) if show else None,
+        )
         result = learner.result_
     except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
         partial = getattr(exc, "partial", None)
@@ -343,15 +440,19 @@ def learn(
     if result.status == Status.OPTIMAL:
         figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"
     else:
-        figure = (f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
-                  f"({result.status}, gap {result.gap if result.gap is None else round(result.gap, 4)})")
+        figure = (
+            f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
+            f"({result.status}, gap {result.gap if result.gap is None else round(result.gap, 4)})"
+        )
     at_risk = "" if result.n_at_risk is None else f"; {result.n_at_risk} records at risk under some parameter"
     if describe_lower(result.lower_source):
         at_risk += f"; {describe_lower(result.lower_source)}"
-    typer.echo(f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
-               f"strict count {result.n_correct_strict}{at_risk}; search {result.seconds['search']:.1f}s, "
-               f"reduce {result.seconds['reduce']:.1f}s, "
-               f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s")
+    typer.echo(
+        f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
+        f"strict count {result.n_correct_strict}{at_risk}; search {result.seconds['search']:.1f}s, "
+        f"reduce {result.seconds['reduce']:.1f}s, "
+        f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s"
+    )
     if interrupted:
         raise typer.Exit(130)
 
@@ -360,16 +461,19 @@ def _interval_line(event: dict) -> Text:
     """``  12.3 s  [741, 1032]  lower: <its step>  upper: <its step>``: one narrowing of
     the interval of ``rlopt learn`` (an event of :class:`rlopt.milp.certificate.Certificate`)."""
     lower = "-" if event["lower"] is None else event["lower"]
-    return Text.assemble(f"{event['seconds']:7.1f} s  ", (f"[{lower}, {event['upper']}]", "bold"),
-                         f"  lower: {event['lower_source'] or 'nothing verified yet'}"
-                         f"  upper: {event['upper_source']}")
+    return Text.assemble(
+        f"{event['seconds']:7.1f} s  ",
+        (f"[{lower}, {event['upper']}]", "bold"),
+        f"  lower: {event['lower_source'] or 'nothing verified yet'}  upper: {event['upper_source']}",
+    )
 
 
 def _attack_spec(method: str | None, p, window, k, groups) -> dict | None:
     if method is None:
         if any(v is not None for v in (p, window, k, groups)):
-            raise InputError("--p/--window/--k/--groups describe the published masking: give "
-                             "--attack-method too")
+            raise InputError(
+                "--p/--window/--k/--groups describe the published masking: give --attack-method too"
+            )
         return None
     if method == "rank-swapping":
         return {"method": method, "p": p, "window": window}
@@ -391,9 +495,14 @@ def _numbers(text: str, option: str) -> list[float]:
             span, _, step = text.partition(":")
             lo, hi = (float(v) for v in span.split("-"))
             step_value = float(step) if step else 1.0
-            if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(step_value)
-                    and hi >= lo and step_value > 0
-                    and (hi - lo) / step_value < MAX_VALUES):
+            if not (
+                math.isfinite(lo)
+                and math.isfinite(hi)
+                and math.isfinite(step_value)
+                and hi >= lo
+                and step_value > 0
+                and (hi - lo) / step_value < MAX_VALUES
+            ):
                 raise ValueError
             return [lo + i * step_value for i in range(int(round((hi - lo) / step_value)) + 1)]
         values = [float(v) for v in text.split(",")]
@@ -401,28 +510,43 @@ def _numbers(text: str, option: str) -> list[float]:
             raise ValueError
         return values
     except ValueError:
-        raise InputError(f"{option} {text!r}; expected finite numbers like '2,3,5', a rising "
-                         f"range '2-10' or '2-20:2', at most {MAX_VALUES} values") from None
+        raise InputError(
+            f"{option} {text!r}; expected finite numbers like '2,3,5', a rising "
+            f"range '2-10' or '2-20:2', at most {MAX_VALUES} values"
+        ) from None
 
 
 @app.command()
 def risk(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
-    families: Annotated[str | None, typer.Option(
-        help="learned families to assess, comma-separated (default: wm,owa,ci,sb, leaving out "
-             "those the file does not suit, with ci_k, a lower end for ci, in place of ci "
-             "above 12 attributes)")] = None,
-    columns: Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")] = None,
+    families: Annotated[
+        str | None,
+        typer.Option(
+            help="learned families to assess, comma-separated (default: wm,owa,ci,sb, leaving out "
+            "those the file does not suit, with ci_k, a lower end for ci, in place of ci "
+            "above 12 attributes)"
+        ),
+    ] = None,
+    columns: Annotated[
+        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
+    ] = None,
     id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
     report: Annotated[Path | None, typer.Option(help="write the HTML report here")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="write every figure as JSON here")] = None,
     records_csv: Annotated[Path | None, typer.Option(help="write the per-record table as CSV here")] = None,
-    time_limit: Annotated[float, typer.Option(help="seconds per family (a stopped family is an interval)")] = 60.0,
+    time_limit: Annotated[
+        float, typer.Option(help="seconds per family (a stopped family is an interval)")
+    ] = 60.0,
     margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
     threads: Annotated[int, typer.Option(help="HiGHS threads")] = 1,
-    params: Annotated[list[Path] | None, typer.Option(help="saved parameters to evaluate without solving (repeatable)")] = None,
-    attack_method: Annotated[str | None, typer.Option(help="published masking for the transparency attack: rank-swapping or microaggregation")] = None,
+    params: Annotated[
+        list[Path] | None, typer.Option(help="saved parameters to evaluate without solving (repeatable)")
+    ] = None,
+    attack_method: Annotated[
+        str | None,
+        typer.Option(help="published masking for the transparency attack: rank-swapping or microaggregation"),
+    ] = None,
     p: Annotated[float | None, typer.Option(help="attack: published rank swapping p (%)")] = None,
     window: Annotated[int | None, typer.Option(help="attack: published rank swapping range in ranks")] = None,
     k: Annotated[int | None, typer.Option(help="attack: published MDAV k (one group)")] = None,
@@ -430,8 +554,12 @@ def risk(
     folds: Annotated[int, typer.Option(help="k-fold generalisation (0: skip)")] = 5,
     generalisation: Annotated[str, typer.Option(help="families of the generalisation check")] = "wm",
     interval_p: Annotated[float, typer.Option(help="interval disclosure width (%)")] = 10.0,
-    tradeoff_method: Annotated[str | None, typer.Option(help="add a risk-utility trade-off: mdav, rank-swap or noise")] = None,
-    tradeoff_values: Annotated[str | None, typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")] = None,
+    tradeoff_method: Annotated[
+        str | None, typer.Option(help="add a risk-utility trade-off: mdav, rank-swap or noise")
+    ] = None,
+    tradeoff_values: Annotated[
+        str | None, typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")
+    ] = None,
     seed: Annotated[int, typer.Option(help="seed of folds, PLD tie-breaks and the trade-off masking")] = 0,
 ) -> None:
     """Worst-case re-identification risk of MASKED against ORIGINAL: every family's
@@ -446,26 +574,47 @@ def risk(
     if tradeoff_method is not None:
         if tradeoff_values is None:
             raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
-        table = tradeoff_plan(a, method=tradeoff_method,
-                              values=_numbers(tradeoff_values, "--tradeoff-values"),
-                              families=_names(generalisation), columns=_split(columns),
-                              margin=margin, time_limit=time_limit, threads=threads, seed=seed)
+        table = tradeoff_plan(
+            a,
+            method=tradeoff_method,
+            values=_numbers(tradeoff_values, "--tradeoff-values"),
+            families=_names(generalisation),
+            columns=_split(columns),
+            margin=margin,
+            time_limit=time_limit,
+            threads=threads,
+            seed=seed,
+        )
     try:
-        result = assess_risk(a, b, families=family_list, columns=_split(columns), id_column=id_column,
-                             margin=margin, time_limit=time_limit, threads=threads, params=params or (),
-                             attack=_attack_spec(attack_method, p, window, k, groups), folds=folds,
-                             generalisation_families=_names(generalisation) if folds else (),
-                             seed=seed, interval_p=interval_p, tradeoff=table,
-                             names=(original.name, masked.name),
-                             progress=lambda m: typer.echo(m, err=True))
+        result = assess_risk(
+            a,
+            b,
+            families=family_list,
+            columns=_split(columns),
+            id_column=id_column,
+            margin=margin,
+            time_limit=time_limit,
+            threads=threads,
+            params=params or (),
+            attack=_attack_spec(attack_method, p, window, k, groups),
+            folds=folds,
+            generalisation_families=_names(generalisation) if folds else (),
+            seed=seed,
+            interval_p=interval_p,
+            tradeoff=table,
+            names=(original.name, masked.name),
+            progress=lambda m: typer.echo(m, err=True),
+        )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
         raise _risk_interrupted(exc, json_out) from None
     for note in result.figures["inputs"]["notes"]:
         typer.echo(f"note: {note}", err=True)
     h = result.headline
     if h["rate"] is not None:
-        text = (f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
-                f"{h['source']}, {h['status']}")
+        text = (
+            f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
+            f"{h['source']}, {h['status']}"
+        )
         if h["status"] != Status.PROVEN:
             text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
         typer.echo(text)
@@ -483,8 +632,11 @@ def risk(
 
 
 def _print_family(row: dict) -> None:
-    bound = "" if row["status"] in (Status.OPTIMAL, Status.APPLIED) or row["bound"] is None \
+    bound = (
+        ""
+        if row["status"] in (Status.OPTIMAL, Status.APPLIED) or row["bound"] is None
         else f" (bound {row['bound']})"
+    )
     rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
     source = describe_lower(row.get("lower_source"))
     start = "" if source is None else f"; {source}"
@@ -502,12 +654,17 @@ def _risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None) -> typer.Ex
         _print_family(row)
     current = partial["interrupted"]
     if current is not None and current.n_correct_verified is not None:
-        typer.echo(f"  {current.family}: between {current.n_correct_verified} and {current.bound} "
-                   f"of {current.n_records} (interrupted)")
+        typer.echo(
+            f"  {current.family}: between {current.n_correct_verified} and {current.bound} "
+            f"of {current.n_records} (interrupted)"
+        )
     if json_out is not None:
-        figures = {"interrupted": True, "baselines": partial["baselines"],
-                   "families": partial["families"],
-                   "interrupted_family": None if current is None else current.to_dict()}
+        figures = {
+            "interrupted": True,
+            "baselines": partial["baselines"],
+            "families": partial["families"],
+            "interrupted_family": None if current is None else current.to_dict(),
+        }
         json_out.write_text(json.dumps(figures, indent=1, default=lambda v: v.tolist()))
         typer.echo(f"figures of the finished part -> {json_out}")
     return _interrupted(f"{exc}; the other figures were not computed")
@@ -530,10 +687,17 @@ def tradeoff_command(
     from rlopt.risk import tradeoff
 
     _check_outputs(out=out)
-    table = tradeoff(load_table(original), method=method, values=_numbers(values, "--values"),
-                     families=_names(families), columns=_split(columns), margin=margin,
-                     time_limit=time_limit, seed=seed,
-                     progress=lambda m: typer.echo(m, err=True))
+    table = tradeoff(
+        load_table(original),
+        method=method,
+        values=_numbers(values, "--values"),
+        families=_names(families),
+        columns=_split(columns),
+        margin=margin,
+        time_limit=time_limit,
+        seed=seed,
+        progress=lambda m: typer.echo(m, err=True),
+    )
     typer.echo(table.to_string(index=False))
     if out is not None:
         table.to_csv(out, index=False)
@@ -565,8 +729,10 @@ def _resumable(exc: Interrupted, out: Path) -> typer.Exit:
 
 def _print_summary(run, out: Path) -> None:
     frame = run.frame
-    typer.echo(f"{len(run.computed)} cell(s) computed, {len(run.skipped)} already finished, "
-               f"{len(run.failed)} failed; {len(frame)} row(s) in {out / 'results.csv'}")
+    typer.echo(
+        f"{len(run.computed)} cell(s) computed, {len(run.skipped)} already finished, "
+        f"{len(run.failed)} failed; {len(frame)} row(s) in {out / 'results.csv'}"
+    )
     for message in run.failed.values():
         typer.echo(f"failed: {message}", err=True)
 
@@ -576,7 +742,9 @@ def run(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
     out: Annotated[Path | None, typer.Option(help="results folder (default: runs/<config name>)")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
-    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address, e.g. tcp://host:8786")] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Dask scheduler address, e.g. tcp://host:8786")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
     """Run an experiment grid; a re-run with the same --out skips finished cells."""
@@ -585,8 +753,7 @@ def run(
     spec = load_config(config)
     out = out or Path("runs") / spec.name
     try:
-        result = run_grid(spec, out, base=config.parent, jobs=jobs, scheduler=scheduler,
-                          progress=progress)
+        result = run_grid(spec, out, base=config.parent, jobs=jobs, scheduler=scheduler, progress=progress)
     except Interrupted as exc:
         raise _resumable(exc, out) from None
     _print_summary(result, out)
@@ -596,7 +763,9 @@ def run(
 
 @app.command()
 def reproduce(
-    quick: Annotated[bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")] = False,
+    quick: Annotated[
+        bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")
+    ] = False,
     table: Annotated[int, typer.Option(help="1 (Tables 1 and 2) or 5 (rank swapping attacks)")] = 1,
     out: Annotated[Path | None, typer.Option(help="results folder")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
@@ -604,9 +773,13 @@ def reproduce(
     seeds: Annotated[str, typer.Option(help="Table 5: masking seeds")] = "0,1,2",
     datasets: Annotated[str, typer.Option(help="Table 5: census, eia")] = "census,eia",
     variant: Annotated[SwapVariant, typer.Option(help="Table 5: rank swapping variant")] = SwapVariant.plain,
-    learned: Annotated[str | None, typer.Option(help="Table 5: learned families as extra columns, e.g. wm")] = None,
-    time_limit: Annotated[float | None, typer.Option(
-        help="seconds per learned MILP (default: 60 with --quick and for Table 5, else 600)")] = None,
+    learned: Annotated[
+        str | None, typer.Option(help="Table 5: learned families as extra columns, e.g. wm")
+    ] = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(help="seconds per learned MILP (default: 60 with --quick and for Table 5, else 600)"),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
     """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out),
@@ -614,8 +787,17 @@ def reproduce(
     from rlopt.experiments import paper_config, run_grid, write_tables
 
     if table == 5:
-        _reproduce_table5(out, jobs, scheduler, _split(seeds), _split(datasets), variant.value,
-                          _split(learned) or [], 60.0 if time_limit is None else time_limit, progress)
+        _reproduce_table5(
+            out,
+            jobs,
+            scheduler,
+            _split(seeds),
+            _split(datasets),
+            variant.value,
+            _split(learned) or [],
+            60.0 if time_limit is None else time_limit,
+            progress,
+        )
         return
     if table not in (1, 2):
         raise InputError(f"--table {table}; expected 1 (Tables 1 and 2) or 5")
@@ -635,20 +817,27 @@ def reproduce(
         raise typer.Exit(1)
 
 
-def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, learned, time_limit,
-                      progress) -> None:
+def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, learned, time_limit, progress) -> None:
     from rlopt.experiments.runner import run_tasks
     from rlopt.experiments.transparency import TABLE5_COLUMNS, run_attack_cell, table5_cells, write_table5
+
     try:
         seed_values = [int(s) for s in seeds]
     except ValueError:
         raise InputError(f"--seeds {','.join(seeds)!r}; expected integers separated by commas") from None
-    cells = table5_cells(datasets, seeds=seed_values, variant=variant, learned=learned,
-                         time_limit=time_limit)
+    cells = table5_cells(datasets, seeds=seed_values, variant=variant, learned=learned, time_limit=time_limit)
     out = out or Path("runs") / "table5"
     try:
-        result = run_tasks(cells, out, work=run_attack_cell, columns=TABLE5_COLUMNS,
-                           label="table 5", jobs=jobs, scheduler=scheduler, progress=progress)
+        result = run_tasks(
+            cells,
+            out,
+            work=run_attack_cell,
+            columns=TABLE5_COLUMNS,
+            label="table 5",
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+        )
     except Interrupted as exc:
         raise _resumable(exc, out) from None
     _print_summary(result, out)

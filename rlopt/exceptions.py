@@ -6,8 +6,7 @@ Every error caused by what a user passed in is an :class:`InputError` (a
 
 from sklearn.exceptions import NotFittedError as _SklearnNotFitted
 
-__all__ = ["InputError", "NonFiniteError", "NotFittedError", "SolverError", "DataWarning",
-           "Interrupted"]
+__all__ = ["InputError", "NonFiniteError", "NotFittedError", "SolverError", "DataWarning", "Interrupted"]
 
 
 class InputError(ValueError):

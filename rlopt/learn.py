@@ -51,8 +51,14 @@ from rlopt.milp.portfolio import (
 from rlopt.milp.regions import Companion, can_fork, supports
 from rlopt.status import Status
 
-__all__ = ["LearnedDistanceLinkage", "LearnResult", "RecountMismatchError", "describe_lower", "learn",
-           "recount"]
+__all__ = [
+    "LearnedDistanceLinkage",
+    "LearnResult",
+    "RecountMismatchError",
+    "describe_lower",
+    "learn",
+    "recount",
+]
 
 
 REDUCE_SHARE = 0.3
@@ -121,23 +127,45 @@ class LearnResult:
     def to_dict(self) -> dict:
         """JSON-ready figures (the keys of ``rlopt learn --json``)."""
         return {
-            "family": self.family, "n_records": self.n_records, "n_correct": self.n_correct,
-            "n_correct_verified": self.n_correct_verified, "n_correct_strict": self.n_correct_strict,
-            "rate": self.rate, "status": self.status, "bound": self.bound, "gap": self.gap,
-            "margin": self.margin, "params": self.params, "solver": self.solver,
-            "seconds": self.seconds, "model": self.model, "recount_tol": self.recount_tol,
-            "cut_rounds": self.cut_rounds, "reductions": self.reductions,
-            "n_at_risk": self.n_at_risk, "at_risk_exact": self.at_risk_exact,
-            "lower_source": self.lower_source, "history": self.history,
+            "family": self.family,
+            "n_records": self.n_records,
+            "n_correct": self.n_correct,
+            "n_correct_verified": self.n_correct_verified,
+            "n_correct_strict": self.n_correct_strict,
+            "rate": self.rate,
+            "status": self.status,
+            "bound": self.bound,
+            "gap": self.gap,
+            "margin": self.margin,
+            "params": self.params,
+            "solver": self.solver,
+            "seconds": self.seconds,
+            "model": self.model,
+            "recount_tol": self.recount_tol,
+            "cut_rounds": self.cut_rounds,
+            "reductions": self.reductions,
+            "n_at_risk": self.n_at_risk,
+            "at_risk_exact": self.at_risk_exact,
+            "lower_source": self.lower_source,
+            "history": self.history,
         }
 
 
-def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: SolverOptions,
-          big_c: str | float = "tight", reductions: Reductions = Reductions(),  # noqa: B008 (frozen)
-          on_mismatch: str = "raise", export: str | Path | None = None,
-          standardised: bool = False, candidates: np.ndarray | None = None,
-          known: Sequence[tuple[str, Distance]] = (),
-          progress: Callable[[dict], None] | None = None) -> tuple[LearnResult, Distance | None]:
+def learn(
+    data: LinkageData,
+    family: LearnedFamily,
+    *,
+    margin: float,
+    options: SolverOptions,
+    big_c: str | float = "tight",
+    reductions: Reductions = Reductions(),  # noqa: B008 (frozen)
+    on_mismatch: str = "raise",
+    export: str | Path | None = None,
+    standardised: bool = False,
+    candidates: np.ndarray | None = None,
+    known: Sequence[tuple[str, Distance]] = (),
+    progress: Callable[[dict], None] | None = None,
+) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`).
 
     ``standardised=True``: the files are already z-scores (e.g. of larger files
@@ -162,30 +190,66 @@ def learn(data: LinkageData, family: LearnedFamily, *, margin: float, options: S
     """
     t0 = time.perf_counter()
     family.check_attributes(data.n_attributes)
-    za, zb = ((data.masked, data.original) if standardised
-              else (standardise(data.masked), standardise(data.original)))
+    za, zb = (
+        (data.masked, data.original)
+        if standardised
+        else (standardise(data.masked), standardise(data.original))
+    )
     companion = None
-    if (reductions.parameter_bb and candidates is None and supports(family, data.n_attributes)
-            and can_fork()):  # (in a daemon process, e.g. a Dask worker, the MILP runs alone)
+    if (
+        reductions.parameter_bb and candidates is None and supports(family, data.n_attributes) and can_fork()
+    ):  # (in a daemon process, e.g. a Dask worker, the MILP runs alone)
         # its ceiling must hold for every recount below: the largest tolerance they use
         tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
-        companion = Companion(za, zb, family, margin=margin, tol=tol, deadline=(
-            None if options.time_limit is None else t0 + options.time_limit))
+        companion = Companion(
+            za,
+            zb,
+            family,
+            margin=margin,
+            tol=tol,
+            deadline=(None if options.time_limit is None else t0 + options.time_limit),
+        )
     try:
-        return _learn(data, family, za, zb, t0, companion, margin=margin, options=options,
-                      big_c=big_c, reductions=reductions, on_mismatch=on_mismatch, export=export,
-                      candidates=candidates, known=known, progress=progress)
+        return _learn(
+            data,
+            family,
+            za,
+            zb,
+            t0,
+            companion,
+            margin=margin,
+            options=options,
+            big_c=big_c,
+            reductions=reductions,
+            on_mismatch=on_mismatch,
+            export=export,
+            candidates=candidates,
+            known=known,
+            progress=progress,
+        )
     finally:
         if companion is not None:
             companion.close()
 
 
-def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndarray, t0: float,
-           companion: Companion | None, *, margin: float, options: SolverOptions,
-           big_c: str | float, reductions: Reductions, on_mismatch: str,
-           export: str | Path | None, candidates: np.ndarray | None,
-           known: Sequence[tuple[str, Distance]],
-           progress: Callable[[dict], None] | None) -> tuple[LearnResult, Distance | None]:
+def _learn(
+    data: LinkageData,
+    family: LearnedFamily,
+    za: np.ndarray,
+    zb: np.ndarray,
+    t0: float,
+    companion: Companion | None,
+    *,
+    margin: float,
+    options: SolverOptions,
+    big_c: str | float,
+    reductions: Reductions,
+    on_mismatch: str,
+    export: str | Path | None,
+    candidates: np.ndarray | None,
+    known: Sequence[tuple[str, Distance]],
+    progress: Callable[[dict], None] | None,
+) -> tuple[LearnResult, Distance | None]:
     given_big_c = big_c
     n, n_attributes = za.shape
     certificate = Certificate(n, t0=t0, progress=progress)
@@ -204,14 +268,26 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
         if reports:  # the latest ceiling, and the best parameter among those that arrived
             _, count, theta = max(reports, key=lambda report: report[1])
             if theta is not None and count > (certificate.lower or 0):
-                item = recount_parameter(REGION_SEARCH, theta, za, zb, family, data.columns,
-                                         margin=margin, tol=10 * options.feasibility_tol)
+                item = recount_parameter(
+                    REGION_SEARCH,
+                    theta,
+                    za,
+                    zb,
+                    family,
+                    data.columns,
+                    margin=margin,
+                    tol=10 * options.feasibility_tol,
+                )
                 companion_found.append(item)
                 found(item.count, REGION_SEARCH)
             if companion.upper is not None:
                 certificate.bounded(companion.upper, REGION_SEARCH)
-        return (companion.upper is not None and certificate.lower is not None
-                and certificate.lower >= companion.upper)
+        return (
+            companion.upper is not None
+            and certificate.lower is not None
+            and certificate.lower >= companion.upper
+        )
+
     if big_c == "uniform":
         big_c = largest_big_c(za, zb, family, margin=margin)
     neutral = family.neutral(n_attributes)
@@ -220,10 +296,13 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     if candidates is not None:
         candidates = np.asarray(candidates)
         if candidates.shape != (n, n) or candidates.dtype != bool:
-            raise InputError(f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
-                             f"expected a boolean ({n}, {n}) matrix")
-        reductions = dataclasses.replace(reductions, fix_unreachable=False, conflicts=False,
-                                         lazy=False, warm_start=False)
+            raise InputError(
+                f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
+                f"expected a boolean ({n}, {n}) matrix"
+            )
+        reductions = dataclasses.replace(
+            reductions, fix_unreachable=False, conflicts=False, lazy=False, warm_start=False
+        )
         fixed = ~candidates.diagonal()
     # every admissible parameter the run knows or finds, best first: each is a verified lower end
     # (counted before the model exists, at the tolerance of a model without big-C: stricter)
@@ -234,12 +313,22 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
             named.append((label, theta))
     t_search = time.perf_counter()
     search_deadline = None if options.time_limit is None else t0 + SEARCH_SHARE * options.time_limit
-    starts = search_incumbents(za, zb, family, data.columns, named, margin=margin,
-                               tol=10 * options.feasibility_tol,
-                               feasibility_tol=options.feasibility_tol,
-                               searches=reductions.searches(), deadline=search_deadline,
-                               candidates=candidates, quadratic=True, nca=reductions.nca_start,
-                               found=found)
+    starts = search_incumbents(
+        za,
+        zb,
+        family,
+        data.columns,
+        named,
+        margin=margin,
+        tol=10 * options.feasibility_tol,
+        feasibility_tol=options.feasibility_tol,
+        searches=reductions.searches(),
+        deadline=search_deadline,
+        candidates=candidates,
+        quadratic=True,
+        nca=reductions.nca_start,
+        found=found,
+    )
     search_seconds = time.perf_counter() - t_search
     closed = listen()  # the companion proved the optimum already: the MILP only confirms
     t_reduce = time.perf_counter()
@@ -247,58 +336,109 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     deadline = None if options.time_limit is None else t_reduce + REDUCE_SHARE * options.time_limit
     if reductions.fix_unreachable or reductions.conflicts:
         # records the best start re-identifies need no LP (any admissible parameter would do)
-        screening = screen_records(za, zb, family, margin=margin,
-                                   known=starts[0].theta if starts else neutral,
-                                   feasibility_tol=options.feasibility_tol, deadline=deadline)
+        screening = screen_records(
+            za,
+            zb,
+            family,
+            margin=margin,
+            known=starts[0].theta if starts else neutral,
+            feasibility_tol=options.feasibility_tol,
+            deadline=deadline,
+        )
         if reductions.fix_unreachable:
             fixed = screening.unreachable
         if reductions.conflicts and not closed:
-            conflicts = find_conflicts(za, zb, family, screening, margin=margin,
-                                       feasibility_tol=options.feasibility_tol,
-                                       max_lps=reductions.max_conflict_lps, deadline=deadline)
+            conflicts = find_conflicts(
+                za,
+                zb,
+                family,
+                screening,
+                margin=margin,
+                feasibility_tol=options.feasibility_tol,
+                max_lps=reductions.max_conflict_lps,
+                deadline=deadline,
+            )
     reduce_seconds = time.perf_counter() - t_reduce
     listen()
-    cliques = (duplicate_groups(za) if reductions.duplicate_cliques and margin > 0
-               and candidates is None else None)
+    cliques = (
+        duplicate_groups(za) if reductions.duplicate_cliques and margin > 0 and candidates is None else None
+    )
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
     if candidates is not None:
         pairs = candidates & ~np.eye(n, dtype=bool)
-    model, info = build_model(za, zb, family, margin=margin, columns=data.columns, big_c=big_c,
-                              drop_redundant=reductions.drop_redundant,
-                              drop_dominated=reductions.drop_dominated, pairs=pairs, fixed=fixed,
-                              conflicts=conflicts, cliques=cliques)
+    model, info = build_model(
+        za,
+        zb,
+        family,
+        margin=margin,
+        columns=data.columns,
+        big_c=big_c,
+        drop_redundant=reductions.drop_redundant,
+        drop_dominated=reductions.drop_dominated,
+        pairs=pairs,
+        fixed=fixed,
+        conflicts=conflicts,
+        cliques=cliques,
+    )
     build_seconds = time.perf_counter() - t_reduce - reduce_seconds
     if export is not None:
         export_model(model, export)
     own_cuts = family.has_cuts
-    lazy_rows = (LazyLinkageRows(za, zb, family, data.columns, margin, big_c, pairs,
-                                 per_round=reductions.lazy_per_round, tol=options.feasibility_tol,
-                                 max_family_rounds=options.max_cut_rounds)
-                 if reductions.lazy and pairs is not None else None)
+    lazy_rows = (
+        LazyLinkageRows(
+            za,
+            zb,
+            family,
+            data.columns,
+            margin,
+            big_c,
+            pairs,
+            per_round=reductions.lazy_per_round,
+            tol=options.feasibility_tol,
+            max_family_rounds=options.max_cut_rounds,
+        )
+        if reductions.lazy and pairs is not None
+        else None
+    )
     separate = start = first = None
     if own_cuts or lazy_rows is not None:
+
         def separate(theta, k):  # the family's cuts and the violated linkage rows, in one round
             cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
             return cuts + (lazy_rows(theta, k) if lazy_rows is not None else [])
+
     tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
     if reductions.warm_start and not own_cuts and screening is not None:
         witness = best_start(za, zb, family, screening, margin=margin, deadline=deadline)
         if not any(np.array_equal(witness, item.theta) for item in starts):  # a new parameter
-            starts += search_incumbents(za, zb, family, data.columns, [("screening LP start", witness)],
-                                        margin=margin, tol=tol, feasibility_tol=options.feasibility_tol,
-                                        searches=(), candidates=candidates, found=found)
+            starts += search_incumbents(
+                za,
+                zb,
+                family,
+                data.columns,
+                [("screening LP start", witness)],
+                margin=margin,
+                tol=tol,
+                feasibility_tol=options.feasibility_tol,
+                searches=(),
+                candidates=candidates,
+                found=found,
+            )
             starts.sort(key=lambda item: -item.count)  # stable: an earlier start keeps a tie
     fit_deadline = None if options.time_limit is None else t0 + options.time_limit
     if reductions.warm_start:
         first = starts[0].theta if starts else neutral
 
         def start(previous, previous_k):
-            theta = first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
+            theta = (
+                first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
+            )
             if previous is not None and lazy_rows is not None and reductions.carry_rounds:
                 # the records the last round counted, re-identified against every original
                 completed = lazy_rows.complete(previous_k, deadline=fit_deadline)
                 theta = theta if completed is None else completed
             return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
+
     limit = options.time_limit
     if limit is not None:  # the limit covers the whole fit, reductions included
         options = dataclasses.replace(options, time_limit=max(1.0, limit - (time.perf_counter() - t0)))
@@ -306,20 +446,32 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     def on_improve(incumbent, bound, theta):  # a round's figures: the bound is proven, theta recounted
         if bound is not None and math.isfinite(bound):
             certificate.bounded(n - int(math.ceil(bound - 1e-6)), "MILP bound")
-        if (theta is not None and incumbent is not None
-                and family.is_admissible(theta, za, zb, tol=options.feasibility_tol)):
-            _, correct = recount(za, zb, family.distance(theta, data.columns), margin=margin,
-                                 tol=tol, candidates=candidates)
+        if (
+            theta is not None
+            and incumbent is not None
+            and family.is_admissible(theta, za, zb, tol=options.feasibility_tol)
+        ):
+            _, correct = recount(
+                za, zb, family.distance(theta, data.columns), margin=margin, tol=tol, candidates=candidates
+            )
             found(int(correct.sum()), "solver")
 
-    solved = solve_model(model, options, separate=separate, start=start,
-                         carry_bound=reductions.carry_rounds, on_improve=on_improve,
-                         stop_when=listen if companion is not None else None)
+    solved = solve_model(
+        model,
+        options,
+        separate=separate,
+        start=start,
+        carry_bound=reductions.carry_rounds,
+        on_improve=on_improve,
+        stop_when=listen if companion is not None else None,
+    )
     listen()
     solved.solver["time_limit"] = limit
     if companion is not None:  # what the branch and bound beside it had reached
-        solved.solver["parameter_bb"] = {"upper": companion.upper, **(
-            {} if companion.result is None else companion.result.to_dict())}
+        solved.solver["parameter_bb"] = {
+            "upper": companion.upper,
+            **({} if companion.result is None else companion.result.to_dict()),
+        }
     if lazy_rows is not None:
         info.n_linkage_rows += lazy_rows.rows_added
 
@@ -327,10 +479,15 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     if status in (Status.INFEASIBLE, Status.ERROR):
         # sum K = N (no record re-identified) is always feasible when the family's
         # admissible set is not empty: nothing this solve returned is a figure
-        hint = (f" (big_c={big_c:g} is below what some pairs need)"
-                if not isinstance(given_big_c, str) and status == Status.INFEASIBLE else "")
-        raise SolverError(f"{family.name}: HiGHS ended with status {status!r}{hint}; no count "
-                          "is reported from a failed solve")
+        hint = (
+            f" (big_c={big_c:g} is below what some pairs need)"
+            if not isinstance(given_big_c, str) and status == Status.INFEASIBLE
+            else ""
+        )
+        raise SolverError(
+            f"{family.name}: HiGHS ended with status {status!r}{hint}; no count "
+            "is reported from a failed solve"
+        )
     n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
     bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
     if screening is not None:  # at_risk over-approximates where not exact: still a bound
@@ -354,17 +511,22 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     distance = verified = strict = correct = None
     lower_source = None
     if theta is not None:
-        linked, correct = recount(za, zb, family.distance(theta, data.columns), margin=margin,
-                                  tol=tol, candidates=candidates)
+        linked, correct = recount(
+            za, zb, family.distance(theta, data.columns), margin=margin, tol=tol, candidates=candidates
+        )
         verified, strict, lower_source = int(correct.sum()), linked.n_correct, "solver"
         if separate is not None and status != "optimal":
             # stopped before every lazy row / cut was in: the incumbent is one of a
             # relaxation, its recount is what the parameter really achieves
             n_correct = verified
-        proven = status == Status.OPTIMAL and options.rel_gap == 0  # else K_i = 1 may hide a re-identification
+        proven = (
+            status == Status.OPTIMAL and options.rel_gap == 0
+        )  # else K_i = 1 may hide a re-identification
         if n_correct is not None and (verified < n_correct or (proven and verified != n_correct)):
-            mismatch(f"{family.name}: the solver claims {n_correct} correct re-identifications but "
-                     f"the independent recount of its parameters at margin {margin:g} finds {verified}")
+            mismatch(
+                f"{family.name}: the solver claims {n_correct} correct re-identifications but "
+                f"the independent recount of its parameters at margin {margin:g} finds {verified}"
+            )
     if starts and (verified is None or starts[0].count >= verified):
         # the solver found nothing better than a parameter the run already had: that
         # parameter is the lower end, and it is labelled as the start it is
@@ -378,37 +540,61 @@ def _learn(data: LinkageData, family: LearnedFamily, za: np.ndarray, zb: np.ndar
     if status == "optimal":
         bound = min(bound, n_correct) if n_correct is not None else bound
     if verified is not None and verified > bound:
-        mismatch(f"{family.name}: a parameter re-identifies {verified} records at margin "
-                 f"{margin:g}, more than the solver's proven bound {bound}")
+        mismatch(
+            f"{family.name}: a parameter re-identifies {verified} records at margin "
+            f"{margin:g}, more than the solver's proven bound {bound}"
+        )
     if status != Status.OPTIMAL and verified is not None and verified == bound:
         status = Status.OPTIMAL  # the interval closed: the verified count is the proven optimum
     if status == Status.OPTIMAL and verified is not None:
         n_correct = verified  # the proven optimum (the solver may have been stopped before it)
     if status == "stopped":  # only stopped when the companion's ceiling met a verified count
-        raise RuntimeError(f"{family.name}: the MILP was stopped for a closed interval that "
-                           f"did not close ([{verified}, {bound}])")
+        raise RuntimeError(
+            f"{family.name}: the MILP was stopped for a closed interval that "
+            f"did not close ([{verified}, {bound}])"
+        )
     strict_best = max(starts, key=lambda item: item.linked.n_correct, default=None)
     if verified == 0 and margin > 0 and strict_best is not None and strict_best.linked.n_correct:
-        warnings.warn(f"{family.name}: no record is re-identified at margin {margin:g}, though "
-                      f"the {strict_best.label} re-identifies {strict_best.linked.n_correct} strictly: "
-                      "the margin is in units of the distance on z-scores (squared standard "
-                      "deviations); expected a small margin such as 1e-5", DataWarning, stacklevel=2)
+        warnings.warn(
+            f"{family.name}: no record is re-identified at margin {margin:g}, though "
+            f"the {strict_best.label} re-identifies {strict_best.linked.n_correct} strictly: "
+            "the margin is in units of the distance on z-scores (squared standard "
+            "deviations); expected a small margin such as 1e-5",
+            DataWarning,
+            stacklevel=2,
+        )
     gap = None if verified is None else (bound - verified) / max(bound, 1)
     if verified is not None and lower_source is not None:
         certificate.found(verified, lower_source)
     certificate.bounded(bound, "proven optimum" if status == Status.OPTIMAL else "MILP bound")
     result = LearnResult(
-        family=family.name, n_records=n, n_correct=n_correct, n_correct_verified=verified,
-        n_correct_strict=strict, status=status, bound=bound, gap=gap, margin=margin,
+        family=family.name,
+        n_records=n,
+        n_correct=n_correct,
+        n_correct_verified=verified,
+        n_correct_strict=strict,
+        status=status,
+        bound=bound,
+        gap=gap,
+        margin=margin,
         params=None if distance is None else {**distance.params(), **_options(family)},
         solver=solved.solver,
-        seconds={"reduce": reduce_seconds, "build": build_seconds, "search": search_seconds,
-                 "solve": solved.seconds,
-                 "total": time.perf_counter() - t0},
-        model=info.to_dict(), recount_tol=tol, cut_rounds=solved.cut_rounds, correct=correct,
-        reductions=reductions.to_dict(), at_risk=None if screening is None else screening.at_risk,
+        seconds={
+            "reduce": reduce_seconds,
+            "build": build_seconds,
+            "search": search_seconds,
+            "solve": solved.seconds,
+            "total": time.perf_counter() - t0,
+        },
+        model=info.to_dict(),
+        recount_tol=tol,
+        cut_rounds=solved.cut_rounds,
+        correct=correct,
+        reductions=reductions.to_dict(),
+        at_risk=None if screening is None else screening.at_risk,
         at_risk_exact=None if screening is None else bool(screening.exact.all()),
-        lower_source=lower_source, history=certificate.to_list(),
+        lower_source=lower_source,
+        history=certificate.to_list(),
     )
     if solved.interrupted:  # Ctrl-C during the solve: the interval so far, then stop
         raise Interrupted(f"{family.name}: interrupted", partial=result)
@@ -480,11 +666,22 @@ class LearnedDistanceLinkage(BaseEstimator):
     'optimal'
     """
 
-    def __init__(self, family: str = "wm", *, margin: float = 1e-5, time_limit: float | None = None,
-                 rel_gap: float = 0.0, threads: int | None = None, log: bool = False,
-                 feasibility_tol: float = 1e-9, max_cut_rounds: int = 100,
-                 family_options: dict | None = None, big_c: str | float = "tight",
-                 reductions: str | dict | Reductions = "all", on_mismatch: str = "raise"):
+    def __init__(
+        self,
+        family: str = "wm",
+        *,
+        margin: float = 1e-5,
+        time_limit: float | None = None,
+        rel_gap: float = 0.0,
+        threads: int | None = None,
+        log: bool = False,
+        feasibility_tol: float = 1e-9,
+        max_cut_rounds: int = 100,
+        family_options: dict | None = None,
+        big_c: str | float = "tight",
+        reductions: str | dict | Reductions = "all",
+        on_mismatch: str = "raise",
+    ):
         self.family = family
         self.margin = margin
         self.time_limit = time_limit
@@ -501,11 +698,18 @@ class LearnedDistanceLinkage(BaseEstimator):
     def _family(self) -> LearnedFamily:
         return get_learned_family(self.family, **(self.family_options or {}))
 
-    def fit(self, original, masked, *, columns: Sequence[str] | None = None,
-            id_column: str | None = None, drop_nonfinite: bool = False,
-            export: str | Path | None = None,
-            known: Sequence[tuple[str, Distance]] = (),
-            progress: Callable[[dict], None] | None = None) -> LearnedDistanceLinkage:
+    def fit(
+        self,
+        original,
+        masked,
+        *,
+        columns: Sequence[str] | None = None,
+        id_column: str | None = None,
+        drop_nonfinite: bool = False,
+        export: str | Path | None = None,
+        known: Sequence[tuple[str, Distance]] = (),
+        progress: Callable[[dict], None] | None = None,
+    ) -> LearnedDistanceLinkage:
         """Learn the family's best distance on an original file and its masked file.
 
         ``known``: ``(label, distance)`` pairs already at hand (on these files'
@@ -517,19 +721,35 @@ class LearnedDistanceLinkage(BaseEstimator):
             raise InputError(f"margin={self.margin!r}; expected a number >= 0")
         if self.on_mismatch not in ("raise", "warn"):
             raise InputError(f"on_mismatch={self.on_mismatch!r}; expected 'raise' or 'warn'")
-        if not (self.big_c in ("tight", "uniform")
-                or (isinstance(self.big_c, (int, float)) and not isinstance(self.big_c, bool) and self.big_c > 0)):
+        if not (
+            self.big_c in ("tight", "uniform")
+            or (isinstance(self.big_c, (int, float)) and not isinstance(self.big_c, bool) and self.big_c > 0)
+        ):
             raise InputError(f"big_c={self.big_c!r}; expected 'tight', 'uniform' or a number > 0")
         reductions = Reductions.coerce(self.reductions)
-        options = SolverOptions(time_limit=self.time_limit, rel_gap=self.rel_gap, threads=self.threads,
-                                log=self.log, feasibility_tol=self.feasibility_tol,
-                                max_cut_rounds=self.max_cut_rounds)
-        data = validate_pair(original, masked, columns=columns, id_column=id_column,
-                             drop_nonfinite=drop_nonfinite)
-        self.result_, self.distance_ = learn(data, family, margin=float(self.margin), options=options,
-                                             big_c=self.big_c, reductions=reductions,
-                                             on_mismatch=self.on_mismatch,
-                                             export=export, known=known, progress=progress)
+        options = SolverOptions(
+            time_limit=self.time_limit,
+            rel_gap=self.rel_gap,
+            threads=self.threads,
+            log=self.log,
+            feasibility_tol=self.feasibility_tol,
+            max_cut_rounds=self.max_cut_rounds,
+        )
+        data = validate_pair(
+            original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite
+        )
+        self.result_, self.distance_ = learn(
+            data,
+            family,
+            margin=float(self.margin),
+            options=options,
+            big_c=self.big_c,
+            reductions=reductions,
+            on_mismatch=self.on_mismatch,
+            export=export,
+            known=known,
+            progress=progress,
+        )
         self.columns_ = data.columns
         self._set_standardisation(data)
         self.params_ = self.result_.params
@@ -547,8 +767,10 @@ class LearnedDistanceLinkage(BaseEstimator):
         """The learned distance; :class:`NotFittedError` before ``fit``."""
         distance = getattr(self, "distance_", None)
         if distance is None:
-            raise NotFittedError("this LearnedDistanceLinkage has no learned distance: call fit() or "
-                                 "load_params() first (or the solver found no parameter)")
+            raise NotFittedError(
+                "this LearnedDistanceLinkage has no learned distance: call fit() or "
+                "load_params() first (or the solver found no parameter)"
+            )
         return distance
 
     def distance(self, a, b) -> np.ndarray:
@@ -561,21 +783,25 @@ class LearnedDistanceLinkage(BaseEstimator):
         """
         distance = self._fitted_distance()
         if not hasattr(self, "masked_standardisation_"):
-            raise NotFittedError("distance() needs the standardisation of the fitted files; this "
-                                 "parameter file predates it (save it again with save_params)")
+            raise NotFittedError(
+                "distance() needs the standardisation of the fitted files; this "
+                "parameter file predates it (save it again with save_params)"
+            )
         a = np.atleast_2d(np.asarray(a, dtype=float))
         b = np.atleast_2d(np.asarray(b, dtype=float))
         za = self.masked_standardisation_.apply(a, name="a")
         zb = self.original_standardisation_.apply(b, name="b")
         return distance.pairwise(za, zb)
 
-    def link(self, original, masked, *, id_column: str | None = None,
-             drop_nonfinite: bool = False) -> LinkageResult:
+    def link(
+        self, original, masked, *, id_column: str | None = None, drop_nonfinite: bool = False
+    ) -> LinkageResult:
         """DBRL of ``masked`` against ``original`` with the learned distance (each
         file standardised on its own, on the fitted columns)."""
         distance = self._fitted_distance()
-        data = validate_pair(original, masked, columns=list(self.columns_), id_column=id_column,
-                             drop_nonfinite=drop_nonfinite)
+        data = validate_pair(
+            original, masked, columns=list(self.columns_), id_column=id_column, drop_nonfinite=drop_nonfinite
+        )
         return link_records(standardise(data.masked), standardise(data.original), distance)
 
     def score(self, original, masked, **kwargs) -> float:
@@ -588,11 +814,23 @@ class LearnedDistanceLinkage(BaseEstimator):
         path = Path(path)
         standardisation = {
             name: {"scale": z.scale.tolist(), "mean": z.mean.tolist(), "sd": z.sd.tolist()}
-            for name, z in (("masked", self.masked_standardisation_),
-                            ("original", self.original_standardisation_))}
-        path.write_text(json.dumps({**(self.params_ or {}), "columns": list(self.columns_),
-                                    "margin": self.margin, "n_correct": self.n_correct_,
-                                    "standardisation": standardisation}, indent=2))
+            for name, z in (
+                ("masked", self.masked_standardisation_),
+                ("original", self.original_standardisation_),
+            )
+        }
+        path.write_text(
+            json.dumps(
+                {
+                    **(self.params_ or {}),
+                    "columns": list(self.columns_),
+                    "margin": self.margin,
+                    "n_correct": self.n_correct_,
+                    "standardisation": standardisation,
+                },
+                indent=2,
+            )
+        )
         return path
 
     @classmethod
@@ -607,10 +845,11 @@ class LearnedDistanceLinkage(BaseEstimator):
             name, columns = params["family"], tuple(params["columns"])
         except (ValueError, KeyError, TypeError) as exc:
             detail = f"no key {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise InputError(f"{str(path)!r} is not an rlopt parameter file ({detail}); expected "
-                             "the JSON written by rlopt learn --params-out") from None
-        learner = cls(name, margin=params.get("margin", 1e-5),
-                      family_options=params.get("options"))
+            raise InputError(
+                f"{str(path)!r} is not an rlopt parameter file ({detail}); expected "
+                "the JSON written by rlopt learn --params-out"
+            ) from None
+        learner = cls(name, margin=params.get("margin", 1e-5), family_options=params.get("options"))
         family = learner._family()
         learner.distance_ = family.distance(family.theta_from_params(params, columns), columns)
         learner.columns_ = columns
@@ -620,10 +859,14 @@ class LearnedDistanceLinkage(BaseEstimator):
         if saved is not None:
             try:
                 learner.masked_standardisation_, learner.original_standardisation_ = (
-                    Standardisation(*(np.asarray(saved[name][key], dtype=float)
-                                      for key in ("scale", "mean", "sd")))
-                    for name in ("masked", "original"))
+                    Standardisation(
+                        *(np.asarray(saved[name][key], dtype=float) for key in ("scale", "mean", "sd"))
+                    )
+                    for name in ("masked", "original")
+                )
             except (KeyError, TypeError, ValueError) as exc:
-                raise InputError(f"{str(path)!r}: unreadable standardisation ({exc}); expected "
-                                 "the JSON written by rlopt learn --params-out") from None
+                raise InputError(
+                    f"{str(path)!r}: unreadable standardisation ({exc}); expected "
+                    "the JSON written by rlopt learn --params-out"
+                ) from None
         return learner

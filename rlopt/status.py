@@ -35,5 +35,10 @@ class Status(StrEnum):
     @property
     def is_interval(self) -> bool:
         """A figure with this status is an interval ``[lower, bound]``, not one number."""
-        return self in (Status.TIME_LIMIT, Status.GAP_LIMIT, Status.CUT_LIMIT,
-                        Status.INTERRUPTED, Status.INTERVAL)
+        return self in (
+            Status.TIME_LIMIT,
+            Status.GAP_LIMIT,
+            Status.CUT_LIMIT,
+            Status.INTERRUPTED,
+            Status.INTERVAL,
+        )

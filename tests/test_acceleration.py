@@ -32,10 +32,19 @@ VARIANTS = {
     "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
     "warm_start": dict(reductions={**NONE, "warm_start": True}),
     "line_search": dict(reductions={**NONE, "line_search": True}),
-    "surrogate + line_search + greedy_add": dict(reductions={**NONE, "surrogate": True,
-                                                             "line_search": True, "greedy_add": True}),
-    "lazy + carry_rounds": dict(reductions={**NONE, "lazy": True, "lazy_start": 0, "lazy_per_round": 1,
-                                            "warm_start": True, "carry_rounds": True}),
+    "surrogate + line_search + greedy_add": dict(
+        reductions={**NONE, "surrogate": True, "line_search": True, "greedy_add": True}
+    ),
+    "lazy + carry_rounds": dict(
+        reductions={
+            **NONE,
+            "lazy": True,
+            "lazy_start": 0,
+            "lazy_per_round": 1,
+            "warm_start": True,
+            "carry_rounds": True,
+        }
+    ),
     "all": dict(reductions="all"),
 }
 
@@ -80,7 +89,9 @@ def test_lazy_generation_ends_with_no_violated_pair(name, seed):
     # independent of the solver: every pair of every record counted as re-identified
     za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
     family = get_family(name)
-    d = family.distance(family.theta_from_params(lazy.params, ("a", "b", "c")), ("a", "b", "c")).pairwise(za, zb)
+    d = family.distance(family.theta_from_params(lazy.params, ("a", "b", "c")), ("a", "b", "c")).pairwise(
+        za, zb
+    )
     slack = d - np.diag(d)[:, None] + np.diag(np.full(len(d), np.inf))
     assert (slack[lazy.correct].min(axis=1) >= MARGIN - lazy.recount_tol).all()
     assert lazy.correct.sum() == lazy.n_correct
@@ -118,16 +129,23 @@ def test_conflicts_are_never_reidentified_together(name):
     pairs = find_conflicts(za, zb, family, screening, margin=MARGIN)
     assert len(pairs) > 0
     if name == "wm":  # brute force on a fine grid of the one free weight
-        hits = [separation(za, zb, family.distance(np.array([p, 1 - p]), ("a", "b"))) >= MARGIN
-                for p in np.linspace(0, 1, 2001)]
+        hits = [
+            separation(za, zb, family.distance(np.array([p, 1 - p]), ("a", "b"))) >= MARGIN
+            for p in np.linspace(0, 1, 2001)
+        ]
         for i, j in pairs:
             assert not any(h[i] and h[j] for h in hits)
 
 
 def test_dominated_rows_by_hand():
-    rows = LinkageRows(record=np.array([0, 0, 0, 1, 1]), other=np.array([1, 2, 3, 0, 2]),
-                       coefs=np.array([[1.0, 2.0], [2.0, 2.0], [1.0, 3.0], [1.0, 2.0], [0.5, 5.0]]),
-                       constants=np.array([0.0, 0.0, -1.0, 0.0, 0.0]), big_c=np.ones(5), n_pairs=6)
+    rows = LinkageRows(
+        record=np.array([0, 0, 0, 1, 1]),
+        other=np.array([1, 2, 3, 0, 2]),
+        coefs=np.array([[1.0, 2.0], [2.0, 2.0], [1.0, 3.0], [1.0, 2.0], [0.5, 5.0]]),
+        constants=np.array([0.0, 0.0, -1.0, 0.0, 0.0]),
+        big_c=np.ones(5),
+        n_pairs=6,
+    )
     # row 1 >= row 0 entrywise: implied; row 2 has a smaller constant: kept; record 1 is apart
     assert dominated(rows).tolist() == [False, True, False, False, False]
     equal = LinkageRows(np.array([0, 0]), np.array([1, 2]), np.ones((2, 2)), np.zeros(2), np.ones(2), 2)
@@ -177,6 +195,7 @@ def test_identical_masked_records_form_cliques_of_at_most_one_correct():
     for group in groups:
         assert result.correct[group].sum() <= 1
     from rlopt.learn import LearnedDistanceLinkage
+
     tied = LearnedDistanceLinkage("wm", margin=0.0).fit(original, masked).result_
     assert tied.model["n_cliques"] == 0  # with margin 0 ties count: no clique is valid
 
@@ -211,6 +230,7 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
     from rlopt.learn import recount
     from rlopt.milp.line_search import line_search_ascent
     from rlopt.milp.margins import PairMargins
+
     original, masked = noisy_file(41, 30, 3, scale=(0.6, 0.9, 1.2))
     data = validate_pair(original, masked)
     za, zb = standardise(data.masked), standardise(data.original)
@@ -218,11 +238,11 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
     start = family.neutral(3)
 
     def count(theta):
-        return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN,
-                           tol=1e-9)[1].sum())
+        return int(recount(za, zb, family.distance(theta, data.columns), margin=MARGIN, tol=1e-9)[1].sum())
 
-    climbed = line_search_ascent(za, zb, family, start, margin=MARGIN,
-                                 margins=PairMargins.build(za, zb, family))
+    climbed = line_search_ascent(
+        za, zb, family, start, margin=MARGIN, margins=PairMargins.build(za, zb, family)
+    )
     assert family.is_admissible(climbed, za, zb)
     optimum = fit(name, original, masked, reductions="none").n_correct
     assert count(start) < count(climbed) <= optimum  # (5 -> 15, 10, 10, 10 of 16, 10, 16, 17)

@@ -17,8 +17,11 @@ def test_no_private_name_is_imported_across_modules():
     for path in [*ROOT.glob("rlopt/**/*.py"), *ROOT.glob("experiments/*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rlopt"):
-                offenders += [f"{path.relative_to(ROOT)}: {alias.name}" for alias in node.names
-                              if alias.name.startswith("_") and not alias.name.startswith("__")]
+                offenders += [
+                    f"{path.relative_to(ROOT)}: {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
     assert offenders == []
 
 

@@ -19,12 +19,36 @@ from rlopt.linkage.probabilistic import agreement_levels
 from rlopt.masking import microaggregate, rank_swap, rank_window
 
 # The worked example of shared/reference/published_tables.md (p = 2 ranks).
-EXAMPLE_ORIGINAL = np.array([
-    [8, 9, 1, 3], [6, 7, 10, 2], [10, 3, 4, 1], [7, 1, 2, 6], [9, 4, 6, 4],
-    [2, 2, 8, 8], [1, 10, 3, 9], [4, 8, 7, 10], [5, 5, 5, 5], [3, 6, 9, 7]], dtype=float)
-EXAMPLE_MASKED = np.array([
-    [10, 10, 3, 5], [5, 5, 8, 1], [8, 4, 2, 2], [9, 2, 4, 4], [7, 3, 5, 6],
-    [4, 1, 10, 10], [3, 9, 1, 7], [2, 6, 9, 8], [6, 7, 6, 3], [1, 8, 7, 9]], dtype=float)
+EXAMPLE_ORIGINAL = np.array(
+    [
+        [8, 9, 1, 3],
+        [6, 7, 10, 2],
+        [10, 3, 4, 1],
+        [7, 1, 2, 6],
+        [9, 4, 6, 4],
+        [2, 2, 8, 8],
+        [1, 10, 3, 9],
+        [4, 8, 7, 10],
+        [5, 5, 5, 5],
+        [3, 6, 9, 7],
+    ],
+    dtype=float,
+)
+EXAMPLE_MASKED = np.array(
+    [
+        [10, 10, 3, 5],
+        [5, 5, 8, 1],
+        [8, 4, 2, 2],
+        [9, 2, 4, 4],
+        [7, 3, 5, 6],
+        [4, 1, 10, 10],
+        [3, 9, 1, 7],
+        [2, 6, 9, 8],
+        [6, 7, 6, 3],
+        [1, 8, 7, 9],
+    ],
+    dtype=float,
+)
 PUBLISHED_SETS = [  # B_1(6), B_2(7), B_3(10), B_4(2) for x = (6, 7, 10, 2)
     {(4, 1, 10, 10), (5, 5, 8, 1), (6, 7, 6, 3), (7, 3, 5, 6), (8, 4, 2, 2)},
     {(5, 5, 8, 1), (2, 6, 9, 8), (6, 7, 6, 3), (1, 8, 7, 9), (3, 9, 1, 7)},
@@ -53,8 +77,14 @@ def test_worked_example_gives_the_published_candidate_sets_and_the_single_match(
 
 def _tied_file(seed, n=60):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"a": rng.integers(0, 6, n).astype(float), "b": rng.normal(size=n),
-                         "c": rng.lognormal(size=n), "d": rng.integers(0, 3, n).astype(float)})
+    return pd.DataFrame(
+        {
+            "a": rng.integers(0, 6, n).astype(float),
+            "b": rng.normal(size=n),
+            "c": rng.lognormal(size=n),
+            "d": rng.integers(0, 3, n).astype(float),
+        }
+    )
 
 
 @settings(max_examples=25, deadline=None)
@@ -163,6 +193,7 @@ def test_attack_on_a_file_that_was_not_rank_swapped_warns():
 
 # ---- microaggregation ---------------------------------------------------------------
 
+
 def test_microaggregation_attack_finds_each_records_groups():
     rng = np.random.default_rng(2)
     original = pd.DataFrame(rng.normal(size=(90, 4)), columns=list("abcd"))
@@ -191,6 +222,7 @@ def test_microaggregation_attack_with_a_wrong_k_warns():
 
 # ---- probabilistic linkage --------------------------------------------------------------
 
+
 def test_em_recovers_known_m_and_u_probabilities():
     rng = np.random.default_rng(0)
     m = np.array([[0.80, 0.15, 0.05], [0.70, 0.20, 0.10], [0.90, 0.08, 0.02]])
@@ -212,8 +244,7 @@ def test_em_recovers_known_m_and_u_probabilities():
 def test_agreement_levels_by_hand():
     za = np.array([[0.0, 1.0]])
     zb = np.array([[0.005, 1.0], [0.3, 0.9]])
-    np.testing.assert_array_equal(agreement_levels(za, zb, (0.01, 0.05, 0.25)),
-                                  [[[0, 0], [3, 2]]])
+    np.testing.assert_array_equal(agreement_levels(za, zb, (0.01, 0.05, 0.25)), [[[0, 0], [3, 2]]])
 
 
 def test_pld_links_a_lightly_masked_file_and_falls_with_the_noise():
@@ -229,28 +260,52 @@ def test_pld_links_a_lightly_masked_file_and_falls_with_the_noise():
 
 # ---- command line ------------------------------------------------------------------------
 
+
 def test_cli_attack_on_the_worked_example(tmp_path):
     columns = ["a1", "a2", "a3", "a4"]
     pd.DataFrame(EXAMPLE_ORIGINAL, columns=columns).to_csv(tmp_path / "o.csv", index=False)
     pd.DataFrame(EXAMPLE_MASKED, columns=columns).to_csv(tmp_path / "m.csv", index=False)
     runner = CliRunner()
-    result = runner.invoke(app, ["attack", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"),
-                                 "--method", "rank-swapping", "--window", "2", "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "attack",
+            str(tmp_path / "o.csv"),
+            str(tmp_path / "m.csv"),
+            "--method",
+            "rank-swapping",
+            "--window",
+            "2",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     expected = rank_swap_attack(EXAMPLE_ORIGINAL, EXAMPLE_MASKED, window=2)
     assert figures["n_sure_correct"] == expected.n_sure_correct
     assert figures["n_correct"] == expected.n_correct
-    result = runner.invoke(app, ["attack", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"),
-                                 "--method", "rank-swapping", "--window", "0"])
+    result = runner.invoke(
+        app,
+        [
+            "attack",
+            str(tmp_path / "o.csv"),
+            str(tmp_path / "m.csv"),
+            "--method",
+            "rank-swapping",
+            "--window",
+            "0",
+        ],
+    )
     assert result.exit_code == 0 and "empty intersection" in result.output
-    result = runner.invoke(app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"),
-                                 "--distance", "pld", "--json"])
+    result = runner.invoke(
+        app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--distance", "pld", "--json"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["n_records"] == 10
 
 
 # ---- the learned distance inside the intersections ------------------------------------
+
 
 @pytest.mark.parametrize("family", ["wm", "owa", "sb"])
 def test_learning_inside_candidate_sets(family):
@@ -265,8 +320,7 @@ def test_learning_inside_candidate_sets(family):
     data = validate_pair(original, masked)
     fam, options = get_family(family), SolverOptions()
     full, _ = learn(data, fam, margin=MARGIN, options=options, reductions=Reductions.none())
-    every, _ = learn(data, fam, margin=MARGIN, options=options,
-                     candidates=np.ones((25, 25), dtype=bool))
+    every, _ = learn(data, fam, margin=MARGIN, options=options, candidates=np.ones((25, 25), dtype=bool))
     assert full.status == every.status == "optimal" and every.n_correct == full.n_correct
     candidates = np.random.default_rng(0).random((25, 25)) < 0.3
     np.fill_diagonal(candidates, True)
@@ -287,6 +341,7 @@ def test_learning_inside_candidate_sets(family):
 
 def test_table5_cell_and_table_with_a_learned_column(tmp_path):
     from rlopt.experiments.transparency import AttackCell, run_attack_cell, table5_cells, write_table5
+
     row = run_attack_cell(AttackCell("census", 2, 0, learned=("wm",), time_limit=60))
     assert row["n_records"] == 1080 and row["window"] == 21 and row["rsld_missed"] == 0
     assert row["rsld"] >= row["rsld_sure"]

@@ -73,8 +73,7 @@ def test_a_ceiling_before_any_count_has_no_lower_end():
 def test_m433_history_is_monotone_and_ends_at_the_result(m433):
     original, masked, _ = m433
     seen = []
-    result = LearnedDistanceLinkage("wm", time_limit=20).fit(original, masked,
-                                                             progress=seen.append).result_
+    result = LearnedDistanceLinkage("wm", time_limit=20).fit(original, masked, progress=seen.append).result_
     history = result.history
     assert history and history == seen == result.to_dict()["history"]
     assert_monotone(history)
@@ -95,14 +94,21 @@ def test_the_solver_reports_during_its_run(monkeypatch):
         def report(incumbent, bound, theta):
             calls.append(time.perf_counter())
             on_improve(incumbent, bound, theta)
+
         return solve_model(model, options, on_improve=report, **kwargs)
 
     monkeypatch.setattr(rlopt.learn, "solve_model", recorded)
-    result = LearnedDistanceLinkage("wm", margin=1e-4, reductions="none", time_limit=5).fit(
-        original, masked, progress=lambda e: events.append((time.perf_counter(), e))).result_
+    result = (
+        LearnedDistanceLinkage("wm", margin=1e-4, reductions="none", time_limit=5)
+        .fit(original, masked, progress=lambda e: events.append((time.perf_counter(), e)))
+        .result_
+    )
     assert result.cut_rounds == 0  # one run: the last call is the report after it
-    during = [e for t, e in events if t < calls[-1]
-              and (e["lower_source"] == "solver" or e["upper_source"] == "MILP bound")]
+    during = [
+        e
+        for t, e in events
+        if t < calls[-1] and (e["lower_source"] == "solver" or e["upper_source"] == "MILP bound")
+    ]
     assert during, [e for _, e in events]
     assert_monotone(result.history)
     assert all(e["seconds"] < result.seconds["total"] for e in during)
@@ -110,10 +116,15 @@ def test_the_solver_reports_during_its_run(monkeypatch):
 
 def event(dual, primal, solution=(), objective=math.inf):
     """A HiGHS callback event as highspy passes it (the fields read here)."""
-    return SimpleNamespace(data_out=SimpleNamespace(mip_dual_bound=dual, mip_primal_bound=primal,
-                                                    objective_function_value=objective,
-                                                    mip_solution=np.asarray(solution, dtype=float)),
-                           interrupt=lambda: None)
+    return SimpleNamespace(
+        data_out=SimpleNamespace(
+            mip_dual_bound=dual,
+            mip_primal_bound=primal,
+            objective_function_value=objective,
+            mip_solution=np.asarray(solution, dtype=float),
+        ),
+        interrupt=lambda: None,
+    )
 
 
 def progress(on_improve):
@@ -148,8 +159,13 @@ def test_an_error_in_the_callback_stops_the_run_without_raising_into_highs(error
     """Raised at the first report (during the run): a KeyboardInterrupt ends the solve
     as Ctrl-C does, with its incumbent and bound; another error is raised after the run."""
     original, masked = noisy_file(4, n_records=60, n_attributes=3, scale=(0.6, 0.8, 1.0))
-    model, _ = build_model(standardise(masked.to_numpy()), standardise(original.to_numpy()),
-                           get_family("wm"), margin=1e-4, columns=("a", "b", "c"))
+    model, _ = build_model(
+        standardise(masked.to_numpy()),
+        standardise(original.to_numpy()),
+        get_family("wm"),
+        margin=1e-4,
+        columns=("a", "b", "c"),
+    )
     calls = []
 
     def on_improve(incumbent, bound, theta):
@@ -169,8 +185,18 @@ def test_an_error_in_the_callback_stops_the_run_without_raising_into_highs(error
 
 def test_learn_prints_the_interval_on_stderr(m433):
     _, _, folder = m433
-    result = CliRunner().invoke(app, ["learn", str(folder / "original.csv"), str(folder / "masked.csv"),
-                                      "--time-limit", "20", "--json", "--progress"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "learn",
+            str(folder / "original.csv"),
+            str(folder / "masked.csv"),
+            "--time-limit",
+            "20",
+            "--json",
+            "--progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)  # stdout holds the JSON alone
     lines = result.stderr.splitlines()
@@ -181,8 +207,9 @@ def test_learn_prints_the_interval_on_stderr(m433):
     original, masked = noisy_file(1, n_records=15)
     original.to_csv(folder / "o15.csv", index=False)
     masked.to_csv(folder / "m15.csv", index=False)
-    quiet = CliRunner().invoke(app, ["learn", str(folder / "o15.csv"), str(folder / "m15.csv"),
-                                     "--margin", "1e-4"])  # by default only on a terminal
+    quiet = CliRunner().invoke(
+        app, ["learn", str(folder / "o15.csv"), str(folder / "m15.csv"), "--margin", "1e-4"]
+    )  # by default only on a terminal
     assert quiet.exit_code == 0 and quiet.stderr == "", quiet.output
 
 
@@ -190,8 +217,10 @@ def test_the_report_plots_each_family_interval(small_pair, tmp_path):
     original, masked = small_pair
     assessment = assess_risk(original, masked, families=["wm"], time_limit=10, folds=0)
     row = assessment.figures["families"][0]
-    history = (row.pop("history", None)
-               or LearnedDistanceLinkage("wm", time_limit=10).fit(original, masked).result_.history)
+    history = (
+        row.pop("history", None)
+        or LearnedDistanceLinkage("wm", time_limit=10).fit(original, masked).result_.history
+    )
     assert "How each interval narrowed" not in render_risk_report(assessment, tmp_path / "r.html").read_text()
     row["history"] = history
     html = render_risk_report(assessment, tmp_path / "r.html").read_text()

@@ -26,6 +26,7 @@ from tests._helpers import MARGIN, noisy_file
 
 # ---- the distance, by hand -----------------------------------------------------------
 
+
 def test_two_additive_distance_by_hand():
     za = np.sqrt(np.array([[1.0, 3.0, 2.0]]))  # squared differences 1, 3, 2 against zb = 0
     # m_a, m_b, m_c, m_ab, m_ac, m_bc (subsets() order)
@@ -58,8 +59,9 @@ def test_features_and_reference_evaluator_agree_with_ci(n, k):
     phi, offset = family.features(za, zb)
     distance = family.distance(theta, columns)
     np.testing.assert_allclose(phi @ theta + offset, distance.pairwise(za, zb), atol=1e-12)
-    np.testing.assert_allclose(ChoquetDistance(distance.measure(), columns).pairwise(za, zb),
-                               distance.pairwise(za, zb), atol=1e-12)
+    np.testing.assert_allclose(
+        ChoquetDistance(distance.measure(), columns).pairwise(za, zb), distance.pairwise(za, zb), atol=1e-12
+    )
     # the evaluator of wide files (ranks, no measure) gives the same values
     np.testing.assert_allclose(distance.pairwise_by_ranks(za, zb), distance.pairwise(za, zb), atol=1e-12)
     again = family.theta_from_params(distance.params(), columns)
@@ -75,6 +77,7 @@ def test_mobius_and_measure_are_inverse():
 
 
 # ---- the Möbius monotonicity rows accept exactly the monotone measures ---------------------
+
 
 def _monotone(mu, n, tol=1e-9):
     return all(mu[s | 1 << i] >= mu[s] - tol for s in range(2**n) for i in range(n))
@@ -122,10 +125,18 @@ def test_two_additive_rows_accept_exactly_the_monotone_two_additive_measures(n):
         verdict = family.is_admissible(family.theta_from_mobius(mobius, n), z, z, tol=1e-9)
         assert verdict == _monotone(mu, n) == ci.is_admissible(mu[1:-1], z, z, tol=1e-9)
         # the enumerated Möbius rows of the brief, sum_{j in B} m_ij >= -m_i for every B
-        rows = all(mobius[i] + sum(mobius[n + p] for p, pair in enumerate(itertools.combinations(range(n), 2))
-                                   if i in pair and set(pair) - {i} <= set(b)) >= -1e-9
-                   for i in range(n) for size in range(n) for b in itertools.combinations(
-                       [j for j in range(n) if j != i], size))
+        rows = all(
+            mobius[i]
+            + sum(
+                mobius[n + p]
+                for p, pair in enumerate(itertools.combinations(range(n), 2))
+                if i in pair and set(pair) - {i} <= set(b)
+            )
+            >= -1e-9
+            for i in range(n)
+            for size in range(n)
+            for b in itertools.combinations([j for j in range(n) if j != i], size)
+        )
         assert verdict == rows
         seen.add(verdict)
     assert seen == {True, False}
@@ -147,8 +158,11 @@ def test_options_and_limits_are_checked_before_any_work():
     # the full measure: limited by size, 13 attributes for ci, 12 for ci_m and ci_super
     assert Choquet().row_bytes(13) <= MAX_ROW_BYTES < Choquet().row_bytes(14)
     get_family("ci").check_attributes(13)
-    with pytest.raises(InputError, match=r"'ci' takes at most 13 attributes; the file has 14: .*"
-                                         r"16,382 measure values .* 15\.0 GB .* ci_k"):
+    with pytest.raises(
+        InputError,
+        match=r"'ci' takes at most 13 attributes; the file has 14: .*"
+        r"16,382 measure values .* 15\.0 GB .* ci_k",
+    ):
         get_family("ci").check_attributes(14)
     with pytest.raises(InputError, match=r"'ci_m' takes at most 12 attributes; the file has 13"):
         get_family("ci_m").check_attributes(13)
@@ -170,6 +184,7 @@ def test_full_measure_rows_are_cheap_to_build_and_check_at_thirteen():
 
 
 # ---- containment: embeddings ------------------------------------------------------------
+
 
 def test_embeddings_give_the_same_distances():
     rng = np.random.default_rng(5)
@@ -200,20 +215,26 @@ def test_embeddings_give_the_same_distances():
 
 # ---- learning: wm <= ci_k <= ci on a small file, proven optimal ---------------------------
 
+
 @pytest.fixture(scope="module")
 def small_file():
     return noisy_file(11, 30, 4, scale=(0.3, 0.5, 0.8, 1.0))
 
 
 def _fit(name, original, masked, **options):
-    return LearnedDistanceLinkage(name, margin=MARGIN, time_limit=60,
-                                  family_options=options or None).fit(original, masked)
+    return LearnedDistanceLinkage(name, margin=MARGIN, time_limit=60, family_options=options or None).fit(
+        original, masked
+    )
 
 
 def test_ci_k_lies_between_wm_and_ci_and_is_labelled_a_lower_end(small_file):
-    fits = {"wm": _fit("wm", *small_file), "ci_k": _fit("ci_k", *small_file),
-            "ci_k3": _fit("ci_k", *small_file, k=3), "ci_k4": _fit("ci_k", *small_file, k=4),
-            "ci": _fit("ci", *small_file)}
+    fits = {
+        "wm": _fit("wm", *small_file),
+        "ci_k": _fit("ci_k", *small_file),
+        "ci_k3": _fit("ci_k", *small_file, k=3),
+        "ci_k4": _fit("ci_k", *small_file, k=4),
+        "ci": _fit("ci", *small_file),
+    }
     counts = {name: f.result_.n_correct_verified for name, f in fits.items()}
     assert all(f.result_.status == "optimal" for f in fits.values())
     assert counts["wm"] <= counts["ci_k"] <= counts["ci_k3"] <= counts["ci_k4"] == counts["ci"]
@@ -232,6 +253,7 @@ def test_ci_k_lies_between_wm_and_ci_and_is_labelled_a_lower_end(small_file):
 
 
 # ---- 13 attributes: ci and ci_k are learned ------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def wide_file():

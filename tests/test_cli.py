@@ -21,8 +21,10 @@ def test_preset_then_link_json(tmp_path):
     original, masked = build(published_recipe("M4-33"))
     pd.testing.assert_frame_equal(pd.read_csv(out / "original.csv"), original, check_dtype=False)
     for distance in ("am", "md"):
-        result = runner.invoke(app, ["link", str(out / "original.csv"), str(out / "masked.csv"),
-                                     "--distance", distance, "--json"])
+        result = runner.invoke(
+            app,
+            ["link", str(out / "original.csv"), str(out / "masked.csv"), "--distance", distance, "--json"],
+        )
         assert result.exit_code == 0, result.output
         figures = json.loads(result.output)
         assert set(figures) >= {"n_records", "n_correct", "n_ties", "rate"}
@@ -57,9 +59,18 @@ def test_parse_groups():
 def test_bad_input_exits_2_with_one_line(tmp_path):
     runner.invoke(app, ["mask", "--preset", "M4-33", "--out", str(tmp_path)])
     proc = subprocess.run(
-        [sys.executable, "-m", "rlopt.cli", "link", str(tmp_path / "original.csv"),
-         str(tmp_path / "masked.csv"), "--columns", "AGI,NOPE"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "rlopt.cli",
+            "link",
+            str(tmp_path / "original.csv"),
+            str(tmp_path / "masked.csv"),
+            "--columns",
+            "AGI,NOPE",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
@@ -69,18 +80,56 @@ def test_bad_input_exits_2_with_one_line(tmp_path):
 
 def test_learn_json_has_the_documented_keys(tmp_path):
     from tests.test_milp import noisy_file
+
     original, masked = noisy_file(9, 20, 3)
     original.to_csv(tmp_path / "o.csv", index=False)
     masked.to_csv(tmp_path / "m.csv", index=False)
-    result = runner.invoke(app, ["learn", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--family", "ci",
-                                 "--margin", "1e-4", "--json", "--params-out", str(tmp_path / "p.json")])
+    result = runner.invoke(
+        app,
+        [
+            "learn",
+            str(tmp_path / "o.csv"),
+            str(tmp_path / "m.csv"),
+            "--family",
+            "ci",
+            "--margin",
+            "1e-4",
+            "--json",
+            "--params-out",
+            str(tmp_path / "p.json"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
-    assert {"family", "n_records", "n_correct", "n_correct_verified", "n_correct_strict", "status",
-            "bound", "gap", "margin", "params", "solver", "seconds"} <= set(figures)
+    assert {
+        "family",
+        "n_records",
+        "n_correct",
+        "n_correct_verified",
+        "n_correct_strict",
+        "status",
+        "bound",
+        "gap",
+        "margin",
+        "params",
+        "solver",
+        "seconds",
+    } <= set(figures)
     assert set(figures["seconds"]) >= {"build", "solve", "total"}
     assert figures["status"] == "optimal" and figures["n_correct"] == figures["n_correct_verified"] == 15
     assert json.loads((tmp_path / "p.json").read_text())["family"] == "ci"
-    proc = subprocess.run([sys.executable, "-m", "rlopt.cli", "learn", str(tmp_path / "o.csv"),
-                           str(tmp_path / "m.csv"), "--family", "nope"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlopt.cli",
+            "learn",
+            str(tmp_path / "o.csv"),
+            str(tmp_path / "m.csv"),
+            "--family",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and proc.stderr.startswith("error: unknown distance family 'nope'")

@@ -56,6 +56,7 @@ def test_diff_chunks_cover_the_full_tensor():
 
 # ---- the validator: every bad input of the foundation issue -------------------------
 
+
 def test_valid_pair_is_aligned_by_row_order(small_pair):
     original, masked = small_pair
     data = validate_pair(original, masked)
@@ -134,13 +135,17 @@ def test_missing_ids(small_pair):
     original, masked = small_pair
     ids = [float(i) for i in range(30)]
     holes = ids[:3] + [np.nan] + ids[4:]
-    with pytest.raises(InputError, match=r"original: id column 'rid' has 1 missing id\(s\) \(first at row 3\)"):
+    with pytest.raises(
+        InputError, match=r"original: id column 'rid' has 1 missing id\(s\) \(first at row 3\)"
+    ):
         validate_pair(_with_ids(original, holes), _with_ids(masked, ids), id_column="rid")
 
 
 def test_different_id_sets(small_pair):
     original, masked = small_pair
-    with pytest.raises(InputError, match=r"1 id\(s\) only in the original \(e.g. \[0\]\), 1 only in the masked"):
+    with pytest.raises(
+        InputError, match=r"1 id\(s\) only in the original \(e.g. \[0\]\), 1 only in the masked"
+    ):
         validate_pair(_with_ids(original, range(30)), _with_ids(masked, range(1, 31)), id_column="rid")
 
 
@@ -151,7 +156,10 @@ def test_missing_id_column(small_pair):
 
 def test_shuffled_files_are_aligned_by_id(small_pair):
     original, masked = small_pair
-    original, masked = _with_ids(original, [f"p{i}" for i in range(30)]), _with_ids(masked, [f"p{i}" for i in range(30)])
+    original, masked = (
+        _with_ids(original, [f"p{i}" for i in range(30)]),
+        _with_ids(masked, [f"p{i}" for i in range(30)]),
+    )
     shuffled = masked.sample(frac=1, random_state=3)
     data = validate_pair(original, shuffled, id_column="rid")
     assert data.columns == ("a", "b", "c")

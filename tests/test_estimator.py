@@ -15,10 +15,18 @@ from tests._helpers import noisy_file
 
 # the checks that apply to a learner whose fit takes two aligned files: the others
 # call fit(X, y) with a label vector y, which is not this estimator's input
-APPLICABLE = ["check_parameters_default_constructible", "check_no_attributes_set_in_init",
-              "check_get_params_invariance", "check_set_params", "check_estimator_cloneable",
-              "check_estimator_repr", "check_do_not_raise_errors_in_init_or_set_params",
-              "check_estimator_tags_renamed", "check_valid_tag_types", "check_mixin_order"]
+APPLICABLE = [
+    "check_parameters_default_constructible",
+    "check_no_attributes_set_in_init",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_estimator_cloneable",
+    "check_estimator_repr",
+    "check_do_not_raise_errors_in_init_or_set_params",
+    "check_estimator_tags_renamed",
+    "check_valid_tag_types",
+    "check_mixin_order",
+]
 
 
 @pytest.mark.parametrize("name", APPLICABLE)
@@ -39,9 +47,12 @@ def test_unfitted_raises_not_fitted_error():
     original, masked = noisy_file(1, 12, 2)
     with pytest.raises(SklearnNotFitted):
         check_is_fitted(learner)
-    for call in (lambda: learner.link(original, masked), lambda: learner.score(original, masked),
-                 lambda: learner.distance(masked.to_numpy(), original.to_numpy()),
-                 lambda: learner.save_params("never.json")):
+    for call in (
+        lambda: learner.link(original, masked),
+        lambda: learner.score(original, masked),
+        lambda: learner.distance(masked.to_numpy(), original.to_numpy()),
+        lambda: learner.save_params("never.json"),
+    ):
         with pytest.raises(NotFittedError) as caught:
             call()
         assert isinstance(caught.value, SklearnNotFitted) and isinstance(caught.value, InputError)

@@ -25,9 +25,18 @@ CONFIGS = Path(__file__).parent.parent / "configs"
 
 TINY = {
     "name": "tiny",
-    "files": [{"recipe": {"name": "tiny", "data": "census", "columns": ["AFNLWGT", "AGI", "EMCONTRB"],
-                          "n_records": 30, "sample_seed": 0,
-                          "masking": {"method": "rank_swap", "p": 10, "seed": 1}}}],
+    "files": [
+        {
+            "recipe": {
+                "name": "tiny",
+                "data": "census",
+                "columns": ["AFNLWGT", "AGI", "EMCONTRB"],
+                "n_records": 30,
+                "sample_seed": 0,
+                "masking": {"method": "rank_swap", "p": 10, "seed": 1},
+            }
+        }
+    ],
     "families": ["am", "wm", "owa"],
     "samples": [0, 1],
     "solver": {"margin": 1e-4, "time_limit": 60, "threads": 1},
@@ -63,14 +72,17 @@ def test_reproduce_time_limit_replaces_the_default_and_rejects_bad_values():
             paper_config(quick=True, time_limit=bad)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"familes": ["wm"]}, r"familes: Extra inputs are not permitted"),
-    ({"families": ["wm", "cii"]}, r"families: Value error, unknown family \['cii'\]"),
-    ({"solver": {"margin": -1}}, r"solver.margin: Input should be greater than or equal to 0"),
-    ({"solver": {"time_limt": 5}}, r"solver.time_limt: Extra inputs are not permitted"),
-    ({"files": [{"preset": "M4-33", "original": "a.csv"}]}, r"exactly one of"),
-    ({"files": [{"preset": "M9-99"}]}, r"unknown published file 'M9-99'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"familes": ["wm"]}, r"familes: Extra inputs are not permitted"),
+        ({"families": ["wm", "cii"]}, r"families: Value error, unknown family \['cii'\]"),
+        ({"solver": {"margin": -1}}, r"solver.margin: Input should be greater than or equal to 0"),
+        ({"solver": {"time_limt": 5}}, r"solver.time_limt: Extra inputs are not permitted"),
+        ({"files": [{"preset": "M4-33", "original": "a.csv"}]}, r"exactly one of"),
+        ({"files": [{"preset": "M9-99"}]}, r"unknown published file 'M9-99'"),
+    ],
+)
 def test_bad_configs_name_the_problem(tmp_path, change, message):
     with pytest.raises(InputError, match=message):
         load_config(write_config(tmp_path, {**TINY, **change}))
@@ -107,7 +119,11 @@ def test_resume_after_a_failing_cell(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner_module, "run_cell", flaky)
     first = run_grid(config, tmp_path / "out", progress=False)
-    assert len(first.computed) == 5 and len(first.failed) == 1 and "interrupted" in next(iter(first.failed.values()))
+    assert (
+        len(first.computed) == 5
+        and len(first.failed) == 1
+        and "interrupted" in next(iter(first.failed.values()))
+    )
     saved = {p.name: p.read_text() for p in (tmp_path / "out" / "cells").glob("*.json")}
     assert len(pd.read_csv(tmp_path / "out" / "results.csv")) == 5
 
@@ -126,12 +142,14 @@ def test_local_processes_and_dask_cluster_give_the_same_rows(tmp_path):
     distributed = pytest.importorskip("distributed")
     config = ExperimentConfig.model_validate({**TINY, "samples": [0]})
     local = run_grid(config, tmp_path / "local", jobs=2, progress=False).frame
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster) as client:
             worker_pids = set(client.run(os.getpid).values())
-        remote = run_grid(config, tmp_path / "dask", scheduler=cluster.scheduler_address,
-                          progress=False).frame
+        remote = run_grid(
+            config, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False
+        ).frame
     ran_on = {int(w.rsplit(":", 1)[1]) for w in remote["worker"]}
     assert ran_on <= worker_pids and os.getpid() not in ran_on
     pd.testing.assert_frame_equal(local.drop(columns=TIMING_COLUMNS), remote.drop(columns=TIMING_COLUMNS))
@@ -146,19 +164,34 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
 
 def test_tables_put_published_figures_beside_ours(tmp_path):
     rows = []
-    for family, rate, status, seconds, bound in [("am", 0.95, "baseline", 0.1, None),
-                                                 ("wm", 0.9625, "optimal", 1.5, 385),
-                                                 ("sb", 0.96, "time_limit", 600.0, 392)]:
-        rows.append({"dataset": "M4-33", "sample_seed": 0, "family": family, "rate": rate,
-                     "status": status, "total_seconds": seconds, "margin": 1e-5, "bound": bound,
-                     "n_records": 400})
+    for family, rate, status, seconds, bound in [
+        ("am", 0.95, "baseline", 0.1, None),
+        ("wm", 0.9625, "optimal", 1.5, 385),
+        ("sb", 0.96, "time_limit", 600.0, 392),
+    ]:
+        rows.append(
+            {
+                "dataset": "M4-33",
+                "sample_seed": 0,
+                "family": family,
+                "rate": rate,
+                "status": status,
+                "total_seconds": seconds,
+                "margin": 1e-5,
+                "bound": bound,
+                "n_records": 400,
+            }
+        )
     table1, table2 = write_tables(pd.DataFrame(rows), tmp_path)
     assert "| wm | 96.25 [95.50, +0.75]" in table1
     assert "| am | 95.00 [84.00, +11.00]" in table1
     assert "**time_limit**" in table1 and "1/2 learned cells proven optimal" in table1
     # a stopped cell is the interval verified..bound, and so is its difference
     assert "| sb | 96.00..98.00 [96.75, -0.75..+1.25] **time_limit**" in table1
-    assert "| wm | 1.5 [29.8, 19.9x]" in table2 and "| sb | 600.0 [13.7, not comparable] **time_limit**" in table2
+    assert (
+        "| wm | 1.5 [29.8, 19.9x]" in table2
+        and "| sb | 600.0 [13.7, not comparable] **time_limit**" in table2
+    )
     assert (tmp_path / "table1.csv").is_file() and (tmp_path / "table2.csv").is_file()
 
 
@@ -166,6 +199,7 @@ def test_cli_run_and_resume(tmp_path):
     from typer.testing import CliRunner
 
     from rlopt.cli import app
+
     path = write_config(tmp_path, {**TINY, "samples": [0], "families": ["am", "wm"]})
     result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o"), "--no-progress"])
     assert result.exit_code == 0, result.output

@@ -18,13 +18,23 @@ import yaml
 psutil = pytest.importorskip("psutil")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals, /proc")
 
-SMALL = {"name": "small", "data": "census", "columns": ["AFNLWGT", "AGI", "EMCONTRB"],
-         "n_records": 40, "sample_seed": 0, "masking": {"method": "rank_swap", "p": 10, "seed": 1}}
+SMALL = {
+    "name": "small",
+    "data": "census",
+    "columns": ["AFNLWGT", "AGI", "EMCONTRB"],
+    "n_records": 40,
+    "sample_seed": 0,
+    "masking": {"method": "rank_swap", "p": 10, "seed": 1},
+}
 # 12 quick cells on 40 records, then M5-38 (400 records): am and md quick, wm and sb
 # take minutes, so the run is still busy whenever it is signalled
-GRID = {"name": "interrupts", "files": [{"recipe": SMALL}, {"preset": "M5-38"}],
-        "families": ["am", "md", "wm", "sb"], "samples": [0, 1, 2],
-        "solver": {"margin": 1e-4, "time_limit": 600, "threads": 1}}
+GRID = {
+    "name": "interrupts",
+    "files": [{"recipe": SMALL}, {"preset": "M5-38"}],
+    "families": ["am", "md", "wm", "sb"],
+    "samples": [0, 1, 2],
+    "solver": {"margin": 1e-4, "time_limit": 600, "threads": 1},
+}
 N_CELLS = 24
 
 
@@ -34,9 +44,14 @@ def start(tmp_path, *args):
     logs = tmp_path / f"log-{time.monotonic_ns()}"
     logs.mkdir()
     with open(logs / "stdout", "w") as stdout, open(logs / "stderr", "w") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "rlopt.cli", *map(str, args)],
-                                   cwd=tmp_path, stdout=stdout, stderr=stderr,
-                                   start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rlopt.cli", *map(str, args)],
+            cwd=tmp_path,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     process.logs = logs
     return process
 
@@ -71,6 +86,7 @@ def alive(processes):
             return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
         except psutil.NoSuchProcess:
             return False
+
     return [p for p in processes if running(p)]
 
 
@@ -100,8 +116,9 @@ def test_ctrl_c_keeps_every_finished_cell_and_a_rerun_resumes(tmp_path, grid):
     code, stdout, stderr, seconds = ctrl_c(run)
     assert code == 130, stderr
     assert seconds < 10
-    done = re.search(rf"interrupted: (\d+) of {N_CELLS} cells done; re-run the same command to resume",
-                     stderr)
+    done = re.search(
+        rf"interrupted: (\d+) of {N_CELLS} cells done; re-run the same command to resume", stderr
+    )
     assert done, stderr
     kept = int(done[1])
     assert kept >= 4 and kept == finished(out)
@@ -141,11 +158,26 @@ def test_a_second_run_on_the_same_folder_is_refused(tmp_path, grid):
     try:
         wait_for(lambda: owned_by(out, first.pid), 60, "the first run to take the folder")
         before = finished(out)
-        second = subprocess.run([sys.executable, "-m", "rlopt.cli", "run", str(grid), "--jobs", "1",
-                                 "--out", str(out), "--no-progress"], cwd=tmp_path,
-                                capture_output=True, text=True, timeout=60)
+        second = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rlopt.cli",
+                "run",
+                str(grid),
+                "--jobs",
+                "1",
+                "--out",
+                str(out),
+                "--no-progress",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert second.returncode == 2
-        line, = second.stderr.strip().splitlines()
+        (line,) = second.stderr.strip().splitlines()
         assert line.startswith("error: ") and f"pid {first.pid} " in line and "started" in line
         assert second.stdout == ""
     finally:
@@ -156,11 +188,25 @@ def test_a_second_run_on_the_same_folder_is_refused(tmp_path, grid):
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "no-port"])
 def test_an_unreachable_scheduler_leaves_no_folder(tmp_path, grid, address):
-    result = subprocess.run([sys.executable, "-m", "rlopt.cli", "run", str(grid), "--out",
-                             "runs/interrupts", "--scheduler", address], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlopt.cli",
+            "run",
+            str(grid),
+            "--out",
+            "runs/interrupts",
+            "--scheduler",
+            address,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
-    line, = result.stderr.strip().splitlines()
+    (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"error: cannot reach the Dask scheduler {address!r}")
     assert not (tmp_path / "runs").exists()
 
@@ -179,8 +225,18 @@ def m5_38(tmp_path_factory):
 
 
 def test_ctrl_c_during_the_solve_gives_the_interval_so_far(tmp_path, m5_38):
-    learn = start(tmp_path, "learn", m5_38 / "original.csv", m5_38 / "masked.csv", "--family", "sb",
-                  "--time-limit", 300, "--export", "model.lp")
+    learn = start(
+        tmp_path,
+        "learn",
+        m5_38 / "original.csv",
+        m5_38 / "masked.csv",
+        "--family",
+        "sb",
+        "--time-limit",
+        300,
+        "--export",
+        "model.lp",
+    )
     # the model is exported right before the solve (which takes minutes)
     wait_for(lambda: (tmp_path / "model.lp").exists(), 90, "the model to be built")
     time.sleep(3.0)
@@ -193,8 +249,20 @@ def test_ctrl_c_during_the_solve_gives_the_interval_so_far(tmp_path, m5_38):
 
 
 def test_ctrl_c_in_risk_keeps_the_finished_families(tmp_path, m5_38):
-    risk = start(tmp_path, "risk", m5_38 / "original200.csv", m5_38 / "masked200.csv",
-                 "--families", "wm,sb", "--folds", 0, "--time-limit", 300, "--json", "risk.json")
+    risk = start(
+        tmp_path,
+        "risk",
+        m5_38 / "original200.csv",
+        m5_38 / "masked200.csv",
+        "--families",
+        "wm,sb",
+        "--folds",
+        0,
+        "--time-limit",
+        300,
+        "--json",
+        "risk.json",
+    )
     wait_for(lambda: "learning sb" in output(risk)[1], 90, "wm to finish")
     time.sleep(1.0)
     code, stdout, stderr, seconds = ctrl_c(risk)

@@ -18,8 +18,7 @@ def test_am_hand_worked_three_records():
     # d(a1,.) = 0.5, 0.5, 4   -> own distance tied with b0: not correct
     # d(a2,.) = 5, 1, 4.5     -> nearest is b1: wrong
     distance = ArithmeticMeanDistance()
-    np.testing.assert_allclose(distance.pairwise(za, zb),
-                               [[0.5, 2.5, 9.0], [0.5, 0.5, 4.0], [5.0, 1.0, 4.5]])
+    np.testing.assert_allclose(distance.pairwise(za, zb), [[0.5, 2.5, 9.0], [0.5, 0.5, 4.0], [5.0, 1.0, 4.5]])
     result = link_records(za, zb, distance)
     assert (result.n_correct, result.n_ties, result.rate) == (1, 1, 1 / 3)
     assert list(result.correct) == [True, False, False]
@@ -35,8 +34,9 @@ def test_md_hand_worked_three_records_two_attributes():
     distance = Mahalanobis().from_data(za, zb, ("x", "y"))
     np.testing.assert_allclose(distance.precision, np.diag([1.0, 1 / 3]), atol=1e-12)
     # d(a0,.) = 4/3, 13/3, 4 ; d(a1,.) = 13/3, 4/3, 7 ; d(a2,.) = 4/3, 31/3, 4/3 (tie)
-    np.testing.assert_allclose(distance.pairwise(za, zb),
-                               [[4 / 3, 13 / 3, 4], [13 / 3, 4 / 3, 7], [4 / 3, 31 / 3, 4 / 3]])
+    np.testing.assert_allclose(
+        distance.pairwise(za, zb), [[4 / 3, 13 / 3, 4], [13 / 3, 4 / 3, 7], [4 / 3, 31 / 3, 4 / 3]]
+    )
     result = link_records(za, zb, distance)
     assert (result.n_correct, result.n_ties) == (2, 1)
 

@@ -27,6 +27,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 # ---- MDAV -----------------------------------------------------------------------
 
+
 def test_mdav_hand_worked_six_records():
     # k = 2, one attribute: 6 >= 3k, centroid 7.33 -> farthest r = 20, its nearest 11;
     # farthest from 20 among {0, 1, 2, 10} is s = 0, its nearest 1; {2, 10} (< 2k) is the last group.
@@ -86,6 +87,7 @@ def test_mdav_bad_k():
 
 # ---- rank swapping --------------------------------------------------------------
 
+
 @pytest.mark.filterwarnings("ignore:rank swapping with p=")
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(2, 80), p=st.floats(0.5, 100), seed=st.integers(0, 10**6))
@@ -124,6 +126,7 @@ def test_rank_swap_bad_p(p):
 
 # ---- noise ----------------------------------------------------------------------
 
+
 def test_additive_noise_variance_and_seed():
     rng = np.random.default_rng(0)
     x = pd.DataFrame({"a": rng.normal(size=20000) * 3, "b": rng.normal(size=20000)})
@@ -137,6 +140,7 @@ def test_additive_noise_variance_and_seed():
 
 
 # ---- the published files ----------------------------------------------------------
+
 
 def test_every_published_config_equals_its_preset():
     paths = sorted((CONFIGS / "published").glob("*.yaml"))
@@ -177,5 +181,9 @@ def test_recipe_with_typo_or_bad_value_is_rejected(tmp_path):
     with pytest.raises(InputError, match=r"groups\.0\.k"):
         load_recipe(tmp_path / "bad.yaml")
     with pytest.raises(ValueError, match="not in columns"):
-        Recipe(name="x", data="census", columns=["AGI"],
-               masking={"method": "mdav", "groups": [{"columns": ["FICA"], "k": 3}]})
+        Recipe(
+            name="x",
+            data="census",
+            columns=["AGI"],
+            masking={"method": "mdav", "groups": [{"columns": ["FICA"], "k": 3}]},
+        )

@@ -19,6 +19,7 @@ from tests._helpers import MARGIN, brute_force_one_weight, fit, noisy_file
 
 # ---- reference evaluators, by hand -------------------------------------------------
 
+
 def test_owa_reference_evaluator_by_hand():
     za = np.sqrt(np.array([[1.0, 3.0, 2.0]]))  # differences 1, 3, 2 against zb = 0
     # sorted decreasingly 3, 2, 1 with w = (0.5, 0.3, 0.2): 1.5 + 0.6 + 0.2
@@ -37,7 +38,8 @@ def test_choquet_reference_evaluator_by_hand():
     assert value == pytest.approx(1 + 0.7 + 0.4)
     additive = np.array([sum(w for k, w in enumerate([0.2, 0.5, 0.3]) if m >> k & 1) for m in range(8)])
     assert ChoquetDistance(additive, ("a", "b", "c")).pairwise(za, np.zeros((1, 3)))[0, 0] == pytest.approx(
-        0.2 * 1 + 0.5 * 3 + 0.3 * 2)
+        0.2 * 1 + 0.5 * 3 + 0.3 * 2
+    )
 
 
 @pytest.mark.parametrize("name", LEARNED)
@@ -47,11 +49,13 @@ def test_model_coefficients_agree_with_reference_evaluator(name):
     family = get_family(name)
     theta = rng.uniform(-1, 1, family.n_params(3))  # linearity holds for any theta
     phi, offset = family.features(za, zb)
-    np.testing.assert_allclose(phi @ theta + offset,
-                               family.distance(theta, ("a", "b", "c")).pairwise(za, zb), atol=1e-12)
+    np.testing.assert_allclose(
+        phi @ theta + offset, family.distance(theta, ("a", "b", "c")).pairwise(za, zb), atol=1e-12
+    )
 
 
 # ---- brute force, n = 2 -------------------------------------------------------------
+
 
 @pytest.mark.parametrize("seed", range(10))
 def test_wm_and_owa_equal_brute_force_on_two_attributes(seed):
@@ -61,9 +65,10 @@ def test_wm_and_owa_equal_brute_force_on_two_attributes(seed):
     diff = (za[:, None, :] - zb[None, :, :]) ** 2
     own = diff[np.arange(n_records), np.arange(n_records)]
     ordered = -np.sort(-diff, axis=2)
-    expected = {"wm": brute_force_one_weight(own, diff, MARGIN),
-                "owa": brute_force_one_weight(ordered[np.arange(n_records), np.arange(n_records)],
-                                              ordered, MARGIN)}
+    expected = {
+        "wm": brute_force_one_weight(own, diff, MARGIN),
+        "owa": brute_force_one_weight(ordered[np.arange(n_records), np.arange(n_records)], ordered, MARGIN),
+    }
     for name, optimum in expected.items():
         # the MILP's own count (the branch and bound beside it may stop it once it proves)
         assert fit(name, original, masked, reductions={"parameter_bb": False}).n_correct == optimum
@@ -82,12 +87,14 @@ def test_ci_and_sb_never_below_a_dense_grid_on_two_attributes(seed):
     choquets = [ChoquetDistance(np.array([0, a, b, 1.0]), ("a", "b")) for a in grid for b in grid]
     assert fit("ci", original, masked).n_correct >= _grid_best(choquets, za, zb)
     sb = get_family("sb")
-    bilinears = [sb.distance(np.array([q, r, 1 - q]), ("a", "b"))
-                 for q in grid for r in np.linspace(-1, 1, 51)]
+    bilinears = [
+        sb.distance(np.array([q, r, 1 - q]), ("a", "b")) for q in grid for r in np.linspace(-1, 1, 51)
+    ]
     assert fit("sb", original, masked).n_correct >= _grid_best(bilinears, za, zb)
 
 
 # ---- containments and strict separations ---------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def separating_file():
@@ -146,6 +153,7 @@ def test_ci_m_published_relaxation_is_a_relaxation(separating_file):
 
 # ---- big-C ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["wm", "owa", "ci", "sb"])
 def test_tight_big_c_equals_a_far_larger_one(name):
     original, masked = noisy_file(21, 15, 3)
@@ -163,6 +171,7 @@ def test_too_small_big_c_cuts_off_parameters():
 
 # ---- API, JSON, bad input -------------------------------------------------------------
 
+
 def test_params_round_trip_and_link(tmp_path, separating_file):
     original, masked = separating_file
     for name in ("wm", "owa", "ci_m", "sb_nc"):
@@ -174,21 +183,26 @@ def test_params_round_trip_and_link(tmp_path, separating_file):
         assert learner.score(original, masked) >= learner.n_correct_ / len(original)
         d = learner.distance(masked.to_numpy()[:2], original.to_numpy())
         assert d.shape == (2, len(original))
-        np.testing.assert_allclose(d, learner.distance_.pairwise(
-            standardise(masked.to_numpy())[:2], standardise(original.to_numpy())))
+        np.testing.assert_allclose(
+            d,
+            learner.distance_.pairwise(standardise(masked.to_numpy())[:2], standardise(original.to_numpy())),
+        )
     json.dumps(learner.result_.to_dict())
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"family": "xyz"}, "unknown distance family 'xyz'"),
-    ({"family": "am"}, "baseline without parameters"),
-    ({"margin": -1}, r"margin=-1; expected a number >= 0"),
-    ({"time_limit": 0}, r"time_limit=0; expected a number of seconds > 0"),
-    ({"big_c": -3}, r"big_c=-3"),
-    ({"reductions": {"lazzy": True}}, r"unknown reduction\(s\) \['lazzy'\]"),
-    ({"reductions": {"lazy_per_round": 0}}, r"lazy_per_round=0; expected an integer >= 1"),
-    ({"reductions": "some"}, r"reductions='some'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"family": "xyz"}, "unknown distance family 'xyz'"),
+        ({"family": "am"}, "baseline without parameters"),
+        ({"margin": -1}, r"margin=-1; expected a number >= 0"),
+        ({"time_limit": 0}, r"time_limit=0; expected a number of seconds > 0"),
+        ({"big_c": -3}, r"big_c=-3"),
+        ({"reductions": {"lazzy": True}}, r"unknown reduction\(s\) \['lazzy'\]"),
+        ({"reductions": {"lazy_per_round": 0}}, r"lazy_per_round=0; expected an integer >= 1"),
+        ({"reductions": "some"}, r"reductions='some'"),
+    ],
+)
 def test_bad_arguments(kwargs, message, separating_file):
     with pytest.raises(InputError, match=message):
         LearnedDistanceLinkage(**kwargs).fit(*separating_file)
@@ -204,6 +218,7 @@ def test_missing_highs_is_a_clear_error(monkeypatch, separating_file):
     class Missing:
         def available(self):
             return False
+
     monkeypatch.setattr(solve_module, "_highs_class", lambda: Missing)
     with pytest.raises(solve_module.SolverUnavailableError, match="pip install highspy"):
         LearnedDistanceLinkage("wm").fit(*separating_file)

@@ -106,9 +106,11 @@ def test_lower_end_is_never_below_nca_md_or_am_projected_into_the_family(files, 
     md = Mahalanobis().from_data(za, zb, data.columns).precision
     md = md / np.trace(md)
     md_theta = np.diag(md) if name == "wm" else md[np.triu_indices(za.shape[1])]
-    figures = {"AM": _count(family, family.neutral(za.shape[1]), data, za, zb),
-               "MD": _count(family, md_theta, data, za, zb),
-               "NCA": _count(family, _nca_projection(za, zb, name), data, za, zb)}
+    figures = {
+        "AM": _count(family, family.neutral(za.shape[1]), data, za, zb),
+        "MD": _count(family, md_theta, data, za, zb),
+        "NCA": _count(family, _nca_projection(za, zb, name), data, za, zb),
+    }
     result = LearnedDistanceLinkage(name, margin=MARGIN, time_limit=8).fit(original, masked).result_
     assert result.n_correct_verified >= max(figures.values()), (figures, result.lower_source)
     assert result.n_correct_verified <= result.bound
@@ -120,10 +122,17 @@ def test_search_incumbents_records_every_admissible_parameter_best_first():
     family = get_family("sb")
     found = []
     bad = np.zeros(6)  # trace 0: not admissible (sb has no repair)
-    met = search_incumbents(za, zb, family, data.columns,
-                            [("neutral", family.neutral(3)), ("not admissible", bad)],
-                            margin=MARGIN, tol=1e-9, feasibility_tol=1e-9,
-                            found=lambda count, label: found.append((count, label)))
+    met = search_incumbents(
+        za,
+        zb,
+        family,
+        data.columns,
+        [("neutral", family.neutral(3)), ("not admissible", bad)],
+        margin=MARGIN,
+        tol=1e-9,
+        feasibility_tol=1e-9,
+        found=lambda count, label: found.append((count, label)),
+    )
     labels = [item.label for item in met]
     assert "not admissible" not in labels and "neutral" in labels
     assert [item.count for item in met] == sorted((item.count for item in met), reverse=True)
@@ -134,7 +143,16 @@ def test_a_repaired_search_result_says_so():
     original, masked = noisy_file(3, 25, 3)
     data, za, zb = _pair(original, masked)
     family = get_family("sb_pd")
-    met = search_incumbents(za, zb, family, data.columns, [("zero matrix", np.zeros(6))],
-                            margin=MARGIN, tol=1e-9, feasibility_tol=1e-9, searches=())
+    met = search_incumbents(
+        za,
+        zb,
+        family,
+        data.columns,
+        [("zero matrix", np.zeros(6))],
+        margin=MARGIN,
+        tol=1e-9,
+        feasibility_tol=1e-9,
+        searches=(),
+    )
     assert [item.label for item in met] == ["zero matrix (repaired)"]
     assert family.is_admissible(met[0].theta, za, zb)

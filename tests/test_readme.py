@@ -43,25 +43,18 @@ NOT_RLOPT = {
 """README lines that are not ``rlopt`` commands, never run here."""
 
 SKIPPED = {
-    "rlopt run configs/paper.yaml --scheduler tcp://HOST:8786":
-        "needs a Dask scheduler at a real address",
-    "rlopt reproduce --out runs/paper":
-        "the full grid: 240 learned cells at up to 600 s each, hours on two cores",
+    "rlopt run configs/paper.yaml --scheduler tcp://HOST:8786": "needs a Dask scheduler at a real address",
+    "rlopt reproduce --out runs/paper": "the full grid: 240 learned cells at up to 600 s each, hours on two cores",
 }
 """``rlopt`` commands never run by a test."""
 
 SLOW = {
-    "rlopt learn runs/M4-33/original.csv runs/M4-33/masked.csv --family wm --naive":
-        "the naive model, 159,600 rows: 21-64 s measured",
-    "rlopt run configs/M4-33.yaml --out runs/M4-33-grid --jobs 2":
-        "ten families on M4-33 (600 s limits, each proven sooner): 17-66 s measured",
-    "rlopt reproduce --quick --jobs 2 --out runs/paper-quick":
-        "36 learned cells at up to 60 s each: 6 min 7 s measured",
-    "rlopt reproduce --table 5 --out runs/table5 --jobs 2":
-        "60 attack cells on the whole Census and EIA files: 10 min 8 s measured",
+    "rlopt learn runs/M4-33/original.csv runs/M4-33/masked.csv --family wm --naive": "the naive model, 159,600 rows: 21-64 s measured",
+    "rlopt run configs/M4-33.yaml --out runs/M4-33-grid --jobs 2": "ten families on M4-33 (600 s limits, each proven sooner): 17-66 s measured",
+    "rlopt reproduce --quick --jobs 2 --out runs/paper-quick": "36 learned cells at up to 60 s each: 6 min 7 s measured",
+    "rlopt reproduce --table 5 --out runs/table5 --jobs 2": "60 attack cells on the whole Census and EIA files: 10 min 8 s measured",
     "rlopt reproduce --table 5 --datasets census --seeds 0 --learned wm --time-limit 60 "
-    "--out runs/table5-learned":
-        "learns wm on the whole Census file for each p, 60 s per MILP: 15 min 53 s measured",
+    "--out runs/table5-learned": "learns wm on the whole Census file for each p, 60 s per MILP: 15 min 53 s measured",
 }
 """``rlopt`` commands run, as written, only by the slow test."""
 
@@ -75,9 +68,9 @@ def readme_lines(text: str | None = None) -> list[list[str]]:
         for line in block.replace("\\\n", " ").splitlines():
             tokens = shlex.split(line, comments=True)
             while tokens:
-                part = tokens[:tokens.index("&&")] if "&&" in tokens else tokens
+                part = tokens[: tokens.index("&&")] if "&&" in tokens else tokens
                 commands.append(part)
-                tokens = tokens[len(part) + 1:]
+                tokens = tokens[len(part) + 1 :]
     return commands
 
 
@@ -120,18 +113,25 @@ def test_every_readme_line_is_classified():
 
 
 def test_parser_joins_continuations_and_splits_chains():
-    text = ("```bash\n# a comment\nrlopt risk a.csv \\\n    --time-limit 60  # trailing\n"
-            "pip install -e . && rlopt mask --preset M4-33 --out \"runs/x y\"\n```\n"
-            "```python\nrlopt.dbrl(a, b)\n```\n")
-    assert readme_lines(text) == [["rlopt", "risk", "a.csv", "--time-limit", "60"],
-                                  ["pip", "install", "-e", "."],
-                                  ["rlopt", "mask", "--preset", "M4-33", "--out", "runs/x y"]]
+    text = (
+        "```bash\n# a comment\nrlopt risk a.csv \\\n    --time-limit 60  # trailing\n"
+        'pip install -e . && rlopt mask --preset M4-33 --out "runs/x y"\n```\n'
+        "```python\nrlopt.dbrl(a, b)\n```\n"
+    )
+    assert readme_lines(text) == [
+        ["rlopt", "risk", "a.csv", "--time-limit", "60"],
+        ["pip", "install", "-e", "."],
+        ["rlopt", "mask", "--preset", "M4-33", "--out", "runs/x y"],
+    ]
     assert with_time_limit(["rlopt", "learn", "--time-limit", "60"], "5")[-1] == "5"
 
 
 def test_readme_examples(tmp_path, monkeypatch, capsys):
-    commands = [with_time_limit(tokens, TIME_LIMIT) for tokens in readme_lines()
-                if tokens[0] == "rlopt" and key(tokens) not in SKIPPED and key(tokens) not in SLOW]
+    commands = [
+        with_time_limit(tokens, TIME_LIMIT)
+        for tokens in readme_lines()
+        if tokens[0] == "rlopt" and key(tokens) not in SKIPPED and key(tokens) not in SLOW
+    ]
     failures = run_all(commands, tmp_path, monkeypatch, capsys)
     assert not failures, "README examples that did not exit 0:\n" + "\n".join(failures)
 
@@ -140,9 +140,11 @@ def test_readme_examples(tmp_path, monkeypatch, capsys):
 def test_readme_long_examples(tmp_path, monkeypatch, capsys):
     """The whole sequence again (the long examples read files the others write), the
     ``SLOW`` commands as written."""
-    commands = [tokens if key(tokens) in SLOW else with_time_limit(tokens, TIME_LIMIT)
-                for tokens in readme_lines()
-                if tokens[0] == "rlopt" and key(tokens) not in SKIPPED]
+    commands = [
+        tokens if key(tokens) in SLOW else with_time_limit(tokens, TIME_LIMIT)
+        for tokens in readme_lines()
+        if tokens[0] == "rlopt" and key(tokens) not in SKIPPED
+    ]
     assert sum(key(tokens) in SLOW for tokens in commands) == len(SLOW)
     failures = run_all(commands, tmp_path, monkeypatch, capsys)
     assert not failures, "README examples that did not exit 0:\n" + "\n".join(failures)

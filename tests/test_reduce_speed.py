@@ -55,8 +55,10 @@ def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000
 def reference_best_start(za, zb, family, screening, *, margin, max_candidates=50):
     witnesses = acc._spread(screening.witnesses, max_candidates)
     names = acc._names(za.shape[1])
-    counts = [int((separation(za, zb, family.distance(theta, names)) >= margin + acc.SCREEN_TOL).sum())
-              for theta in witnesses]
+    counts = [
+        int((separation(za, zb, family.distance(theta, names)) >= margin + acc.SCREEN_TOL).sum())
+        for theta in witnesses
+    ]
     return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)
 
 
@@ -84,9 +86,18 @@ def screened(file, name):
 
 
 # M4-33 has 400 records: the conflict LPs are capped there to keep the test fast
-CASES = [("noise 60", "wm", 20000), ("noise 60", "owa", 20000), ("noise 60", "sb", 20000),
-         ("noise 30x2", "sb", 20000), ("noise 30x2", "sb_nc", 20000), ("noise 30x2", "ci", 20000),
-         ("noise 30x2", "wm", 20000), ("M4-33", "wm", 400), ("M4-33", "owa", 400), ("M4-33", "sb", 100)]
+CASES = [
+    ("noise 60", "wm", 20000),
+    ("noise 60", "owa", 20000),
+    ("noise 60", "sb", 20000),
+    ("noise 30x2", "sb", 20000),
+    ("noise 30x2", "sb_nc", 20000),
+    ("noise 30x2", "ci", 20000),
+    ("noise 30x2", "wm", 20000),
+    ("M4-33", "wm", 400),
+    ("M4-33", "owa", 400),
+    ("M4-33", "sb", 100),
+]
 
 
 @pytest.mark.parametrize("file, name, max_lps", CASES)
@@ -95,12 +106,16 @@ def test_conflicts_and_start_equal_the_old_path(file, name, max_lps):
     old = reference_find_conflicts(za, zb, family, screening, margin=MARGIN, max_lps=max_lps)
     new = find_conflicts(za, zb, family, screening, margin=MARGIN, max_lps=max_lps)
     assert np.array_equal(new, old)
-    assert np.array_equal(best_start(za, zb, family, screening, margin=MARGIN),
-                          reference_best_start(za, zb, family, screening, margin=MARGIN))
+    assert np.array_equal(
+        best_start(za, zb, family, screening, margin=MARGIN),
+        reference_best_start(za, zb, family, screening, margin=MARGIN),
+    )
 
 
-@pytest.mark.parametrize("file, name", [("noise 60", "wm"), ("noise 60", "owa"), ("noise 30x2", "sb"),
-                                        ("M4-33", "wm"), ("M4-33", "owa")])
+@pytest.mark.parametrize(
+    "file, name",
+    [("noise 60", "wm"), ("noise 60", "owa"), ("noise 30x2", "sb"), ("M4-33", "wm"), ("M4-33", "owa")],
+)
 def test_the_comparisons_have_conflicts_to_compare(file, name):
     za, zb, family, screening = screened(file, name)
     assert len(find_conflicts(za, zb, family, screening, margin=MARGIN, max_lps=400)) > 0
@@ -123,8 +138,9 @@ def test_witness_hits_are_the_reference_separation(monkeypatch, name, path):
     records = np.flatnonzero(rng.random(za.shape[0]) < 0.7)
     names = acc._names(3)
     for threshold in (MARGIN + acc.SCREEN_TOL, 0.3):
-        for theta, hit in zip(thetas, witness_hits(za, zb, family, thetas, records=records,
-                                                    threshold=threshold)):
+        for theta, hit in zip(
+            thetas, witness_hits(za, zb, family, thetas, records=records, threshold=threshold)
+        ):
             expected = separation(za, zb, family.distance(theta, names), records=records) >= threshold
             assert np.array_equal(hit, expected)
 
@@ -161,8 +177,13 @@ def test_sparse_linkage_rows_equal_the_dense_ones_bit_for_bit(monkeypatch, name,
     pairs[5] = False  # a record without pairs
     pairs[7, 7] = True  # its own pair is never a row
     records = np.array([9, 3, 5, 7, 40, 0, 59, 12])  # not sorted: the order is kept
-    kwargs = {"margin": MARGIN, "drop_redundant": drop_redundant, "big_c": big_c, "pairs": pairs,
-              "records": records}
+    kwargs = {
+        "margin": MARGIN,
+        "drop_redundant": drop_redundant,
+        "big_c": big_c,
+        "pairs": pairs,
+        "records": records,
+    }
     assert form._sparse(pairs, records)
     sparse = form.linkage_rows(za, zb, family, **kwargs)
     monkeypatch.setattr(form, "SPARSE_PAIRS_SHARE", 0.0)
@@ -180,15 +201,19 @@ def test_lazy_model_rows_on_census_subset_are_unchanged(monkeypatch):
         pairs = nearest_pairs(za, zb, 1)
         model_rows = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
         lazy = LazyLinkageRows(za, zb, family, acc._names(za.shape[1]), MARGIN, "tight", pairs.copy())
-        cuts = lazy(family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0],
-                    np.zeros(za.shape[0]))
+        cuts = lazy(
+            family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0], np.zeros(za.shape[0])
+        )
         with monkeypatch.context() as m:
             m.setattr(form, "SPARSE_PAIRS_SHARE", 0.0)
             dense = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
-            dense_lazy = LazyLinkageRows(za, zb, family, acc._names(za.shape[1]), MARGIN, "tight",
-                                         pairs.copy())
-            dense_cuts = dense_lazy(family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0],
-                                    np.zeros(za.shape[0]))
+            dense_lazy = LazyLinkageRows(
+                za, zb, family, acc._names(za.shape[1]), MARGIN, "tight", pairs.copy()
+            )
+            dense_cuts = dense_lazy(
+                family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0],
+                np.zeros(za.shape[0]),
+            )
         for attr in ("record", "other", "coefs", "constants", "big_c"):
             assert np.array_equal(getattr(model_rows, attr), getattr(dense, attr)), attr
         assert len(cuts) == len(dense_cuts) > 0

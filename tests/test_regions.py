@@ -21,8 +21,7 @@ def _search(name, original, masked, **kwargs):
     family = get_family(name)
     za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
     margins = PairMargins.build(za, zb, family)
-    result = branch_and_bound(margins, family.simplex_vertices(za.shape[1]), margin=MARGIN,
-                              tol=TOL, **kwargs)
+    result = branch_and_bound(margins, family.simplex_vertices(za.shape[1]), margin=MARGIN, tol=TOL, **kwargs)
     return result, family, za, zb
 
 
@@ -40,9 +39,10 @@ def test_equals_brute_force_on_two_attributes(seed):
     diff = (za[:, None, :] - zb[None, :, :]) ** 2
     own = diff[np.arange(n_records), np.arange(n_records)]
     ordered = -np.sort(-diff, axis=2)
-    expected = {"wm": brute_force_one_weight(own, diff, MARGIN),
-                "owa": brute_force_one_weight(ordered[np.arange(n_records), np.arange(n_records)],
-                                              ordered, MARGIN)}
+    expected = {
+        "wm": brute_force_one_weight(own, diff, MARGIN),
+        "owa": brute_force_one_weight(ordered[np.arange(n_records), np.arange(n_records)], ordered, MARGIN),
+    }
     for name, optimum in expected.items():
         result, *_ = _search(name, original, masked)
         assert result.proven and result.lower == result.upper == optimum, name
@@ -56,8 +56,7 @@ def test_equals_the_plain_milp_and_its_parameter_recounts(name, seed):
     assert result.proven
     assert result.lower == result.upper == _optimum(name, original, masked)
     assert family.is_admissible(result.theta, za, zb)
-    _, correct = recount(za, zb, family.distance(result.theta, ("a", "b", "c")), margin=MARGIN,
-                         tol=TOL)
+    _, correct = recount(za, zb, family.distance(result.theta, ("a", "b", "c")), margin=MARGIN, tol=TOL)
     assert int(correct.sum()) == result.lower
 
 

@@ -31,9 +31,15 @@ def m433():
 def m433_risk(m433):
     original, masked = m433
     groups = [(g.columns, g.k) for g in published_recipe("M4-33").masking.groups]
-    return assess_risk(original, masked, families=FAMILIES, time_limit=120, folds=3,
-                       attack={"method": "microaggregation", "groups": groups},
-                       names=("M4-33 original", "M4-33 masked"))
+    return assess_risk(
+        original,
+        masked,
+        families=FAMILIES,
+        time_limit=120,
+        folds=3,
+        attack={"method": "microaggregation", "groups": groups},
+        names=("M4-33 original", "M4-33 masked"),
+    )
 
 
 def test_m433_report_has_every_family_and_the_learners_figures(m433, m433_risk, tmp_path):
@@ -48,12 +54,20 @@ def test_m433_report_has_every_family_and_the_learners_figures(m433, m433_risk, 
         # the per-record column is the recount of the family's own parameter (an optimum
         # may differ from a lone learner's: rlopt risk starts it from the smaller families')
         saved = tmp_path / f"{row['family']}.json"
-        saved.write_text(json.dumps({**figures["params"][row["family"]],
-                                     "columns": list(original.columns), "margin": 1e-5}))
+        saved.write_text(
+            json.dumps(
+                {**figures["params"][row["family"]], "columns": list(original.columns), "margin": 1e-5}
+            )
+        )
         own = LearnedDistanceLinkage.load_params(saved)
         data = validate_pair(original, masked)
-        _, correct = recount(standardise(data.masked), standardise(data.original), own.distance_,
-                             margin=1e-5, tol=learner.result_.recount_tol)
+        _, correct = recount(
+            standardise(data.masked),
+            standardise(data.original),
+            own.distance_,
+            margin=1e-5,
+            tol=learner.result_.recount_tol,
+        )
         np.testing.assert_array_equal(m433_risk.records[f"reid_{row['family']}"], correct)
     best = max(figures["families"], key=lambda r: r["n_correct"])
     assert figures["headline"]["n_correct"] == best["n_correct"]
@@ -83,8 +97,14 @@ def test_hostile_column_names_are_escaped_and_nothing_remote(tmp_path):
     hostile = "<script>alert('x')</script>"
     original = pd.DataFrame(rng.normal(size=(40, 2)), columns=[hostile, "b&c"])
     masked = microaggregate(original, k=2)
-    result = assess_risk(original, masked, families=["wm", "sb"], time_limit=30, folds=2,
-                         names=("<img src=x onerror=alert(1)>", "m.csv"))
+    result = assess_risk(
+        original,
+        masked,
+        families=["wm", "sb"],
+        time_limit=30,
+        folds=2,
+        names=("<img src=x onerror=alert(1)>", "m.csv"),
+    )
     html = render_risk_report(result, tmp_path / "r.html").read_text()
     assert hostile not in html and "&lt;script&gt;alert(" in html
     assert "<img src=x" not in html and "b&amp;c" in html
@@ -114,9 +134,24 @@ def test_saved_parameters_reapplied_give_the_same_rate(m433, tmp_path):
     runner = CliRunner()
     original.to_csv(tmp_path / "o.csv", index=False)
     masked.to_csv(tmp_path / "m.csv", index=False)
-    out = runner.invoke(app, ["risk", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"),
-                              "--families", "wm", "--params", str(path), "--folds", "0",
-                              "--json", str(tmp_path / "r.json"), "--report", str(tmp_path / "r.html")])
+    out = runner.invoke(
+        app,
+        [
+            "risk",
+            str(tmp_path / "o.csv"),
+            str(tmp_path / "m.csv"),
+            "--families",
+            "wm",
+            "--params",
+            str(path),
+            "--folds",
+            "0",
+            "--json",
+            str(tmp_path / "r.json"),
+            "--report",
+            str(tmp_path / "r.html"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     figures = json.loads((tmp_path / "r.json").read_text())
     assert figures["families"][0]["n_correct"] == figures["families"][1]["n_correct"] == row["n_correct"]
@@ -125,8 +160,12 @@ def test_saved_parameters_reapplied_give_the_same_rate(m433, tmp_path):
 def test_shapley_values_by_hand():
     columns = ["a", "b"]
     # mu(a) = 0.2, mu(b) = 0.5, mu(ab) = 1: phi_a = (0.2 + 0.5) / 2, phi_b = (0.5 + 0.8) / 2
-    measure = [{"subset": [], "value": 0.0}, {"subset": ["a"], "value": 0.2},
-               {"subset": ["b"], "value": 0.5}, {"subset": ["a", "b"], "value": 1.0}]
+    measure = [
+        {"subset": [], "value": 0.0},
+        {"subset": ["a"], "value": 0.2},
+        {"subset": ["b"], "value": 0.5},
+        {"subset": ["a", "b"], "value": 1.0},
+    ]
     phi = shapley_values(measure, columns)
     assert phi == pytest.approx({"a": 0.35, "b": 0.65})
 
@@ -139,7 +178,11 @@ def test_interval_disclosure_and_information_loss_by_hand():
     assert table.loc[0, "rank_based"] == 1.0 and table.loc[0, "sd_based"] == 19 / 20
     assert interval_disclosure(original, masked, p=10).loc[0, "rank_based"] == 19 / 20
     assert information_loss(original, original) == {
-        "mean_change": 0.0, "variance_change": 0.0, "correlation_change": 0.0, "sse": 0.0}
+        "mean_change": 0.0,
+        "variance_change": 0.0,
+        "correlation_change": 0.0,
+        "sse": 0.0,
+    }
     with pytest.raises(InputError, match="interval disclosure p=0"):
         interval_disclosure(original, masked, p=0)
 
@@ -165,8 +208,9 @@ def test_bad_risk_input():
 
 
 def test_results_report_renders_a_run_folder(tmp_path):
-    pd.DataFrame({"dataset": ["M4-33", "M4-33"], "family": ["am", "<b>wm</b>"],
-                  "rate": [0.84, 0.96]}).to_csv(tmp_path / "results.csv", index=False)
+    pd.DataFrame({"dataset": ["M4-33", "M4-33"], "family": ["am", "<b>wm</b>"], "rate": [0.84, 0.96]}).to_csv(
+        tmp_path / "results.csv", index=False
+    )
     (tmp_path / "table1.md").write_text("| family | M4-33 |\n|---|---|\n| wm | 96.25 |\n")
     html = render_results_report(tmp_path).read_text()
     assert "&lt;b&gt;wm&lt;/b&gt;" in html and "table1.md" in html and "data:image/png;base64," in html
@@ -187,11 +231,25 @@ def test_report_as_rendered_by_headless_chromium(m433_risk, tmp_path):
         pytest.skip("chromium not installed (apt-get install chromium)")
     path = render_risk_report(m433_risk, tmp_path / "report.html")
     dom = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
-         path.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120).stdout
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            path.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     headline = re.search(r'id="headline-rate">([^<]+)<', dom)
     assert headline, dom[:2000]
     assert headline.group(1) == f"{100 * m433_risk.headline['rate']:.2f}%"
@@ -206,16 +264,44 @@ def test_cli_tradeoff_and_risk_with_a_rank_swapping_attack(tmp_path):
     census = load_census().iloc[:40, :3]
     census.to_csv(tmp_path / "o.csv", index=False)
     runner = CliRunner()
-    out = runner.invoke(app, ["tradeoff", str(tmp_path / "o.csv"), "--method", "rank-swap",
-                              "--values", "10-30:20", "--time-limit", "20",
-                              "--out", str(tmp_path / "t.csv")])
+    out = runner.invoke(
+        app,
+        [
+            "tradeoff",
+            str(tmp_path / "o.csv"),
+            "--method",
+            "rank-swap",
+            "--values",
+            "10-30:20",
+            "--time-limit",
+            "20",
+            "--out",
+            str(tmp_path / "t.csv"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert list(pd.read_csv(tmp_path / "t.csv")["value"]) == [10.0, 30.0]
     from rlopt.masking import rank_swap
+
     rank_swap(census, 10, seed=1).to_csv(tmp_path / "m.csv", index=False)
-    out = runner.invoke(app, ["risk", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"),
-                              "--families", "wm", "--folds", "0", "--attack-method",
-                              "rank-swapping", "--p", "10", "--json", str(tmp_path / "r.json")])
+    out = runner.invoke(
+        app,
+        [
+            "risk",
+            str(tmp_path / "o.csv"),
+            str(tmp_path / "m.csv"),
+            "--families",
+            "wm",
+            "--folds",
+            "0",
+            "--attack-method",
+            "rank-swapping",
+            "--p",
+            "10",
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     figures = json.loads((tmp_path / "r.json").read_text())
     assert figures["attack"]["method"] == "rank-swapping" and figures["attack"]["n_missed"] == 0

@@ -26,6 +26,7 @@ def m433():
 
 # 1. Scale ------------------------------------------------------------------------------
 
+
 def test_standardise_is_exact_under_powers_of_two_and_finite_at_any_scale():
     values = np.random.default_rng(0).normal(size=(50, 3)) * [1.0, 1e5, 1e-3]
     z = standardise(values)
@@ -54,10 +55,13 @@ def test_each_attribute_on_its_own_scale_leaves_learning_and_measures_unchanged(
     scaled = LearnedDistanceLinkage("wm").fit(original * scales, masked * scales).result_
     assert scaled.status == plain.status == "optimal"
     assert scaled.n_correct_verified == plain.n_correct_verified
-    pd.testing.assert_frame_equal(interval_disclosure(original * scales, masked * scales),
-                                  interval_disclosure(original, masked))
-    loss, loss_scaled = (information_loss(original, masked),
-                         information_loss(original * scales, masked * scales))
+    pd.testing.assert_frame_equal(
+        interval_disclosure(original * scales, masked * scales), interval_disclosure(original, masked)
+    )
+    loss, loss_scaled = (
+        information_loss(original, masked),
+        information_loss(original * scales, masked * scales),
+    )
     assert loss_scaled == pytest.approx(loss, rel=1e-9)
 
 
@@ -68,8 +72,7 @@ def test_tiny_values_are_not_called_constant():
 
 
 def test_microaggregation_survives_huge_values_with_large_groups():
-    values = pd.DataFrame(np.random.default_rng(1).uniform(1, 1.7, size=(40, 2)) * 1e308,
-                          columns=["a", "b"])
+    values = pd.DataFrame(np.random.default_rng(1).uniform(1, 1.7, size=(40, 2)) * 1e308, columns=["a", "b"])
     masked = microaggregate(values, k=20)
     assert np.isfinite(masked.to_numpy()).all()
     assert masked["a"].nunique() == 2
@@ -78,6 +81,7 @@ def test_microaggregation_survives_huge_values_with_large_groups():
 def test_a_non_finite_distance_is_an_error_not_a_count(m433):
     original, masked = m433
     from rlopt.families.wm import WeightedMeanDistance
+
     data = validate_pair(original, masked)
     za, zb = standardise(data.masked), standardise(data.original)
     broken = WeightedMeanDistance(np.array([np.nan, 0.5, 0.25, 0.25]), data.columns)
@@ -86,6 +90,7 @@ def test_a_non_finite_distance_is_an_error_not_a_count(m433):
 
 
 # 2. The headline and every family's lower end are at least the run's own evidence ----
+
 
 def correlated_noise_file(n=200, seed=0, rho=0.98):
     """Noise strongly correlated across attributes: MD whitens it and beats every
@@ -107,6 +112,7 @@ def correlated():
 def test_embedded_parameters_give_the_same_distances(correlated):
     from rlopt.families import get_family
     from rlopt.families.containment import embed
+
     original, masked = correlated
     data = validate_pair(original, masked)
     za, zb = standardise(data.masked), standardise(data.original)
@@ -138,12 +144,14 @@ def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated
     assert list(rows) == ["wm", "sb"]  # the smaller family first: its optimum starts sb
     assert rows["sb"]["n_correct"] >= rows["wm"]["n_correct"]
     figures = [r["n_correct"] for r in rows.values()] + [
-        b["n_correct"] for b in risk.figures["baselines"].values()]
+        b["n_correct"] for b in risk.figures["baselines"].values()
+    ]
     assert risk.headline["n_correct"] == max(figures)
     # sb's lower end is at least MD's matrix over its trace, recounted at the margin
     from rlopt.families import get_family
     from rlopt.families.containment import embed
     from rlopt.learn import recount
+
     data = validate_pair(original, masked)
     za, zb = standardise(data.masked), standardise(data.original)
     md = Mahalanobis().from_data(za, zb, data.columns)
@@ -153,11 +161,17 @@ def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated
 
     # a saved parameter's figure reaches the headline too
     saved = tmp_path / "sb.json"
-    saved.write_text(__import__("json").dumps(
-        {"family": "sb", "columns": list("abcd"), "Q": (md.precision / np.trace(md.precision)).tolist(),
-         "margin": 1e-5}))
-    with_saved = rlopt.assess_risk(original, masked, families=["wm"], time_limit=30, folds=0,
-                                   params=[saved])
+    saved.write_text(
+        __import__("json").dumps(
+            {
+                "family": "sb",
+                "columns": list("abcd"),
+                "Q": (md.precision / np.trace(md.precision)).tolist(),
+                "margin": 1e-5,
+            }
+        )
+    )
+    with_saved = rlopt.assess_risk(original, masked, families=["wm"], time_limit=30, folds=0, params=[saved])
     saved_row = next(r for r in with_saved.figures["families"] if r["source"] == "saved parameters")
     assert with_saved.headline["n_correct"] >= saved_row["n_correct"] == md_count
 
@@ -169,47 +183,58 @@ def test_a_start_the_solver_does_not_improve_is_labelled_not_learned(correlated)
     md = Mahalanobis().from_data(za, zb, data.columns)
     # 1 s cannot improve on MD for sb here: the figure is MD's, named as the start it is
     no_search = {"nca_start": False, "surrogate": False, "line_search": False, "greedy_add": False}
-    result = LearnedDistanceLinkage("sb", time_limit=1, reductions=no_search).fit(
-        original, masked, known=[("MD's matrix", md)]).result_
+    result = (
+        LearnedDistanceLinkage("sb", time_limit=1, reductions=no_search)
+        .fit(original, masked, known=[("MD's matrix", md)])
+        .result_
+    )
     assert result.status == "time_limit"
     assert result.lower_source == "MD's matrix"
     assert result.n_correct_verified >= 40
-    plain = LearnedDistanceLinkage("sb", time_limit=1, reductions=no_search).fit(
-        original, masked).result_
+    plain = LearnedDistanceLinkage("sb", time_limit=1, reductions=no_search).fit(original, masked).result_
     # MD's matrix is a start of every sb run, asked for or not
     assert plain.lower_source in ("solver", "MD's matrix over its trace")
     assert plain.n_correct_verified >= result.n_correct_verified
     # the searches climb from the best start and say so
-    searched = LearnedDistanceLinkage("sb", time_limit=3).fit(
-        original, masked, known=[("MD's matrix", md)]).result_
-    assert searched.lower_source == "solver" or "MD's matrix" in searched.lower_source \
+    searched = (
+        LearnedDistanceLinkage("sb", time_limit=3).fit(original, masked, known=[("MD's matrix", md)]).result_
+    )
+    assert (
+        searched.lower_source == "solver"
+        or "MD's matrix" in searched.lower_source
         or "NCA's matrix" in searched.lower_source
+    )
     assert searched.n_correct_verified >= result.n_correct_verified
 
 
 # 3. delta and family options are validated; an infeasible solve is never a count -------
 
-@pytest.mark.parametrize("family, delta, message", [
-    ("wm_m", 2.0, r"delta=2.0 for 4 attributes; expected 0 < delta <= 0.25"),
-    ("wm_m", -1.0, r"delta=-1.0; expected a number > 0"),
-    ("wm_m", 0.0, r"delta=0.0; expected a number > 0"),
-    ("sb_pd", 0.5, r"delta=0.5 for 4 attributes; expected 0 < delta <= 0.25"),
-    ("ci_m", 1.5, r"delta=1.5 for 4 attributes; expected 0 < delta <= 1"),
-])
+
+@pytest.mark.parametrize(
+    "family, delta, message",
+    [
+        ("wm_m", 2.0, r"delta=2.0 for 4 attributes; expected 0 < delta <= 0.25"),
+        ("wm_m", -1.0, r"delta=-1.0; expected a number > 0"),
+        ("wm_m", 0.0, r"delta=0.0; expected a number > 0"),
+        ("sb_pd", 0.5, r"delta=0.5 for 4 attributes; expected 0 < delta <= 0.25"),
+        ("ci_m", 1.5, r"delta=1.5 for 4 attributes; expected 0 < delta <= 1"),
+    ],
+)
 def test_delta_out_of_range_is_an_error_before_any_solving(m433, family, delta, message):
     original, masked = m433
     with pytest.raises(InputError, match=message):
-        LearnedDistanceLinkage(family, family_options={"delta": delta}, time_limit=5).fit(
-            original, masked)
+        LearnedDistanceLinkage(family, family_options={"delta": delta}, time_limit=5).fit(original, masked)
 
 
 def test_unknown_family_options_are_refused():
     from rlopt.families import get_family
+
     with pytest.raises(InputError, match=r"unknown option\(s\) \['nonsense'\]"):
         get_family("wm", nonsense=1)
 
 
 # 6, 7, 9. Every family's limits and every option checked before the first solve -------
+
 
 def test_choquet_families_need_two_to_twelve_attributes():
     rng = np.random.default_rng(0)
@@ -228,25 +253,33 @@ def test_risk_checks_every_family_before_solving_and_defaults_leave_out_what_doe
     masked = wide + rng.normal(size=wide.shape) * 0.5
     said = []
     with pytest.raises(InputError, match="'ci' takes at most 13 attributes"):
-        rlopt.assess_risk(wide, masked, families=["wm", "ci"], time_limit=5, folds=0,
-                          progress=said.append)
+        rlopt.assess_risk(wide, masked, families=["wm", "ci"], time_limit=5, folds=0, progress=said.append)
     assert not any(m.startswith("learning") for m in said)  # nothing solved, nothing lost
     with pytest.raises(InputError, match=r"--generalisation.*\['am'\]"):
         rlopt.assess_risk(wide, masked, families=["wm"], generalisation_families=["am"])
     risk = rlopt.assess_risk(wide, masked, time_limit=5, folds=0)
     assert risk.figures["inputs"]["families"] == ["wm", "owa", "ci_k", "sb"]
-    assert any(note.startswith("ci_k (2-additive measures: a lower end for ci) in place of ci")
-               for note in risk.figures["inputs"]["notes"])
+    assert any(
+        note.startswith("ci_k (2-additive measures: a lower end for ci) in place of ci")
+        for note in risk.figures["inputs"]["notes"]
+    )
 
 
 # 3 (solver side), 4, 5, 8, 10: through the command line, as a user meets them ----------
+
 
 def rlopt_cli(*args, cwd=None, timeout=120):
     """``rlopt ARGS`` in a process of its own (what a user's shell sees)."""
     import subprocess
     import sys
-    return subprocess.run([sys.executable, "-c", "from rlopt.cli import main; main()", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+    return subprocess.run(
+        [sys.executable, "-c", "from rlopt.cli import main; main()", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -263,11 +296,13 @@ def cli(capsys, monkeypatch):
         code = run_main(list(args))
         out, err = capsys.readouterr()
         return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
     return run
 
 
 def one_error_line(done, pattern):
     import re
+
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
@@ -296,19 +331,22 @@ def files(tmp_path_factory, m433):
     return folder
 
 
-@pytest.mark.parametrize("name, pattern", [
-    ("empty.csv", r"'.*empty.csv' is empty \(0 bytes\)"),
-    ("ragged.csv", r"cannot read .* comma-separated values .*Expected 2 fields in line 3, saw 3"),
-    ("fake.parquet", r"cannot read .* as Parquet"),
-    ("semi.csv", r"one column named 'a;b;c': it looks semicolon-separated"),
-    ("header.csv", r"has a header \(2 columns\) but no records"),
-    ("dup.csv", r"column name\(s\) \['AGI'\] appear more than once"),
-    ("garbled.csv", r"column 'b' has 1 value\(s\) that are not numbers \(first at row 1: '4x'\)"),
-    ("adir", r"'.*adir' is a folder"),
-    ("wide.csv", r"cannot read .* comma-separated values"),
-    ("bom.csv", r"column name\(s\) \['a'\] appear more than once"),
-    ("bad.csv.gz", r"cannot read .*bad.csv.gz"),
-])
+@pytest.mark.parametrize(
+    "name, pattern",
+    [
+        ("empty.csv", r"'.*empty.csv' is empty \(0 bytes\)"),
+        ("ragged.csv", r"cannot read .* comma-separated values .*Expected 2 fields in line 3, saw 3"),
+        ("fake.parquet", r"cannot read .* as Parquet"),
+        ("semi.csv", r"one column named 'a;b;c': it looks semicolon-separated"),
+        ("header.csv", r"has a header \(2 columns\) but no records"),
+        ("dup.csv", r"column name\(s\) \['AGI'\] appear more than once"),
+        ("garbled.csv", r"column 'b' has 1 value\(s\) that are not numbers \(first at row 1: '4x'\)"),
+        ("adir", r"'.*adir' is a folder"),
+        ("wide.csv", r"cannot read .* comma-separated values"),
+        ("bom.csv", r"column name\(s\) \['a'\] appear more than once"),
+        ("bad.csv.gz", r"cannot read .*bad.csv.gz"),
+    ],
+)
 def test_bad_files_end_in_one_error_line(cli, files, name, pattern):
     for command in ("link", "learn", "risk"):
         one_error_line(cli(command, files / name, files / name), pattern)
@@ -338,30 +376,39 @@ def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, t
         validate_pair(census, census * 1.01 + 1)
 
 
-@pytest.mark.parametrize("args, pattern", [
-    (["risk", "--attack-method", "rank-swapping", "--p", "0"], r"p=0.0; expected a percentage"),
-    (["risk", "--attack-method", "rank-swapping"], r"give exactly one of --p .* and --window .*got p=None, window=None"),
-    (["risk", "--attack-method", "microaggregation"], r"needs the published k \(CLI: --k\)"),
-    (["risk", "--time-limit", "0"], r"time_limit=0.0; expected a number of seconds > 0"),
-    (["risk", "--report", "nodir/r.html"], r"--report 'nodir/r.html': the folder 'nodir' does not exist"),
-    (["risk", "--json", "nodir/r.json"], r"--json 'nodir/r.json'"),
-    (["risk", "--records-csv", "nodir/r.csv"], r"--records-csv 'nodir/r.csv'"),
-    (["risk", "--generalisation", "am"], r"--generalisation.*\['am'\]"),
-    (["risk", "--families", "wm,am"], r"--families.*\['am'\]"),
-    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,500"], r"k=500 is larger"),
-    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-inf"], r"expected finite numbers"),
-    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:inf"], r"expected finite"),
-    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:1e-300"], r"at most 1000"),
-    (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,3", "--generalisation", "am"],
-     r"trade-off family 'am'"),
-    (["learn", "--params-out", "nodir/p.json"], r"--params-out 'nodir/p.json'"),
-    (["learn", "--export", "nodir/m.lp"], r"--export 'nodir/m.lp'"),
-    (["learn", "--time-limit", "0"], r"time_limit=0.0"),
-    (["learn", "--family", "wm_m", "--delta", "2"], r"delta=2.0 for 4 attributes"),
-    (["learn", "--family", "ci_m", "--delta", "-1"], r"delta=-1.0; expected a number > 0"),
-])
+@pytest.mark.parametrize(
+    "args, pattern",
+    [
+        (["risk", "--attack-method", "rank-swapping", "--p", "0"], r"p=0.0; expected a percentage"),
+        (
+            ["risk", "--attack-method", "rank-swapping"],
+            r"give exactly one of --p .* and --window .*got p=None, window=None",
+        ),
+        (["risk", "--attack-method", "microaggregation"], r"needs the published k \(CLI: --k\)"),
+        (["risk", "--time-limit", "0"], r"time_limit=0.0; expected a number of seconds > 0"),
+        (["risk", "--report", "nodir/r.html"], r"--report 'nodir/r.html': the folder 'nodir' does not exist"),
+        (["risk", "--json", "nodir/r.json"], r"--json 'nodir/r.json'"),
+        (["risk", "--records-csv", "nodir/r.csv"], r"--records-csv 'nodir/r.csv'"),
+        (["risk", "--generalisation", "am"], r"--generalisation.*\['am'\]"),
+        (["risk", "--families", "wm,am"], r"--families.*\['am'\]"),
+        (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,500"], r"k=500 is larger"),
+        (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-inf"], r"expected finite numbers"),
+        (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:inf"], r"expected finite"),
+        (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:1e-300"], r"at most 1000"),
+        (
+            ["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,3", "--generalisation", "am"],
+            r"trade-off family 'am'",
+        ),
+        (["learn", "--params-out", "nodir/p.json"], r"--params-out 'nodir/p.json'"),
+        (["learn", "--export", "nodir/m.lp"], r"--export 'nodir/m.lp'"),
+        (["learn", "--time-limit", "0"], r"time_limit=0.0"),
+        (["learn", "--family", "wm_m", "--delta", "2"], r"delta=2.0 for 4 attributes"),
+        (["learn", "--family", "ci_m", "--delta", "-1"], r"delta=-1.0; expected a number > 0"),
+    ],
+)
 def test_bad_options_are_refused_before_any_solving(cli, files, args, pattern):
     import time
+
     t0 = time.perf_counter()
     done = cli(args[0], files / "o.csv", files / "m.csv", *args[1:], cwd=files)
     one_error_line(done, pattern)
@@ -377,6 +424,7 @@ def test_a_margin_no_record_can_meet_is_warned(files):
 
 def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
     from rlopt.exceptions import SolverError
+
     fit = LearnedDistanceLinkage.fit
 
     def failing_sb(self, *args, **kwargs):
@@ -395,12 +443,21 @@ def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
 
 
 def test_object_columns_and_the_family_order_and_an_attack_only_headline(m433):
-    numbers_as_objects = pd.DataFrame({"a": pd.Series([1.0, 2.0, 3.0, 4.0], dtype=object),
-                                       "b": [1.0, 3.0, 2.0, 5.0]})
+    numbers_as_objects = pd.DataFrame(
+        {"a": pd.Series([1.0, 2.0, 3.0, 4.0], dtype=object), "b": [1.0, 3.0, 2.0, 5.0]}
+    )
     with pytest.raises(InputError, match="column 'a' is not numeric"):
         validate_pair(numbers_as_objects, numbers_as_objects)
     from rlopt.risk.assess import _headline, _learned_names
-    assert _learned_names(["sb", "sb_pd", "ci", "ci_m", "wm", "wm_m", "sb_nc"], "families") == \
-        ["wm_m", "wm", "ci_m", "ci", "sb_pd", "sb_nc", "sb"]  # each after what it contains
+
+    assert _learned_names(["sb", "sb_pd", "ci", "ci_m", "wm", "wm_m", "sb_nc"], "families") == [
+        "wm_m",
+        "wm",
+        "ci_m",
+        "ci",
+        "sb_pd",
+        "sb_nc",
+        "sb",
+    ]  # each after what it contains
     attack_only = _headline({"am": {"n_correct": 10}}, [], {"n_correct": 12, "method": "x"}, 20)
     assert attack_only["status"] == "interval" and attack_only["upper_n_correct"] == 20

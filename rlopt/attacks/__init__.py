@@ -5,5 +5,4 @@ from rlopt.attacks._common import AttackResult
 from rlopt.attacks.microaggregation import microaggregation_attack
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack, rank_windows
 
-__all__ = ["AttackResult", "RankWindows", "rank_swap_attack", "rank_windows",
-           "microaggregation_attack"]
+__all__ = ["AttackResult", "RankWindows", "rank_swap_attack", "rank_windows", "microaggregation_attack"]

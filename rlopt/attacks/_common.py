@@ -76,16 +76,24 @@ class AttackResult:
     def to_dict(self) -> dict:
         """The summary figures, JSON-ready."""
         return {
-            "method": self.method, "distance": self.distance, "parameters": self.parameters,
-            "n_records": self.n_records, "n_correct": self.n_correct, "rate": self.rate,
-            "n_sure": self.n_sure, "n_sure_correct": self.n_sure_correct,
-            "sure_rate": self.sure_rate, "n_empty": self.n_empty, "n_missed": self.n_missed,
+            "method": self.method,
+            "distance": self.distance,
+            "parameters": self.parameters,
+            "n_records": self.n_records,
+            "n_correct": self.n_correct,
+            "rate": self.rate,
+            "n_sure": self.n_sure,
+            "n_sure_correct": self.n_sure_correct,
+            "sure_rate": self.sure_rate,
+            "n_empty": self.n_empty,
+            "n_missed": self.n_missed,
             "mean_candidates": float(self.candidates.mean()),
         }
 
 
-def link_in_candidates(data: LinkageData, candidates: np.ndarray, *, method: str,
-                       distance: str | Distance, parameters: dict) -> AttackResult:
+def link_in_candidates(
+    data: LinkageData, candidates: np.ndarray, *, method: str, distance: str | Distance, parameters: dict
+) -> AttackResult:
     """Link every original record to its nearest masked record inside its candidate set
     (``candidates[x, j]``: masked record ``j`` may be original record ``x``'s)."""
     zm, zx = standardise(data.masked), standardise(data.original)
@@ -97,9 +105,18 @@ def link_in_candidates(data: LinkageData, candidates: np.ndarray, *, method: str
     contains_own = candidates.diagonal().copy()
     sure = sizes == 1
     return AttackResult(
-        method=method, n_records=linked.n_records, n_correct=linked.n_correct,
-        rate=linked.rate, n_sure=int(sure.sum()), n_sure_correct=int((sure & contains_own).sum()),
-        n_empty=int((sizes == 0).sum()), n_missed=int((~contains_own).sum()),
-        distance=dist.family, parameters=parameters, candidates=sizes, correct=linked.correct,
-        contains_own=contains_own, linked_to=linked.linked_to,
+        method=method,
+        n_records=linked.n_records,
+        n_correct=linked.n_correct,
+        rate=linked.rate,
+        n_sure=int(sure.sum()),
+        n_sure_correct=int((sure & contains_own).sum()),
+        n_empty=int((sizes == 0).sum()),
+        n_missed=int((~contains_own).sum()),
+        distance=dist.family,
+        parameters=parameters,
+        candidates=sizes,
+        correct=linked.correct,
+        contains_own=contains_own,
+        linked_to=linked.linked_to,
     )

@@ -21,8 +21,7 @@ MATCH_RTOL = 1e-9
 """A masked value vector equals a group mean when closer than this (relative to scale)."""
 
 
-def _group_of_masked(original: np.ndarray, masked: np.ndarray, k: int
-                     ) -> tuple[np.ndarray, np.ndarray, int]:
+def _group_of_masked(original: np.ndarray, masked: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Each original record's MDAV group, each masked record's inferred group, misfits.
 
     The masked record's values in the attribute group equal the mean of its MDAV
@@ -40,11 +39,16 @@ def _group_of_masked(original: np.ndarray, masked: np.ndarray, k: int
     return labels, inferred, misfits
 
 
-def microaggregation_attack(original, masked, *, k: int | None = None,
-                            groups: Sequence[tuple[Sequence[str], int]] | None = None,
-                            distance: str | Distance = "am",
-                            columns: Sequence[str] | None = None,
-                            id_column: str | None = None) -> AttackResult:
+def microaggregation_attack(
+    original,
+    masked,
+    *,
+    k: int | None = None,
+    groups: Sequence[tuple[Sequence[str], int]] | None = None,
+    distance: str | Distance = "am",
+    columns: Sequence[str] | None = None,
+    id_column: str | None = None,
+) -> AttackResult:
     """The intersection attack on an MDAV-microaggregated file.
 
     Parameters
@@ -78,9 +82,11 @@ def microaggregation_attack(original, masked, *, k: int | None = None,
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column)
     if (k is None) == (groups is None):
-        raise InputError(f"the microaggregation attack needs the published masking: give exactly "
-                         f"one of k={k!r} (all attributes in one group; CLI --k) and "
-                         f"groups={groups!r} (attribute groups with their k; CLI --groups)")
+        raise InputError(
+            f"the microaggregation attack needs the published masking: give exactly "
+            f"one of k={k!r} (all attributes in one group; CLI --k) and "
+            f"groups={groups!r} (attribute groups with their k; CLI --groups)"
+        )
     if groups is None:
         assert k is not None  # exactly one of the two was given (checked above)
         groups = [(list(data.columns), k)]
@@ -94,11 +100,9 @@ def microaggregation_attack_validated(data: LinkageData, groups, distance) -> At
     for group_columns, group_k in groups:
         unknown = [c for c in group_columns if c not in index]
         if unknown:
-            raise InputError(f"group column(s) {unknown} are not among the attributes "
-                             f"{list(data.columns)}")
+            raise InputError(f"group column(s) {unknown} are not among the attributes {list(data.columns)}")
         idx = [index[c] for c in group_columns]
-        labels, inferred, bad = _group_of_masked(data.original[:, idx], data.masked[:, idx],
-                                                 group_k)
+        labels, inferred, bad = _group_of_masked(data.original[:, idx], data.masked[:, idx], group_k)
         original_groups.append(labels)
         masked_groups.append(inferred)
         misfits += bad
@@ -106,13 +110,16 @@ def microaggregation_attack_validated(data: LinkageData, groups, distance) -> At
         warnings.warn(
             f"{misfits} masked value vector(s) equal no group mean of MDAV re-run with the "
             "given k on the original file: the file was masked otherwise; those records "
-            "were put in the nearest group", DataWarning, stacklevel=3)
+            "were put in the nearest group",
+            DataWarning,
+            stacklevel=3,
+        )
 
     candidates = np.ones((data.n_records, data.n_records), dtype=bool)
     for labels, inferred in zip(original_groups, masked_groups):
         candidates &= labels[:, None] == inferred[None, :]
 
-    parameters = {"groups": [{"columns": list(c), "k": int(g)} for c, g in groups],
-                  "n_misfits": misfits}
-    return link_in_candidates(data, candidates, method="microaggregation",
-                              distance=distance, parameters=parameters)
+    parameters = {"groups": [{"columns": list(c), "k": int(g)} for c, g in groups], "n_misfits": misfits}
+    return link_in_candidates(
+        data, candidates, method="microaggregation", distance=distance, parameters=parameters
+    )

@@ -55,8 +55,7 @@ class RankWindows:
         """``B_j(x)``: the masked records allowed for record ``x`` by attribute ``j``."""
         return np.flatnonzero(self._allowed(slice(x, x + 1), [attribute])[0])
 
-    def intersection(self, start: int, stop: int, attributes: Sequence[int] | None = None
-                     ) -> np.ndarray:
+    def intersection(self, start: int, stop: int, attributes: Sequence[int] | None = None) -> np.ndarray:
         """Bool array ``(stop - start, n_records)``: the intersection of the ``B_j``."""
         if attributes is None:
             attributes = range(self.masked_lo.shape[1])
@@ -76,9 +75,16 @@ def rank_windows(original: np.ndarray, masked: np.ndarray, window: int) -> RankW
     return RankWindows(original, masked, window)
 
 
-def rank_swap_attack(original, masked, *, p: float | None = None, window: int | None = None,
-                     distance: str | Distance = "am", columns: Sequence[str] | None = None,
-                     id_column: str | None = None) -> AttackResult:
+def rank_swap_attack(
+    original,
+    masked,
+    *,
+    p: float | None = None,
+    window: int | None = None,
+    distance: str | Distance = "am",
+    columns: Sequence[str] | None = None,
+    id_column: str | None = None,
+) -> AttackResult:
     """The intersection attack on a rank-swapped file (RSLD).
 
     Parameters
@@ -119,12 +125,23 @@ def rank_swap_attack(original, masked, *, p: float | None = None, window: int | 
 
 def rank_swap_attack_validated(data: LinkageData, width: int, distance, p=None) -> AttackResult:
     """:func:`rank_swap_attack` for a caller that already holds validated data."""
-    differs = [c for j, c in enumerate(data.columns)
-               if not np.array_equal(np.sort(data.original[:, j]), np.sort(data.masked[:, j]))]
+    differs = [
+        c
+        for j, c in enumerate(data.columns)
+        if not np.array_equal(np.sort(data.original[:, j]), np.sort(data.masked[:, j]))
+    ]
     if differs:
         warnings.warn(
             f"masked column(s) {differs} hold other values than the original: not a rank "
-            "swap of this file; the rank windows are approximate", DataWarning, stacklevel=3)
+            "swap of this file; the rank windows are approximate",
+            DataWarning,
+            stacklevel=3,
+        )
     windows = RankWindows(data.original, data.masked, width)
-    return link_in_candidates(data, windows.intersection(0, data.n_records), method="rank-swapping",
-                              distance=distance, parameters={"window": width, "p": p})
+    return link_in_candidates(
+        data,
+        windows.intersection(0, data.n_records),
+        method="rank-swapping",
+        distance=distance,
+        parameters={"window": width, "p": p},
+    )

@@ -15,7 +15,21 @@ from rlopt.data._standardise import (
 from rlopt.data._validate import LinkageData, as_frame, validate_pair, validate_table
 
 __all__ = [
-    "CENSUS_ATTRIBUTES", "EIA_ATTRIBUTES", "load_census", "load_eia", "load_table",
-    "LinkageData", "validate_pair", "validate_table", "as_frame",
-    "Standardisation", "standardise", "column_scale", "column_sd", "squared_diffs", "diff_chunks", "chunk_rows", "DEFAULT_CHUNK_BYTES",
+    "CENSUS_ATTRIBUTES",
+    "EIA_ATTRIBUTES",
+    "load_census",
+    "load_eia",
+    "load_table",
+    "LinkageData",
+    "validate_pair",
+    "validate_table",
+    "as_frame",
+    "Standardisation",
+    "standardise",
+    "column_scale",
+    "column_sd",
+    "squared_diffs",
+    "diff_chunks",
+    "chunk_rows",
+    "DEFAULT_CHUNK_BYTES",
 ]

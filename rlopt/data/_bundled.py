@@ -15,14 +15,33 @@ from rlopt.exceptions import InputError
 __all__ = ["load_census", "load_eia", "load_table", "CENSUS_ATTRIBUTES", "EIA_ATTRIBUTES"]
 
 CENSUS_ATTRIBUTES = (
-    "AFNLWGT", "AGI", "EMCONTRB", "FEDTAX", "PTOTVAL", "STATETAX", "TAXINC",
-    "POTHVAL", "INTVAL", "PEARNVAL", "FICA", "WSALVAL", "ERNVAL",
+    "AFNLWGT",
+    "AGI",
+    "EMCONTRB",
+    "FEDTAX",
+    "PTOTVAL",
+    "STATETAX",
+    "TAXINC",
+    "POTHVAL",
+    "INTVAL",
+    "PEARNVAL",
+    "FICA",
+    "WSALVAL",
+    "ERNVAL",
 )
 """The 13 numerical attributes of the Census file, in file order."""
 
 EIA_ATTRIBUTES = (
-    "RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE",
-    "INDSALES", "OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES",
+    "RESREVENUE",
+    "RESSALES",
+    "COMREVENUE",
+    "COMSALES",
+    "INDREVENUE",
+    "INDSALES",
+    "OTHREVENUE",
+    "OTHRSALES",
+    "TOTREVENUE",
+    "TOTSALES",
 )
 """The 10 numerical attributes of the EIA file used in the literature (its
 identifier and categorical columns UTILITYID, UTILNAME, STATE, YEAR, MONTH are
@@ -79,25 +98,37 @@ def _read_csv(path: Path, sep: str) -> pd.DataFrame:
             frame = pd.read_csv(path, sep=sep, index_col=False)
     except pd.errors.EmptyDataError:
         raise InputError(f"{str(path)!r} has no columns; expected a header row and records") from None
-    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError, OSError, EOFError,
-            zipfile.BadZipFile) as exc:
+    except (
+        pd.errors.ParserError,
+        pd.errors.ParserWarning,
+        UnicodeDecodeError,
+        OSError,
+        EOFError,
+        zipfile.BadZipFile,
+    ) as exc:
         detail = " ".join(str(exc).split())
-        raise InputError(f"cannot read {str(path)!r} as {'tab' if sep == chr(9) else 'comma'}-"
-                         f"separated values ({detail}); expected a readable table with the "
-                         "same number of fields on every line") from None
+        raise InputError(
+            f"cannot read {str(path)!r} as {'tab' if sep == chr(9) else 'comma'}-"
+            f"separated values ({detail}); expected a readable table with the "
+            "same number of fields on every line"
+        ) from None
     plain = [s.lower() for s in path.suffixes][-1:] in ([".csv"], [".tsv"], [".txt"])
     header = _header_names(path, sep) if plain else []  # compressed files: pandas's names
     repeated = sorted({c for c in header if header.count(c) > 1})
     if repeated:
-        raise InputError(f"{str(path)!r}: column name(s) {repeated} appear more than once in the "
-                         "header; expected unique names")
+        raise InputError(
+            f"{str(path)!r}: column name(s) {repeated} appear more than once in the "
+            "header; expected unique names"
+        )
     if frame.shape[1] == 1:
         name = str(frame.columns[0])
         found = [label for mark, label in _SEPARATORS.items() if mark in name and mark != sep]
         if found:
-            raise InputError(f"{str(path)!r} reads as one column named {name[:60]!r}: it looks "
-                             f"{found[0]}-separated; expected comma-separated values (.csv) "
-                             "or tab-separated (.tsv)")
+            raise InputError(
+                f"{str(path)!r} reads as one column named {name[:60]!r}: it looks "
+                f"{found[0]}-separated; expected comma-separated values (.csv) "
+                "or tab-separated (.tsv)"
+            )
     return frame
 
 
@@ -132,26 +163,28 @@ def load_table(path: str | Path, columns: list[str] | None = None) -> pd.DataFra
         except ImportError:
             raise InputError("reading Parquet needs pyarrow: pip install 'rlopt[parquet]'") from None
         except Exception as exc:  # pyarrow's errors have no common public base class
-            raise InputError(f"cannot read {str(path)!r} as Parquet ({type(exc).__name__}: "
-                             f"{' '.join(str(exc).split())[:200]}); expected a Parquet file") from None
+            raise InputError(
+                f"cannot read {str(path)!r} as Parquet ({type(exc).__name__}: "
+                f"{' '.join(str(exc).split())[:200]}); expected a Parquet file"
+            ) from None
     elif ".tsv" in suffixes:
         frame = _read_csv(path, "\t")
     elif ".csv" in suffixes or ".txt" in suffixes:
         frame = _read_csv(path, ",")
     else:
         raise InputError(
-            f"cannot read {str(path)!r}: expected a .csv, .tsv or .parquet file, got suffix "
-            f"{path.suffix!r}"
+            f"cannot read {str(path)!r}: expected a .csv, .tsv or .parquet file, got suffix {path.suffix!r}"
         )
     if len(frame) == 0:
-        raise InputError(f"{str(path)!r} has a header ({len(frame.columns)} columns) but no "
-                         "records; expected at least two records")
+        raise InputError(
+            f"{str(path)!r} has a header ({len(frame.columns)} columns) but no "
+            "records; expected at least two records"
+        )
     if columns is not None:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise InputError(
-                f"column(s) {missing} not found in {str(path)!r}; available: "
-                f"{list(map(str, frame.columns))}"
+                f"column(s) {missing} not found in {str(path)!r}; available: {list(map(str, frame.columns))}"
             )
         frame = frame[list(columns)]
     return frame

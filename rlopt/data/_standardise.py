@@ -20,8 +20,16 @@ import numpy as np
 
 from rlopt.exceptions import NonFiniteError
 
-__all__ = ["Standardisation", "standardise", "column_scale", "column_sd", "squared_diffs", "diff_chunks",
-           "chunk_rows", "DEFAULT_CHUNK_BYTES"]
+__all__ = [
+    "Standardisation",
+    "standardise",
+    "column_scale",
+    "column_sd",
+    "squared_diffs",
+    "diff_chunks",
+    "chunk_rows",
+    "DEFAULT_CHUNK_BYTES",
+]
 
 DEFAULT_CHUNK_BYTES = 64 * 2**20
 """Memory budget for one chunk of the difference tensor (64 MiB)."""
@@ -65,7 +73,8 @@ class Standardisation:
             raise NonFiniteError(
                 f"{name}: standardising column {k} gave a non-finite z-score (a constant "
                 "column, or values far outside the file's own range); expected finite numbers "
-                "with at least two distinct values per column")
+                "with at least two distinct values per column"
+            )
         return z
 
 
@@ -112,8 +121,9 @@ def chunk_rows(n_records: int, n_attributes: int, *, max_bytes: int = DEFAULT_CH
     return max(1, min(n_records, max_bytes // per_row))
 
 
-def diff_chunks(za: np.ndarray, zb: np.ndarray, *, max_bytes: int = DEFAULT_CHUNK_BYTES
-                ) -> Iterator[tuple[int, int, np.ndarray]]:
+def diff_chunks(
+    za: np.ndarray, zb: np.ndarray, *, max_bytes: int = DEFAULT_CHUNK_BYTES
+) -> Iterator[tuple[int, int, np.ndarray]]:
     """Yield ``(start, stop, squared_diffs(za[start:stop], zb))`` chunk by chunk."""
     step = chunk_rows(zb.shape[0], zb.shape[1], max_bytes=max_bytes)
     for start in range(0, za.shape[0], step):

@@ -77,8 +77,9 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _select_columns(frame: pd.DataFrame, columns: Sequence[str] | None, *, name: str,
-                    exclude: str | None = None) -> list[str]:
+def _select_columns(
+    frame: pd.DataFrame, columns: Sequence[str] | None, *, name: str, exclude: str | None = None
+) -> list[str]:
     available = [str(c) for c in frame.columns]
     if len(set(available)) != len(available):
         dup = sorted({c for c in available if available.count(c) > 1})
@@ -111,11 +112,13 @@ def _numeric_block(frame: pd.DataFrame, columns: list[str], *, name: str) -> np.
                 raise InputError(
                     f"{name}: column {column!r} is not numeric (dtype {series.dtype}, e.g. "
                     f"{_plain(series.iloc[0])!r}); expected numbers. Choose the numeric "
-                    "columns with --columns (Python: columns=[...])")
+                    "columns with --columns (Python: columns=[...])"
+                )
             row = int(garbled[0])
             raise InputError(
                 f"{name}: column {column!r} has {garbled.size} value(s) that are not numbers "
-                f"(first at row {row}: {_plain(series.iloc[row])!r}); expected numbers only")
+                f"(first at row {row}: {_plain(series.iloc[row])!r}); expected numbers only"
+            )
     return frame[columns].to_numpy(dtype=np.float64, copy=True)
 
 
@@ -134,8 +137,9 @@ def _raise_nonfinite(block: np.ndarray, columns: list[str], *, name: str) -> Non
     )
 
 
-def validate_table(data, *, columns: Sequence[str] | None = None, name: str = "input",
-                   min_records: int = 1) -> tuple[np.ndarray, list[str]]:
+def validate_table(
+    data, *, columns: Sequence[str] | None = None, name: str = "input", min_records: int = 1
+) -> tuple[np.ndarray, list[str]]:
     """Validate one numeric table; return its values (float64 copy) and column names.
 
     Raises
@@ -157,8 +161,7 @@ def _align_by_id(original: pd.DataFrame, masked: pd.DataFrame, id_column: str):
     for frame, name in ((original, "original"), (masked, "masked")):
         if id_column not in frame.columns:
             raise InputError(
-                f"{name}: id column {id_column!r} not found; available: "
-                f"{list(map(str, frame.columns))}"
+                f"{name}: id column {id_column!r} not found; available: {list(map(str, frame.columns))}"
             )
         ids = frame[id_column]
         if ids.isna().any():
@@ -187,8 +190,11 @@ def _align_by_id(original: pd.DataFrame, masked: pd.DataFrame, id_column: str):
     return original, masked, original[id_column].to_numpy()
 
 
-_ID_NAME = re.compile(r"^(id|ids|uid|uuid|key|index|identifier|record|row|rowid|recordid|"
-                      r"unnamed: ?\d+)$|(^|[_\s.-])(id|no|nr|num|number)$|^id[_\s.-]", re.IGNORECASE)
+_ID_NAME = re.compile(
+    r"^(id|ids|uid|uuid|key|index|identifier|record|row|rowid|recordid|"
+    r"unnamed: ?\d+)$|(^|[_\s.-])(id|no|nr|num|number)$|^id[_\s.-]",
+    re.IGNORECASE,
+)
 """Column names that say "identifier": ``ID``, ``record_id``, ``row no``, pandas' ``Unnamed: 0``."""
 
 
@@ -196,8 +202,11 @@ def _identifier_reasons(name: str, original: np.ndarray, masked: np.ndarray) -> 
     """Why a column looks like a record identifier rather than a quasi-identifier."""
     reasons = ["named like one"] if _ID_NAME.search(name) else []
     # unique integers left unmasked: a masked one (e.g. swapped ranks) is data, not an id
-    if (np.array_equal(original, masked) and np.all(original == np.round(original))
-            and np.unique(original).size == original.size):
+    if (
+        np.array_equal(original, masked)
+        and np.all(original == np.round(original))
+        and np.unique(original).size == original.size
+    ):
         reasons.append("unique integers, equal in both files")
     return reasons
 
@@ -210,7 +219,10 @@ def _warn_identifiers(a: np.ndarray, b: np.ndarray, columns: list[str]) -> None:
                 f"column {column!r} looks like a record identifier ({'; '.join(reasons)}), not a "
                 "quasi-identifier: used as an attribute it can re-identify records by itself. "
                 f"Align the files by it with --id-column {column} (Python: id_column=), or "
-                "leave it out with --columns", DataWarning, stacklevel=3)
+                "leave it out with --columns",
+                DataWarning,
+                stacklevel=3,
+            )
 
 
 def _count_duplicate_rows(block: np.ndarray) -> int:
@@ -218,8 +230,14 @@ def _count_duplicate_rows(block: np.ndarray) -> int:
     return int((counts[inverse.ravel()] > 1).sum())
 
 
-def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
-                  id_column: str | None = None, drop_nonfinite: bool = False) -> LinkageData:
+def validate_pair(
+    original,
+    masked,
+    *,
+    columns: Sequence[str] | None = None,
+    id_column: str | None = None,
+    drop_nonfinite: bool = False,
+) -> LinkageData:
     """Validate an original file and its masked file and align them record by record.
 
     Parameters
@@ -285,12 +303,16 @@ def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
     bad = _nonfinite_rows(a) | _nonfinite_rows(b)
     if bad.any():
         if not drop_nonfinite:
-            _raise_nonfinite(a if _nonfinite_rows(a).any() else b, cols,
-                             name="original" if _nonfinite_rows(a).any() else "masked")
+            _raise_nonfinite(
+                a if _nonfinite_rows(a).any() else b,
+                cols,
+                name="original" if _nonfinite_rows(a).any() else "masked",
+            )
         n_dropped = int(bad.sum())
         warnings.warn(
             f"dropped {n_dropped} of {len(bad)} records with NaN/inf values in either file",
-            DataWarning, stacklevel=2,
+            DataWarning,
+            stacklevel=2,
         )
         a, b = a[~bad], b[~bad]
         if ids is not None:
@@ -315,6 +337,7 @@ def validate_pair(original, masked, *, columns: Sequence[str] | None = None,
         warnings.warn(
             f"{n_dup} original records share their values with another original record; "
             "no distance can re-identify them with certainty",
-            DataWarning, stacklevel=2,
+            DataWarning,
+            stacklevel=2,
         )
     return LinkageData(a, b, tuple(cols), ids, n_dropped, n_dup)

@@ -32,8 +32,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import FAMILIES
 from rlopt.masking import Recipe, load_recipe, published_recipe
 
-__all__ = ["FileSpec", "SolverSpec", "ExperimentConfig", "Cell", "load_config", "load_any_config",
-           "expand"]
+__all__ = ["FileSpec", "SolverSpec", "ExperimentConfig", "Cell", "load_config", "load_any_config", "expand"]
 
 
 class _Strict(BaseModel):
@@ -55,8 +54,12 @@ class FileSpec(_Strict):
 
     @model_validator(mode="after")
     def _exactly_one_source(self):
-        sources = [self.preset is not None, self.recipe is not None, self.recipe_file is not None,
-                   self.original is not None or self.masked is not None]
+        sources = [
+            self.preset is not None,
+            self.recipe is not None,
+            self.recipe_file is not None,
+            self.original is not None or self.masked is not None,
+        ]
         if sum(sources) != 1:
             raise ValueError("give exactly one of: preset, recipe, recipe_file, or original + masked")
         if (self.original is None) != (self.masked is None):
@@ -86,8 +89,10 @@ class ExperimentConfig(_Strict):
     def _known_families(cls, families):
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
-            raise ValueError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {unknown}; "
-                             f"expected some of {list(FAMILIES)}")
+            raise ValueError(
+                f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {unknown}; "
+                f"expected some of {list(FAMILIES)}"
+            )
         return families
 
 
@@ -97,8 +102,9 @@ def _read_yaml(path: Path):
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
-        raise InputError(f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                         "expected a YAML config") from None
+        raise InputError(
+            f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start}); expected a YAML config"
+        ) from None
     except yaml.YAMLError as exc:  # one line: the error's own lines joined
         raise InputError(f"{str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") from None
 
@@ -190,7 +196,7 @@ def expand(config: ExperimentConfig, base: str | Path = ".") -> list[Cell]:
     for spec in config.files:
         file = _resolve(spec, Path(base))
         draws_sample = "recipe" in file and file["recipe"]["n_records"] is not None
-        for seed in (config.samples if draws_sample else [None]):
+        for seed in config.samples if draws_sample else [None]:
             resolved = dict(file)
             if seed is not None:
                 resolved["recipe"] = {**file["recipe"], "sample_seed": seed}

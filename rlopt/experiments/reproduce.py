@@ -113,19 +113,32 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
             elif published:
                 text += f" [{_fmt(published)}, {'+' if diff and diff > 0 else ''}{_fmt(diff)}]"
             cells1.append(text + ("" if proven else f" **{status}**"))
-            t1_rows.append({"family": family, "file": name, "rate": rate, "spread": spread,
-                            "status": status, "bound": upper, "published": published,
-                            "difference": diff})
+            t1_rows.append(
+                {
+                    "family": family,
+                    "file": name,
+                    "rate": rate,
+                    "spread": spread,
+                    "status": status,
+                    "bound": upper,
+                    "published": published,
+                    "difference": diff,
+                }
+            )
             if family not in ("am", "md"):
                 seconds, sspread, _ = _cell_summary(rows, "total_seconds")
                 pub_s = PUBLISHED_TABLE2.get(family, [None] * 6)[k]
                 text2 = _fmt(seconds, 1)
                 if pub_s:  # a ratio only for a proven cell: a stopped one is not comparable
-                    text2 += (f" [{_fmt(pub_s, 1)}, {pub_s / seconds:.1f}x]" if proven and seconds
-                              else f" [{_fmt(pub_s, 1)}, not comparable]")
+                    text2 += (
+                        f" [{_fmt(pub_s, 1)}, {pub_s / seconds:.1f}x]"
+                        if proven and seconds
+                        else f" [{_fmt(pub_s, 1)}, not comparable]"
+                    )
                 cells2.append(text2 + ("" if proven else f" **{status}**"))
-                t2_rows.append({"family": family, "file": name, "seconds": seconds, "status": status,
-                                "published": pub_s})
+                t2_rows.append(
+                    {"family": family, "file": name, "seconds": seconds, "status": status, "published": pub_s}
+                )
         md1.append(f"| {family} | " + " | ".join(cells1) + " |")
         if cells2:
             md2.append(f"| {family} | " + " | ".join(cells2) + " |")
@@ -134,15 +147,24 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
     total = sum(r["seconds"] for r in t2_rows if r["seconds"] is not None)
     published_total = sum(v for f in PUBLISHED_TABLE2 if f in families for v in PUBLISHED_TABLE2[f])
     samples = sorted(set(results["sample_seed"].dropna().astype(int)))
-    head = (f"Record samples (seeds) {samples}; margin {results['margin'].iloc[0]:g}; "
-            f"{n_optimal}/{len(learned)} learned cells proven optimal. Machine: {machine}.\n")
-    table1 = ("# Table 1: correct re-identifications (%), N = 400\n\n" + head +
-              "Each cell: our mean (min-max over samples) [published, difference]; a cell "
-              "stopped by a limit gives the interval verified..bound and its status.\n\n" + "\n".join(md1) + "\n")
-    table2 = ("# Table 2: seconds per cell (reduce + build + solve; mean over samples)\n\n" + head +
-              "Each cell: ours [published, published / ours; no ratio for a cell stopped by a limit].\n\n" + "\n".join(md2) +
-              f"\n\nSum of our per-cell means: {total:.1f} s; "
-              f"sum of the published times of the same families: {published_total:.1f} s.\n")
+    head = (
+        f"Record samples (seeds) {samples}; margin {results['margin'].iloc[0]:g}; "
+        f"{n_optimal}/{len(learned)} learned cells proven optimal. Machine: {machine}.\n"
+    )
+    table1 = (
+        "# Table 1: correct re-identifications (%), N = 400\n\n"
+        + head
+        + "Each cell: our mean (min-max over samples) [published, difference]; a cell "
+        "stopped by a limit gives the interval verified..bound and its status.\n\n" + "\n".join(md1) + "\n"
+    )
+    table2 = (
+        "# Table 2: seconds per cell (reduce + build + solve; mean over samples)\n\n"
+        + head
+        + "Each cell: ours [published, published / ours; no ratio for a cell stopped by a limit].\n\n"
+        + "\n".join(md2)
+        + f"\n\nSum of our per-cell means: {total:.1f} s; "
+        f"sum of the published times of the same families: {published_total:.1f} s.\n"
+    )
     (out / "table1.md").write_text(table1)
     (out / "table2.md").write_text(table2)
     pd.DataFrame(t1_rows).to_csv(out / "table1.csv", index=False)

@@ -42,9 +42,28 @@ from rlopt.status import Status
 __all__ = ["run_cell", "run_grid", "GridRun", "COLUMNS"]
 
 COLUMNS = [
-    "dataset", "sample_seed", "family", "n_records", "n_correct", "rate", "status", "bound", "gap",
-    "n_at_risk", "reduce_seconds", "build_seconds", "solve_seconds", "total_seconds", "margin",
-    "time_limit", "threads", "rlopt_version", "highs_version", "pyomo_version", "key", "worker",
+    "dataset",
+    "sample_seed",
+    "family",
+    "n_records",
+    "n_correct",
+    "rate",
+    "status",
+    "bound",
+    "gap",
+    "n_at_risk",
+    "reduce_seconds",
+    "build_seconds",
+    "solve_seconds",
+    "total_seconds",
+    "margin",
+    "time_limit",
+    "threads",
+    "rlopt_version",
+    "highs_version",
+    "pyomo_version",
+    "key",
+    "worker",
 ]
 """The columns of ``results.csv``, one row per cell."""
 
@@ -70,26 +89,59 @@ def run_cell(cell: Cell) -> dict:
     original, masked = _data(cell)
     columns = cell.file.get("columns")
     id_column = cell.file.get("id_column")
-    row = {"dataset": cell.dataset, "sample_seed": cell.sample_seed, "family": cell.family,
-           "margin": cell.solver.margin, "time_limit": cell.solver.time_limit,
-           "threads": cell.solver.threads, "rlopt_version": version("rlopt"),
-           "highs_version": highs_version(), "pyomo_version": version("pyomo"), "key": cell.key,
-           "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    row = {
+        "dataset": cell.dataset,
+        "sample_seed": cell.sample_seed,
+        "family": cell.family,
+        "margin": cell.solver.margin,
+        "time_limit": cell.solver.time_limit,
+        "threads": cell.solver.threads,
+        "rlopt_version": version("rlopt"),
+        "highs_version": highs_version(),
+        "pyomo_version": version("pyomo"),
+        "key": cell.key,
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+    }
     if cell.family in ("am", "md"):
         linked = dbrl(original, masked, distance=cell.family, columns=columns, id_column=id_column)
         seconds = time.perf_counter() - t0
-        row.update(n_records=linked.n_records, n_correct=linked.n_correct, rate=linked.rate,
-                   status=Status.BASELINE, bound=None, gap=None, n_at_risk=None, reduce_seconds=0.0,
-                   build_seconds=0.0, solve_seconds=seconds, total_seconds=seconds)
+        row.update(
+            n_records=linked.n_records,
+            n_correct=linked.n_correct,
+            rate=linked.rate,
+            status=Status.BASELINE,
+            bound=None,
+            gap=None,
+            n_at_risk=None,
+            reduce_seconds=0.0,
+            build_seconds=0.0,
+            solve_seconds=seconds,
+            total_seconds=seconds,
+        )
         return row
     s = cell.solver
-    learner = LearnedDistanceLinkage(cell.family, margin=s.margin, time_limit=s.time_limit,
-                                     rel_gap=s.rel_gap, threads=s.threads, reductions=s.reductions)
+    learner = LearnedDistanceLinkage(
+        cell.family,
+        margin=s.margin,
+        time_limit=s.time_limit,
+        rel_gap=s.rel_gap,
+        threads=s.threads,
+        reductions=s.reductions,
+    )
     r = learner.fit(original, masked, columns=columns, id_column=id_column).result_
-    row.update(n_records=r.n_records, n_correct=r.n_correct_verified, rate=r.rate, status=r.status,
-               bound=r.bound, gap=r.gap, n_at_risk=r.n_at_risk,
-               reduce_seconds=r.seconds.get("reduce", 0.0), build_seconds=r.seconds["build"],
-               solve_seconds=r.seconds["solve"], total_seconds=time.perf_counter() - t0)
+    row.update(
+        n_records=r.n_records,
+        n_correct=r.n_correct_verified,
+        rate=r.rate,
+        status=r.status,
+        bound=r.bound,
+        gap=r.gap,
+        n_at_risk=r.n_at_risk,
+        reduce_seconds=r.seconds.get("reduce", 0.0),
+        build_seconds=r.seconds["build"],
+        solve_seconds=r.seconds["solve"],
+        total_seconds=time.perf_counter() - t0,
+    )
     return row
 
 
@@ -125,10 +177,12 @@ def _worker_init(parent: int) -> None:
         PR_SET_PDEATHSIG = 1  # the kernel sends SIGKILL when the parent dies
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     else:  # pragma: no cover - elsewhere a watchdog polls the parent
+
         def watch():
             while os.getppid() == parent:
                 time.sleep(1.0)
             os._exit(1)
+
         threading.Thread(target=watch, daemon=True).start()
     if os.getppid() != parent:  # the parent died before the above
         os._exit(1)
@@ -161,15 +215,18 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
             raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
 
         def submit_dask(cells):
-            futures = {client.submit(work, c, pure=False, key=f"rlopt-{c.key}-{time.time_ns()}"): c
-                       for c in cells}
+            futures = {
+                client.submit(work, c, pure=False, key=f"rlopt-{c.key}-{time.time_ns()}"): c for c in cells
+            }
             for future in dask_completed(futures):
                 try:
                     yield futures[future], future.result()
                 except Exception as exc:  # the cell's own error, raised on the worker
                     yield futures[future], exc
+
         return submit_dask, lambda abort: client.close()  # the scheduler drops a closed client's cells
     if jobs == 1:
+
         def submit_here(cells):
             for c in cells:
                 try:
@@ -177,9 +234,11 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
                 except Exception as exc:
                     traceback.print_exc()
                     yield c, exc
+
         return submit_here, lambda abort: None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
-                               initializer=_worker_init, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),)
+    )
 
     def submit_pool(cells):
         futures = {pool.submit(work, c): c for c in cells}
@@ -188,6 +247,7 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
                 yield futures[future], future.result()
             except Exception as exc:
                 yield futures[future], exc
+
     return submit_pool, lambda abort: _stop_pool(pool) if abort else pool.shutdown(cancel_futures=True)
 
 
@@ -216,11 +276,15 @@ def _claim(out: Path):
             first = (out / OWNER).read_text().strip()
         except OSError:
             first = "another process"
-        raise InputError(f"{str(out)!r} is in use by another run ({first}); wait for it to "
-                         "finish or give another --out") from None
+        raise InputError(
+            f"{str(out)!r} is in use by another run ({first}); wait for it to finish or give another --out"
+        ) from None
     try:
-        _atomic_write(out / OWNER, f"rlopt pid {os.getpid()} on {socket.gethostname()}, started "
-                                   f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n")
+        _atomic_write(
+            out / OWNER,
+            f"rlopt pid {os.getpid()} on {socket.gethostname()}, started "
+            f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n",
+        )
         yield
     finally:
         (out / OWNER).unlink(missing_ok=True)
@@ -229,9 +293,16 @@ def _claim(out: Path):
         lock.release()
 
 
-def run_grid(config: ExperimentConfig, out: str | Path, *, base: str | Path = ".", jobs: int = 1,
-             scheduler: str | None = None, progress: bool = True,
-             on_row: Callable[[dict], None] | None = None) -> GridRun:
+def run_grid(
+    config: ExperimentConfig,
+    out: str | Path,
+    *,
+    base: str | Path = ".",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+    on_row: Callable[[dict], None] | None = None,
+) -> GridRun:
     """Run every cell of ``config`` not already finished in ``out``.
 
     Parameters
@@ -252,19 +323,50 @@ def run_grid(config: ExperimentConfig, out: str | Path, *, base: str | Path = ".
     out = Path(out)
     cells = expand(config, base)
     with _claim(out):
-        _atomic_write(out / "run.json", json.dumps({
-            "config": config.model_dump(mode="json"), "n_cells": len(cells),
-            "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                        "cpus": os.cpu_count(), "python": platform.python_version()},
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "jobs": jobs, "scheduler": scheduler}, indent=2))
-        return _run_tasks(cells, out, work=run_cell, columns=COLUMNS, label=config.name,
-                          jobs=jobs, scheduler=scheduler, progress=progress, on_row=on_row)
+        _atomic_write(
+            out / "run.json",
+            json.dumps(
+                {
+                    "config": config.model_dump(mode="json"),
+                    "n_cells": len(cells),
+                    "machine": {
+                        "platform": platform.platform(),
+                        "processor": platform.machine(),
+                        "cpus": os.cpu_count(),
+                        "python": platform.python_version(),
+                    },
+                    "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "jobs": jobs,
+                    "scheduler": scheduler,
+                },
+                indent=2,
+            ),
+        )
+        return _run_tasks(
+            cells,
+            out,
+            work=run_cell,
+            columns=COLUMNS,
+            label=config.name,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+            on_row=on_row,
+        )
 
 
-def run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], label: str,
-              jobs: int = 1, scheduler: str | None = None, progress: bool = True,
-              on_row: Callable[[dict], None] | None = None) -> GridRun:
+def run_tasks(
+    cells: list,
+    out: Path,
+    *,
+    work: Callable,
+    columns: list[str],
+    label: str,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+    on_row: Callable[[dict], None] | None = None,
+) -> GridRun:
     """Compute the cells not yet in ``out/cells`` with ``work`` and write ``results.csv``.
 
     Each cell has a ``key`` (its file name) and a ``describe()`` for error
@@ -277,13 +379,31 @@ def run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], lab
         raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     out = Path(out)
     with _claim(out):
-        return _run_tasks(cells, out, work=work, columns=columns, label=label, jobs=jobs,
-                          scheduler=scheduler, progress=progress, on_row=on_row)
+        return _run_tasks(
+            cells,
+            out,
+            work=work,
+            columns=columns,
+            label=label,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+            on_row=on_row,
+        )
 
 
-def _run_tasks(cells: list, out: Path, *, work: Callable, columns: list[str], label: str,
-               jobs: int, scheduler: str | None, progress: bool,
-               on_row: Callable[[dict], None] | None) -> GridRun:
+def _run_tasks(
+    cells: list,
+    out: Path,
+    *,
+    work: Callable,
+    columns: list[str],
+    label: str,
+    jobs: int,
+    scheduler: str | None,
+    progress: bool,
+    on_row: Callable[[dict], None] | None,
+) -> GridRun:
     run = GridRun(out=out, rows=[], columns=columns)
     todo = []
     for cell in cells:
@@ -321,8 +441,9 @@ def _with_progress(items: Iterable, total: int, label: str, enabled: bool):
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn()) as bar:
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    ) as bar:
         task = bar.add_task(f"{label}: cells", total=total)
         for item in items:
             bar.advance(task)

@@ -27,8 +27,15 @@ from rlopt.masking.swapping import VARIANTS
 from rlopt.milp import SolverOptions
 from rlopt.status import Status
 
-__all__ = ["PUBLISHED_TABLE5", "P_VALUES", "TABLE5_COLUMNS", "AttackCell", "run_attack_cell",
-           "table5_cells", "write_table5"]
+__all__ = [
+    "PUBLISHED_TABLE5",
+    "P_VALUES",
+    "TABLE5_COLUMNS",
+    "AttackCell",
+    "run_attack_cell",
+    "table5_cells",
+    "write_table5",
+]
 
 P_VALUES = (2, 4, 6, 8, 10, 12, 14, 16, 18, 20)
 MARGIN = 1e-5
@@ -47,12 +54,33 @@ PUBLISHED_TABLE5 = {
 }
 DATASETS = ("census", "eia")
 TABLE5_COLUMNS = [
-    "dataset", "p", "seed", "variant", "n_records", "n_attributes", "window",
-    "rsld", "rsld_sure", "rsld_empty", "rsld_missed", "rsld_mean_candidates", "dld", "pld",
-    "pld_em_converged", "seconds_mask", "seconds_rsld", "seconds_dld", "seconds_pld",
-    "rlopt_version", "key",
-] + [f"learned_{f}{suffix}{part}" for f in ("wm", "owa", "ci", "sb") for suffix in ("", "_rsld")
-     for part in ("", "_bound", "_status", "_seconds")]
+    "dataset",
+    "p",
+    "seed",
+    "variant",
+    "n_records",
+    "n_attributes",
+    "window",
+    "rsld",
+    "rsld_sure",
+    "rsld_empty",
+    "rsld_missed",
+    "rsld_mean_candidates",
+    "dld",
+    "pld",
+    "pld_em_converged",
+    "seconds_mask",
+    "seconds_rsld",
+    "seconds_dld",
+    "seconds_pld",
+    "rlopt_version",
+    "key",
+] + [
+    f"learned_{f}{suffix}{part}"
+    for f in ("wm", "owa", "ci", "sb")
+    for suffix in ("", "_rsld")
+    for part in ("", "_bound", "_status", "_seconds")
+]
 
 
 def _dataset(name: str) -> pd.DataFrame:
@@ -114,14 +142,25 @@ def run_attack_cell(cell: AttackCell) -> dict:
     for name in cell.learned:
         learned.update(_learned_columns(data, name, window, cell.time_limit))
     return {
-        "dataset": cell.dataset, "p": cell.p, "seed": cell.seed, "variant": cell.variant,
-        "n_records": data.n_records, "n_attributes": data.n_attributes, "window": window,
-        "rsld": 100 * attack.rate, "rsld_sure": 100 * attack.sure_rate,
-        "rsld_empty": attack.n_empty, "rsld_missed": attack.n_missed,
+        "dataset": cell.dataset,
+        "p": cell.p,
+        "seed": cell.seed,
+        "variant": cell.variant,
+        "n_records": data.n_records,
+        "n_attributes": data.n_attributes,
+        "window": window,
+        "rsld": 100 * attack.rate,
+        "rsld_sure": 100 * attack.sure_rate,
+        "rsld_empty": attack.n_empty,
+        "rsld_missed": attack.n_missed,
         "rsld_mean_candidates": float(attack.candidates.mean()),
-        "dld": 100 * dld.rate, "pld": 100 * prob.rate, "pld_em_converged": prob.em.converged,
+        "dld": 100 * dld.rate,
+        "pld": 100 * prob.rate,
+        "pld_em_converged": prob.em.converged,
         **{f"seconds_{k}": v for k, v in seconds.items()},
-        **learned, "rlopt_version": version("rlopt"), "key": cell.key,
+        **learned,
+        "rlopt_version": version("rlopt"),
+        "key": cell.key,
     }
 
 
@@ -145,9 +184,14 @@ def _learned_columns(data, name: str, window: int, time_limit: float) -> dict:
     return out
 
 
-def table5_cells(datasets: Sequence[str] = DATASETS, p_values: Sequence[float] = P_VALUES,
-                 seeds: Sequence[int] = (0, 1, 2), variant: str = "plain",
-                 learned: Sequence[str] = (), time_limit: float = 60.0) -> list[AttackCell]:
+def table5_cells(
+    datasets: Sequence[str] = DATASETS,
+    p_values: Sequence[float] = P_VALUES,
+    seeds: Sequence[int] = (0, 1, 2),
+    variant: str = "plain",
+    learned: Sequence[str] = (),
+    time_limit: float = 60.0,
+) -> list[AttackCell]:
     """The grid of Table 5: every dataset x p x masking seed; ``learned`` families add
     the worst case with and without the intersection (``time_limit`` s per MILP)."""
     unknown = [f for f in learned if f not in LEARNED]
@@ -160,34 +204,50 @@ def table5_cells(datasets: Sequence[str] = DATASETS, p_values: Sequence[float] =
         raise InputError(f"rank swapping variant={variant!r}; expected one of {list(VARIANTS)}")
     for p in p_values:
         rank_window(p, 100)  # raises on a bad p
-    return [AttackCell(d, float(p), int(s), variant, learned=tuple(learned),
-                       time_limit=float(time_limit))
-            for d in datasets for p in p_values for s in seeds]
+    return [
+        AttackCell(d, float(p), int(s), variant, learned=tuple(learned), time_limit=float(time_limit))
+        for d in datasets
+        for p in p_values
+        for s in seeds
+    ]
 
 
 def _learned_lines(results: pd.DataFrame) -> list[str]:
     """Per p, each learned family's worst case without and with the intersection:
     ``rate`` when proven, ``[rate, bound]`` with the status otherwise (per seed)."""
-    names = sorted({c[len("learned_"):-len("_status")] for c in map(str, results.columns)
-                    if c.startswith("learned_") and c.endswith("_status")
-                    and results[c].notna().any()})
+    names = sorted(
+        {
+            c[len("learned_") : -len("_status")]
+            for c in map(str, results.columns)
+            if c.startswith("learned_") and c.endswith("_status") and results[c].notna().any()
+        }
+    )
     if not names:
         return []
-    lines = ["", "Learned families (worst case over the family's distances; a stopped MILP "
-             "gives [verified, bound] and its status):", "",
-             "| p | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    lines = [
+        "",
+        "Learned families (worst case over the family's distances; a stopped MILP "
+        "gives [verified, bound] and its status):",
+        "",
+        "| p | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
     for p in sorted(set(results["p"])):
         rows = results[results["p"] == p]
         texts = []
         for name in names:
             parts = []
             for _, row in rows.iterrows():
-                rate, bound, status = (row[f"learned_{name}"], row[f"learned_{name}_bound"],
-                                       row[f"learned_{name}_status"])
+                rate, bound, status = (
+                    row[f"learned_{name}"],
+                    row[f"learned_{name}_bound"],
+                    row[f"learned_{name}_status"],
+                )
                 if pd.isna(status):
                     continue
-                parts.append(f"{rate:.2f}" if status == Status.OPTIMAL else
-                             f"[{rate:.2f}, {bound:.2f}] {status}")
+                parts.append(
+                    f"{rate:.2f}" if status == Status.OPTIMAL else f"[{rate:.2f}, {bound:.2f}] {status}"
+                )
             texts.append("; ".join(parts))
         lines.append(f"| {p:g} | " + " | ".join(texts) + " |")
     return lines
@@ -201,37 +261,56 @@ def write_table5(results: pd.DataFrame, out: str | Path, *, machine: str | None 
     machine = machine or f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}"
     rows, lines = [], []
     for dataset in [d for d in DATASETS if d in set(results["dataset"])]:
-        lines += [f"\n## {dataset}\n",
-                  "| p | RSLD | sure | DLD | PLD | empty / missed |", "|---|---|---|---|---|---|"]
+        lines += [
+            f"\n## {dataset}\n",
+            "| p | RSLD | sure | DLD | PLD | empty / missed |",
+            "|---|---|---|---|---|---|",
+        ]
         for p in sorted(set(results.loc[results["dataset"] == dataset, "p"])):
             cell = results[(results["dataset"] == dataset) & (results["p"] == p)]
             texts = []
             for measure in ("rsld", "dld", "pld"):
                 values = cell[measure].astype(float)
-                published = PUBLISHED_TABLE5[dataset][measure][P_VALUES.index(int(p))] \
-                    if float(p).is_integer() and int(p) in P_VALUES else None
+                published = (
+                    PUBLISHED_TABLE5[dataset][measure][P_VALUES.index(int(p))]
+                    if float(p).is_integer() and int(p) in P_VALUES
+                    else None
+                )
                 mean = float(values.mean())
                 diff = None if published is None else mean - published
                 text = f"{mean:.2f} ({values.min():.2f}-{values.max():.2f})"
                 if published is not None:
                     text += f" [{published:.2f}, {diff:+.2f}]"
                 texts.append(text)
-                rows.append({"dataset": dataset, "p": p, "measure": measure, "mean": mean,
-                             "min": float(values.min()), "max": float(values.max()),
-                             "n_seeds": len(values), "published": published, "difference": diff})
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "p": p,
+                        "measure": measure,
+                        "mean": mean,
+                        "min": float(values.min()),
+                        "max": float(values.max()),
+                        "n_seeds": len(values),
+                        "published": published,
+                        "difference": diff,
+                    }
+                )
             sure = cell["rsld_sure"].astype(float).mean()
-            lines.append(f"| {p:g} | {texts[0]} | {sure:.2f} | {texts[1]} | {texts[2]} | "
-                         f"{int(cell['rsld_empty'].sum())} / {int(cell['rsld_missed'].sum())} |")
+            lines.append(
+                f"| {p:g} | {texts[0]} | {sure:.2f} | {texts[1]} | {texts[2]} | "
+                f"{int(cell['rsld_empty'].sum())} / {int(cell['rsld_missed'].sum())} |"
+            )
         lines += _learned_lines(results[results["dataset"] == dataset])
     seeds = sorted(set(results["seed"].astype(int)))
     variants = sorted(set(results["variant"]))
-    text = ("# Table 5: rank swapping, % correct re-identifications\n\n"
-            f"Masking seeds {seeds}, variant {'/'.join(variants)}; whole files, all attributes. "
-            "Each cell: our mean (min-max over seeds) [published, difference]; 'sure' is the "
-            "share of records whose intersection is their own record alone; 'empty / missed' "
-            "counts, summed over seeds, the empty intersections and the records whose own "
-            f"masked record is not in their intersection. Machine: {machine}.\n"
-            + "\n".join(lines) + "\n")
+    text = (
+        "# Table 5: rank swapping, % correct re-identifications\n\n"
+        f"Masking seeds {seeds}, variant {'/'.join(variants)}; whole files, all attributes. "
+        "Each cell: our mean (min-max over seeds) [published, difference]; 'sure' is the "
+        "share of records whose intersection is their own record alone; 'empty / missed' "
+        "counts, summed over seeds, the empty intersections and the records whose own "
+        f"masked record is not in their intersection. Machine: {machine}.\n" + "\n".join(lines) + "\n"
+    )
     (out / "table5.md").write_text(text)
     pd.DataFrame(rows).to_csv(out / "table5.csv", index=False)
     return text

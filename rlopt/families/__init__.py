@@ -16,8 +16,17 @@ from rlopt.families.md import Mahalanobis
 from rlopt.families.owa import OrderedWeightedAverage
 from rlopt.families.wm import MetricWeightedMean, WeightedMean
 
-__all__ = ["FAMILIES", "LEARNED", "get_family", "get_learned_family", "Family", "BaselineFamily", "LearnedFamily",
-           "LinearRows", "Distance"]
+__all__ = [
+    "FAMILIES",
+    "LEARNED",
+    "get_family",
+    "get_learned_family",
+    "Family",
+    "BaselineFamily",
+    "LearnedFamily",
+    "LinearRows",
+    "Distance",
+]
 
 FAMILIES: dict[str, type[Family]] = {
     "am": ArithmeticMean,
@@ -57,7 +66,9 @@ def get_learned_family(name: str, **options) -> LearnedFamily:
     ``md``) is an :class:`InputError` that names the learned ones."""
     family = get_family(name, **options)
     if not isinstance(family, LearnedFamily):
-        raise InputError(f"family {name!r} is a baseline without parameters to learn (link with "
-                         f"rlopt.dbrl(..., distance={name!r})); expected one of the learned "
-                         f"families {list(LEARNED)}")
+        raise InputError(
+            f"family {name!r} is a baseline without parameters to learn (link with "
+            f"rlopt.dbrl(..., distance={name!r})); expected one of the learned "
+            f"families {list(LEARNED)}"
+        )
     return family

@@ -39,8 +39,15 @@ class LinearRows:
     hi: list[float] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
 
-    def add(self, terms: dict[int, float], lo: float = -np.inf, hi: float = np.inf,
-            *, constant: float = 0.0, name: str = "") -> None:
+    def add(
+        self,
+        terms: dict[int, float],
+        lo: float = -np.inf,
+        hi: float = np.inf,
+        *,
+        constant: float = 0.0,
+        name: str = "",
+    ) -> None:
         """Add ``lo <= sum(coef * theta[index]) + constant <= hi``."""
         row = np.zeros(self.n_params)
         for index, coef in terms.items():
@@ -77,25 +84,35 @@ class LearnedFamily(Family):
     def __init__(self, **options):
         unknown = sorted(set(options) - set(self.option_names))
         if unknown:
-            raise InputError(f"family {self.name!r}: unknown option(s) {unknown}; expected "
-                             f"{list(self.option_names) or 'no options'}")
+            raise InputError(
+                f"family {self.name!r}: unknown option(s) {unknown}; expected "
+                f"{list(self.option_names) or 'no options'}"
+            )
         delta = options.get("delta")
-        if delta is not None and (isinstance(delta, bool) or not isinstance(delta, (int, float))
-                                  or not math.isfinite(delta) or not delta > 0):
-            raise InputError(f"{self.name} delta={delta!r}; expected a number > 0 "
-                             "(at most 1/n for n attributes)")
+        if delta is not None and (
+            isinstance(delta, bool)
+            or not isinstance(delta, (int, float))
+            or not math.isfinite(delta)
+            or not delta > 0
+        ):
+            raise InputError(
+                f"{self.name} delta={delta!r}; expected a number > 0 (at most 1/n for n attributes)"
+            )
         self.options = options
 
     def check_attributes(self, n: int) -> None:
         """Raise :class:`InputError`, before any work, when the family cannot be learned
         on ``n`` attributes (too few or too many, or an option that no parameter meets)."""
         if n < self.min_attributes:
-            raise InputError(f"family {self.name!r} needs at least {self.min_attributes} "
-                             f"attributes; the file has {n}")
+            raise InputError(
+                f"family {self.name!r} needs at least {self.min_attributes} attributes; the file has {n}"
+            )
         if self.max_attributes is not None and n > self.max_attributes:
-            raise InputError(f"family {self.name!r} takes at most {self.max_attributes} "
-                             f"attributes (it has 2^n - 2 parameters); the file has {n}: "
-                             "choose fewer with --columns (Python: columns=[...])")
+            raise InputError(
+                f"family {self.name!r} takes at most {self.max_attributes} "
+                f"attributes (it has 2^n - 2 parameters); the file has {n}: "
+                "choose fewer with --columns (Python: columns=[...])"
+            )
         if "delta" in self.option_names:
             self.delta(n)
 
@@ -109,15 +126,16 @@ class LearnedFamily(Family):
         if delta is None:
             return default_delta(n)
         if delta > self.max_delta(n):
-            raise InputError(f"{self.name} delta={delta!r} for {n} attributes; expected "
-                             f"0 < delta <= {self.max_delta(n):g} (no parameter of the family "
-                             "meets a larger one)")
+            raise InputError(
+                f"{self.name} delta={delta!r} for {n} attributes; expected "
+                f"0 < delta <= {self.max_delta(n):g} (no parameter of the family "
+                "meets a larger one)"
+            )
         return float(delta)
 
     @abstractmethod
     def n_params(self, n: int) -> int:
         """Length of the parameter vector for ``n`` attributes."""
-
 
     @abstractmethod
     def bounds(self, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -177,8 +195,7 @@ class LearnedFamily(Family):
         """
         return []
 
-    def is_admissible(self, theta: np.ndarray, za: np.ndarray, zb: np.ndarray, *,
-                      tol: float = 1e-9) -> bool:
+    def is_admissible(self, theta: np.ndarray, za: np.ndarray, zb: np.ndarray, *, tol: float = 1e-9) -> bool:
         """Whether ``theta`` meets the family's bounds, rows and cutting planes (on these
         standardised files, for the families whose conditions involve the records)."""
         n = za.shape[1]

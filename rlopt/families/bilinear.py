@@ -63,7 +63,6 @@ class Bilinear(LearnedFamily):
     def n_params(self, n):
         return n * (n + 1) // 2
 
-
     def bounds(self, n):
         return -np.ones(self.n_params(n)), np.ones(self.n_params(n))
 
@@ -91,7 +90,7 @@ class Bilinear(LearnedFamily):
         off = np.abs(m).sum(axis=(-2, -1)) - np.abs(np.diagonal(m, axis1=-2, axis2=-1)).sum(axis=-1)
         diag = -np.sort(-np.diagonal(m, axis1=-2, axis2=-1), axis=-1)
         q, r = divmod(n + 1, 2)
-        return off + diag[..., :q].sum(axis=-1) - diag[..., q + r:].sum(axis=-1)
+        return off + diag[..., :q].sum(axis=-1) - diag[..., q + r :].sum(axis=-1)
 
     def neutral(self, n):
         return (np.eye(n) / n)[_upper(n)]
@@ -128,7 +127,7 @@ class NonNegativeBilinear(Bilinear):
         found: list[tuple[float, np.ndarray]] = []
         step = chunk_rows(zb.shape[0], zb.shape[1], max_bytes=DEFAULT_CHUNK_BYTES)
         for start in range(0, za.shape[0], step):
-            delta = za[start:start + step, None, :] - zb[None, :, :]
+            delta = za[start : start + step, None, :] - zb[None, :, :]
             values = np.einsum("ijk,kl,ijl->ij", delta, q, delta, optimize=True)
             for r, j in zip(*np.nonzero(values < -SEPARATION_TOL)):
                 found.append((values[r, j], _quadratic_features(delta[r, j])))
@@ -163,8 +162,10 @@ class PositiveDefiniteBilinear(Bilinear):
         n = za.shape[1]
         delta = self.delta(n)
         values, vectors = np.linalg.eigh(self.matrix(theta, n))
-        return [(_quadratic_features(vectors[:, t]), delta)
-                for t in np.flatnonzero(values < delta - SEPARATION_TOL)]
+        return [
+            (_quadratic_features(vectors[:, t]), delta)
+            for t in np.flatnonzero(values < delta - SEPARATION_TOL)
+        ]
 
     def repair(self, theta):
         """Clip the eigenvalues at ``delta``, rescale to trace 1, and mix with ``I / n``

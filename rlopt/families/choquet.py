@@ -25,8 +25,14 @@ from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
 
-__all__ = ["Choquet", "ChoquetDistance", "MetricChoquet", "SupermodularChoquet",
-           "MAX_ROW_BYTES", "MatrixRows"]
+__all__ = [
+    "Choquet",
+    "ChoquetDistance",
+    "MetricChoquet",
+    "SupermodularChoquet",
+    "MAX_ROW_BYTES",
+    "MatrixRows",
+]
 
 MAX_ROW_BYTES = 4 * 2**30
 """The largest dense float64 matrix of a family's rows (``rows x (parameters + 1) x 8``
@@ -54,8 +60,9 @@ class MatrixRows(LinearRows):
     ``(rows, columns)`` of ``numpy.nonzero(matrix)``, found once when not given)."""
 
     def __init__(self, matrix: np.ndarray, lo, hi, names, nonzeros: tuple | None = None):
-        super().__init__(matrix.shape[1], list(matrix), [float(v) for v in lo],
-                         [float(v) for v in hi], list(names))
+        super().__init__(
+            matrix.shape[1], list(matrix), [float(v) for v in lo], [float(v) for v in hi], list(names)
+        )
         self._matrix = matrix
         self._nonzeros = nonzeros
 
@@ -100,9 +107,14 @@ class ChoquetDistance(Distance):
         return (top * (self.measure[sets] - self.measure[before])).sum(axis=2)
 
     def params(self) -> dict:
-        return {"family": self.family, "columns": list(self.columns),
-                "measure": [{"subset": _subset(mask, self.columns), "value": float(v)}
-                            for mask, v in enumerate(self.measure)]}
+        return {
+            "family": self.family,
+            "columns": list(self.columns),
+            "measure": [
+                {"subset": _subset(mask, self.columns), "value": float(v)}
+                for mask, v in enumerate(self.measure)
+            ],
+        }
 
 
 class Choquet(LearnedFamily):
@@ -125,15 +137,18 @@ class Choquet(LearnedFamily):
         super().check_attributes(n)
         size = self.row_bytes(n)
         if size > MAX_ROW_BYTES:
-            widest = max((m for m in range(self.min_attributes, n) if self.row_bytes(m) <= MAX_ROW_BYTES),
-                         default=self.min_attributes)
+            widest = max(
+                (m for m in range(self.min_attributes, n) if self.row_bytes(m) <= MAX_ROW_BYTES),
+                default=self.min_attributes,
+            )
             raise InputError(
                 f"family {self.name!r} takes at most {widest} attributes; the file has {n}: "
                 f"{n} attributes give {2**n - 2:,} measure values (2^n - 2) and "
                 f"{self.n_family_rows(n):,} rows of the admissible set, a {size_text(size)} "
                 f"dense matrix in each screening LP (the limit is {MAX_ROW_BYTES / 2**30:g} GiB). "
                 f"Choose at most {widest} attributes with --columns (Python: columns=[...]), or learn ci_k "
-                "(k-additive measures, default k = 2: n(n+1)/2 values; a lower end for ci)")
+                "(k-additive measures, default k = 2: n(n+1)/2 values; a lower end for ci)"
+            )
 
     def n_family_rows(self, n: int) -> int:
         """How many rows :meth:`constraints` has for ``n`` attributes."""
@@ -150,7 +165,6 @@ class Choquet(LearnedFamily):
     def n_params(self, n):
         self.check_attributes(n)
         return 2**n - 2
-
 
     def singleton_lower(self, n) -> float:
         return 0.0
@@ -170,10 +184,16 @@ class Choquet(LearnedFamily):
             matrix = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
             matrix.flags.writeable = False  # shared by every call
             offsets = np.cumsum([0] + [p[0].shape[0] for p in parts])
-            nonzeros = (np.concatenate([p[3] + at for p, at in zip(parts, offsets)]),
-                        np.concatenate([p[4] for p in parts]))
-            self._rows[n] = (matrix, np.concatenate([p[1] for p in parts]),
-                             [name for p in parts for name in p[2]], nonzeros)
+            nonzeros = (
+                np.concatenate([p[3] + at for p, at in zip(parts, offsets)]),
+                np.concatenate([p[4] for p in parts]),
+            )
+            self._rows[n] = (
+                matrix,
+                np.concatenate([p[1] for p in parts]),
+                [name for p in parts for name in p[2]],
+                nonzeros,
+            )
         matrix, lo, names, nonzeros = self._rows[n]
         return MatrixRows(matrix, lo, np.full(len(lo), np.inf), names, nonzeros)
 
@@ -194,8 +214,13 @@ class Choquet(LearnedFamily):
         matrix[rows, big - 1] = 1
         matrix[rows, small - 1] = -1
         names = [f"monotone {a}<{b}" for a, b in zip(small.tolist(), big.tolist())]
-        return (matrix, np.zeros(small.size), names, np.concatenate([rows, rows]),
-                np.concatenate([big - 1, small - 1]))
+        return (
+            matrix,
+            np.zeros(small.size),
+            names,
+            np.concatenate([rows, rows]),
+            np.concatenate([big - 1, small - 1]),
+        )
 
     def _modularity(self, n) -> list[tuple]:
         """Sub- or supermodularity rows ``(matrix, lo, names, rows, columns)`` (the last

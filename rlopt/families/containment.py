@@ -120,8 +120,11 @@ def _k_additive(distance: Distance, family: KAdditiveChoquet, n: int) -> np.ndar
         return family.theta_from_mobius(np.concatenate([weights, np.zeros(family.n_mobius(n) - n)]), n)
     if isinstance(distance, KAdditiveDistance):
         if distance.k > family.k:
-            return None if n > MAX_MOBIUS_ATTRIBUTES else embed_mobius(
-                measure_to_mobius(distance.measure(), n), n, family, tol=MOBIUS_TOL)
+            return (
+                None
+                if n > MAX_MOBIUS_ATTRIBUTES
+                else embed_mobius(measure_to_mobius(distance.measure(), n), n, family, tol=MOBIUS_TOL)
+            )
         index = {a: p for p, a in enumerate(subsets(n, family.k))}
         mobius = np.zeros(family.n_mobius(n))
         for subset, value in zip(distance.subsets, distance.mobius):
@@ -130,5 +133,4 @@ def _k_additive(distance: Distance, family: KAdditiveChoquet, n: int) -> np.ndar
     if n > MAX_MOBIUS_ATTRIBUTES:
         return None
     measure = _measure(distance, n)
-    return None if measure is None else embed_mobius(measure_to_mobius(measure, n), n, family,
-                                                     tol=MOBIUS_TOL)
+    return None if measure is None else embed_mobius(measure_to_mobius(measure, n), n, family, tol=MOBIUS_TOL)

@@ -48,11 +48,21 @@ from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily
 from rlopt.families.choquet import MAX_ROW_BYTES, ChoquetDistance, MatrixRows, size_text
 
-__all__ = ["KAdditiveChoquet", "KAdditiveDistance", "LOWER_END", "MAX_MEASURE_ATTRIBUTES",
-           "embed_mobius", "mobius_to_measure", "measure_to_mobius", "subsets"]
+__all__ = [
+    "KAdditiveChoquet",
+    "KAdditiveDistance",
+    "LOWER_END",
+    "MAX_MEASURE_ATTRIBUTES",
+    "embed_mobius",
+    "mobius_to_measure",
+    "measure_to_mobius",
+    "subsets",
+]
 
-LOWER_END = ("a lower end for ci: k-additive measures are a subfamily of ci's, so this "
-             "optimum re-identifies no more records than ci's and is never ci's worst case")
+LOWER_END = (
+    "a lower end for ci: k-additive measures are a subfamily of ci's, so this "
+    "optimum re-identifies no more records than ci's and is never ci's worst case"
+)
 """The sentence every ci_k result carries (its ``params['note']``)."""
 
 _CHUNK_BYTES = 64 * 2**20
@@ -121,8 +131,10 @@ class KAdditiveDistance(Distance):
         self.subsets = subsets(len(self.columns), self.k)
         self.mobius = np.asarray(mobius, dtype=float)
         if self.mobius.shape != (len(self.subsets),):
-            raise InputError(f"{family}: {self.mobius.size} Möbius masses for {len(self.columns)} "
-                             f"attributes and k={self.k}; expected {len(self.subsets)}")
+            raise InputError(
+                f"{family}: {self.mobius.size} Möbius masses for {len(self.columns)} "
+                f"attributes and k={self.k}; expected {len(self.subsets)}"
+            )
         self._choquet = None
 
     def pairwise(self, za, zb):
@@ -145,7 +157,7 @@ class KAdditiveDistance(Distance):
         step = max(1, int(_CHUNK_BYTES // max(1, per_row)))
         out = np.empty((za.shape[0], zb.shape[0]))
         for start in range(0, za.shape[0], step):
-            diff = squared_diffs(za[start:start + step], zb)
+            diff = squared_diffs(za[start : start + step], zb)
             order = np.argsort(-diff, axis=2, kind="stable")  # decreasing
             ranks = np.empty(order.shape, dtype=np.int16)
             np.put_along_axis(ranks, order, np.arange(n, dtype=np.int16), axis=2)
@@ -156,7 +168,7 @@ class KAdditiveDistance(Distance):
                 # the position, in decreasing order, of the last attribute of each subset
                 last = ranks[..., members].max(axis=3)
                 total += top[first + last] @ masses
-            out[start:start + step] = total
+            out[start : start + step] = total
         return out
 
     def measure(self) -> np.ndarray:
@@ -164,10 +176,16 @@ class KAdditiveDistance(Distance):
         return mobius_to_measure(dict(zip(self.subsets, self.mobius)), len(self.columns))
 
     def params(self) -> dict:
-        return {"family": self.family, "k": self.k, "columns": list(self.columns),
-                "mobius": [{"subset": [self.columns[i] for i in subset], "value": float(v)}
-                           for subset, v in zip(self.subsets, self.mobius)],
-                "note": LOWER_END}
+        return {
+            "family": self.family,
+            "k": self.k,
+            "columns": list(self.columns),
+            "mobius": [
+                {"subset": [self.columns[i] for i in subset], "value": float(v)}
+                for subset, v in zip(self.subsets, self.mobius)
+            ],
+            "note": LOWER_END,
+        }
 
 
 class KAdditiveChoquet(LearnedFamily):
@@ -188,8 +206,10 @@ class KAdditiveChoquet(LearnedFamily):
         super().__init__(**options)
         k = options.get("k", 2)
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InputError(f"ci_k k={k!r}; expected an integer >= 1 (the largest subset "
-                             "with a Möbius mass; 2: pairs of attributes)")
+            raise InputError(
+                f"ci_k k={k!r}; expected an integer >= 1 (the largest subset "
+                "with a Möbius mass; 2: pairs of attributes)"
+            )
         self.k = int(k)
         self._rows: dict[int, MatrixRows] = {}
 
@@ -218,19 +238,21 @@ class KAdditiveChoquet(LearnedFamily):
     def check_attributes(self, n):
         super().check_attributes(n)
         if self.k > n:
-            raise InputError(f"ci_k k={self.k} for {n} attributes; expected 1 <= k <= {n} "
-                             "(k = n is the full measure, family ci)")
+            raise InputError(
+                f"ci_k k={self.k} for {n} attributes; expected 1 <= k <= {n} "
+                "(k = n is the full measure, family ci)"
+            )
         if not self.extended and self.row_bytes(n) > MAX_ROW_BYTES:
             raise InputError(
                 f"family 'ci_k' with k={self.k} on {n} attributes has {self.n_family_rows(n):,} "
                 f"monotonicity rows over {self.n_mobius(n):,} Möbius masses, a "
                 f"{size_text(self.row_bytes(n))} dense matrix in each screening LP (the limit is "
                 f"{MAX_ROW_BYTES / 2**30:g} GiB): use k=2 (n(n+1)/2 masses, {comb(n, 2) + n + 1} rows) "
-                "or fewer attributes with --columns (Python: columns=[...])")
+                "or fewer attributes with --columns (Python: columns=[...])"
+            )
 
     def n_params(self, n):
         return self.n_mobius(n) + (comb(n, 2) if self.extended else 0)
-
 
     def bounds(self, n):
         # valid for every measure with values in [0, 1]: |m(A)| <= 2^(|A|-1); m({i}) in [0, 1];
@@ -329,14 +351,14 @@ class KAdditiveChoquet(LearnedFamily):
 
     def mobius(self, theta: np.ndarray, n: int) -> np.ndarray:
         """The Möbius masses of ``theta`` (without the auxiliary ``u``)."""
-        return np.asarray(theta, dtype=float)[:self.n_mobius(n)]
+        return np.asarray(theta, dtype=float)[: self.n_mobius(n)]
 
     def theta_from_mobius(self, mobius: np.ndarray, n: int) -> np.ndarray:
         """``theta`` of the masses (in :func:`subsets` order), with ``u_ij = max(0, -m_ij)``."""
         mobius = np.asarray(mobius, dtype=float)
         if not self.extended:
             return mobius.copy()
-        return np.concatenate([mobius, np.maximum(0.0, -mobius[n:n + comb(n, 2)])])
+        return np.concatenate([mobius, np.maximum(0.0, -mobius[n : n + comb(n, 2)])])
 
     def distance(self, theta, columns):
         return KAdditiveDistance(self.mobius(theta, len(columns)), columns, self.k, self.name)
@@ -353,8 +375,9 @@ class KAdditiveChoquet(LearnedFamily):
         return self.theta_from_mobius(mobius, n)
 
 
-def embed_mobius(mobius: np.ndarray, n: int, family: KAdditiveChoquet, *, tol: float = 1e-12
-                 ) -> np.ndarray | None:
+def embed_mobius(
+    mobius: np.ndarray, n: int, family: KAdditiveChoquet, *, tol: float = 1e-12
+) -> np.ndarray | None:
     """``theta`` of ``family`` for Möbius masses given by bitmask (length ``2^n``), or
     ``None`` when a subset of more than ``family.k`` attributes has a mass above ``tol``."""
     sizes = np.array([int(m).bit_count() for m in range(2**n)])

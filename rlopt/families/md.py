@@ -27,8 +27,7 @@ class MahalanobisDistance(Distance):
         return quadratic_pairwise(za, zb, self.precision)
 
     def params(self) -> dict:
-        return {"columns": list(self.columns), "precision": self.precision.tolist(),
-                "rank": self.rank}
+        return {"columns": list(self.columns), "precision": self.precision.tolist(), "rank": self.rank}
 
 
 class Mahalanobis(BaselineFamily):
@@ -65,7 +64,10 @@ class Mahalanobis(BaselineFamily):
                 f"MD: the covariance of the differences is singular (rank {rank} of "
                 f"{cov.shape[0]}{'; unmasked attribute(s) ' + str(unmasked) if unmasked else ''}); "
                 "using its pseudo-inverse, which gives zero weight to the directions "
-                "without variance", DataWarning, stacklevel=2,
+                "without variance",
+                DataWarning,
+                stacklevel=2,
             )
-        return MahalanobisDistance(np.linalg.pinv(cov, rcond=tol / eigenvalues.max(), hermitian=True),
-                                   tuple(columns), rank=rank)
+        return MahalanobisDistance(
+            np.linalg.pinv(cov, rcond=tol / eigenvalues.max(), hermitian=True), tuple(columns), rank=rank
+        )

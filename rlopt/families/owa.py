@@ -43,7 +43,6 @@ class OrderedWeightedAverage(LearnedFamily):
     def n_params(self, n):
         return n
 
-
     def bounds(self, n):
         return np.zeros(n), np.ones(n)
 

@@ -23,8 +23,7 @@ class WeightedMeanDistance(Distance):
         return squared_diffs(za, zb) @ self.weights
 
     def params(self) -> dict:
-        return {"family": self.family,
-                "weights": {c: float(w) for c, w in zip(self.columns, self.weights)}}
+        return {"family": self.family, "weights": {c: float(w) for c, w in zip(self.columns, self.weights)}}
 
 
 class WeightedMean(LearnedFamily):
@@ -37,7 +36,6 @@ class WeightedMean(LearnedFamily):
 
     def n_params(self, n):
         return n
-
 
     def bounds(self, n):
         return np.full(n, self.lower(n)), np.ones(n)

@@ -53,13 +53,23 @@ class LinkageResult:
 
     def to_dict(self) -> dict:
         """The summary figures (JSON keys ``n_records, n_correct, n_ties, rate, distance``)."""
-        return {"distance": self.distance, "n_records": self.n_records,
-                "n_correct": self.n_correct, "n_ties": self.n_ties, "rate": self.rate}
+        return {
+            "distance": self.distance,
+            "n_records": self.n_records,
+            "n_correct": self.n_correct,
+            "n_ties": self.n_ties,
+            "rate": self.rate,
+        }
 
 
-def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
-                 candidates: np.ndarray | None = None,
-                 max_bytes: int = DEFAULT_CHUNK_BYTES) -> LinkageResult:
+def link_records(
+    za: np.ndarray,
+    zb: np.ndarray,
+    distance: Distance,
+    *,
+    candidates: np.ndarray | None = None,
+    max_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> LinkageResult:
     """Link each masked record ``za[i]`` to its nearest original ``zb[j]``.
 
     Record ``i`` is correct when ``d(a_i, b_i) < d(a_i, b_j)`` for every
@@ -84,9 +94,11 @@ def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
         d = distance.pairwise(za[start:stop], zb)
         if not np.isfinite(d).all():
             i = start + int(np.argmax(~np.isfinite(d).all(axis=1)))
-            raise NonFiniteError(f"{distance.family}: a distance from masked record {i} is not "
-                                 "finite; expected finite distances (no figure is computed "
-                                 "from a NaN or an infinity)")
+            raise NonFiniteError(
+                f"{distance.family}: a distance from masked record {i} is not "
+                "finite; expected finite distances (no figure is computed "
+                "from a NaN or an infinity)"
+            )
         rows = np.arange(stop - start)
         if candidates is not None:
             allowed = candidates[start:stop]
@@ -105,13 +117,20 @@ def link_records(za: np.ndarray, zb: np.ndarray, distance: Distance, *,
         correct[start:stop] = own < nearest_other - tol
         tied[start:stop] = np.abs(gap) <= tol
     n_correct = int(correct.sum())
-    return LinkageResult(n, n_correct, int(tied.sum()), n_correct / n, distance.family,
-                         correct, tied, linked_to, separation)
+    return LinkageResult(
+        n, n_correct, int(tied.sum()), n_correct / n, distance.family, correct, tied, linked_to, separation
+    )
 
 
-def dbrl(original, masked, *, distance: str | Distance = "am",
-         columns: Sequence[str] | None = None, id_column: str | None = None,
-         drop_nonfinite: bool = False) -> LinkageResult:
+def dbrl(
+    original,
+    masked,
+    *,
+    distance: str | Distance = "am",
+    columns: Sequence[str] | None = None,
+    id_column: str | None = None,
+    drop_nonfinite: bool = False,
+) -> LinkageResult:
     """Distance-based record linkage of a masked file against its original.
 
     Parameters
@@ -134,21 +153,24 @@ def dbrl(original, masked, *, distance: str | Distance = "am",
     >>> original, masked = build(published_recipe("M4-33"))
     >>> dbrl(original, masked, distance="am").rate  # doctest: +SKIP
     """
-    data = validate_pair(original, masked, columns=columns, id_column=id_column,
-                         drop_nonfinite=drop_nonfinite)
+    data = validate_pair(
+        original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite
+    )
     return dbrl_validated(data, distance)
 
 
-def resolve_distance(distance: str | Distance, za: np.ndarray, zb: np.ndarray,
-                     columns: Sequence[str]) -> Distance:
+def resolve_distance(
+    distance: str | Distance, za: np.ndarray, zb: np.ndarray, columns: Sequence[str]
+) -> Distance:
     """A baseline family's name becomes its distance on these standardised files
     (masked ``za``, original ``zb``); a fitted distance is returned as it is."""
     if isinstance(distance, Distance):
         return distance
     family = get_family(distance)
     if not isinstance(family, BaselineFamily):
-        raise InputError(f"distance family {distance!r} must be learned first; "
-                         "pass a fitted distance instead of its name")
+        raise InputError(
+            f"distance family {distance!r} must be learned first; pass a fitted distance instead of its name"
+        )
     return family.from_data(za, zb, tuple(columns))
 
 

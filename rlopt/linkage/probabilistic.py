@@ -25,8 +25,16 @@ from scipy.optimize import linear_sum_assignment
 from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, standardise, validate_pair
 from rlopt.exceptions import InputError
 
-__all__ = ["EMResult", "PLDResult", "agreement_levels", "fit_em", "pld", "DEFAULT_THRESHOLDS", "check_thresholds",
-           "pld_validated"]
+__all__ = [
+    "EMResult",
+    "PLDResult",
+    "agreement_levels",
+    "fit_em",
+    "pld",
+    "DEFAULT_THRESHOLDS",
+    "check_thresholds",
+    "pld_validated",
+]
 
 DEFAULT_THRESHOLDS = (0.01, 0.05, 0.25)
 """Cut points of the agreement levels, in standard deviations of the attribute:
@@ -61,8 +69,9 @@ class EMResult:
         return np.log(self.m) - np.log(self.u)
 
 
-def agreement_levels(za: np.ndarray, zb: np.ndarray,
-                     thresholds: Sequence[float] | np.ndarray = DEFAULT_THRESHOLDS) -> np.ndarray:
+def agreement_levels(
+    za: np.ndarray, zb: np.ndarray, thresholds: Sequence[float] | np.ndarray = DEFAULT_THRESHOLDS
+) -> np.ndarray:
     """Level of every pair and attribute: ``levels[i, j, k]`` for ``za[i]``, ``zb[j]``.
 
     ``za``, ``zb`` are standardised; level ``l`` counts the thresholds that
@@ -75,10 +84,17 @@ def agreement_levels(za: np.ndarray, zb: np.ndarray,
 def check_thresholds(thresholds) -> np.ndarray:
     """The agreement thresholds as an array; an :class:`InputError` names a bad one."""
     cuts = np.asarray(thresholds, dtype=float)
-    if cuts.ndim != 1 or cuts.size == 0 or not np.all(np.isfinite(cuts)) \
-            or np.any(cuts < 0) or np.any(np.diff(cuts) <= 0):
-        raise InputError(f"agreement thresholds={list(thresholds)!r}; expected one or more "
-                         "increasing finite values >= 0 (in standard deviations)")
+    if (
+        cuts.ndim != 1
+        or cuts.size == 0
+        or not np.all(np.isfinite(cuts))
+        or np.any(cuts < 0)
+        or np.any(np.diff(cuts) <= 0)
+    ):
+        raise InputError(
+            f"agreement thresholds={list(thresholds)!r}; expected one or more "
+            "increasing finite values >= 0 (in standard deviations)"
+        )
     return cuts
 
 
@@ -89,7 +105,7 @@ def _pattern_counts(za, zb, cuts, max_bytes) -> tuple[np.ndarray, np.ndarray]:
     totals: dict[int, int] = {}
     step = chunk_rows(za.shape[0], za.shape[1], max_bytes=max_bytes)
     for start in range(0, za.shape[0], step):
-        codes = agreement_levels(za[start:start + step], zb, cuts).astype(np.int64) @ radix
+        codes = agreement_levels(za[start : start + step], zb, cuts).astype(np.int64) @ radix
         keys, counts = np.unique(codes, return_counts=True)
         for key, count in zip(keys.tolist(), counts.tolist()):
             totals[key] = totals.get(key, 0) + count
@@ -99,8 +115,15 @@ def _pattern_counts(za, zb, cuts, max_bytes) -> tuple[np.ndarray, np.ndarray]:
     return patterns, counts
 
 
-def fit_em(patterns: np.ndarray, counts: np.ndarray, n_levels: int, *,
-           match_share: float, max_iter: int = 2000, tol: float = 1e-8) -> EMResult:
+def fit_em(
+    patterns: np.ndarray,
+    counts: np.ndarray,
+    n_levels: int,
+    *,
+    match_share: float,
+    max_iter: int = 2000,
+    tol: float = 1e-8,
+) -> EMResult:
     """EM for the two-class Fellegi–Sunter model on counted agreement patterns.
 
     Parameters
@@ -145,8 +168,7 @@ def fit_em(patterns: np.ndarray, counts: np.ndarray, n_levels: int, *,
         if change < tol:
             converged = True
             break
-    return EMResult(np.maximum(m, PROB_FLOOR), np.maximum(u, PROB_FLOOR), share, n_iter,
-                    converged)
+    return EMResult(np.maximum(m, PROB_FLOOR), np.maximum(u, PROB_FLOOR), share, n_iter, converged)
 
 
 @dataclass(frozen=True)
@@ -174,15 +196,28 @@ class PLDResult:
     linked_to: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict:
-        return {"distance": "pld", "n_records": self.n_records, "n_correct": self.n_correct,
-                "rate": self.rate, "thresholds": list(self.thresholds),
-                "em_iterations": self.em.n_iter, "em_converged": self.em.converged,
-                "match_share": self.em.match_share}
+        return {
+            "distance": "pld",
+            "n_records": self.n_records,
+            "n_correct": self.n_correct,
+            "rate": self.rate,
+            "thresholds": list(self.thresholds),
+            "em_iterations": self.em.n_iter,
+            "em_converged": self.em.converged,
+            "match_share": self.em.match_share,
+        }
 
 
-def pld(original, masked, *, thresholds: Sequence[float] = DEFAULT_THRESHOLDS, seed: int = 0,
-        columns: Sequence[str] | None = None, id_column: str | None = None,
-        max_bytes: int = DEFAULT_CHUNK_BYTES) -> PLDResult:
+def pld(
+    original,
+    masked,
+    *,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+    seed: int = 0,
+    columns: Sequence[str] | None = None,
+    id_column: str | None = None,
+    max_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> PLDResult:
     """Probabilistic (Fellegi–Sunter) record linkage of a masked file against its original.
 
     Parameters
@@ -217,11 +252,12 @@ def pld_validated(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int
     attributes = np.arange(data.n_attributes)
     step = chunk_rows(n, data.n_attributes, max_bytes=max_bytes)
     for start in range(0, n, step):
-        levels = agreement_levels(za[start:start + step], zb[shuffle], cuts)
-        score[start:start + step] = weights[attributes, levels].sum(axis=2)
+        levels = agreement_levels(za[start : start + step], zb[shuffle], cuts)
+        score[start : start + step] = weights[attributes, levels].sum(axis=2)
     rows, cols = linear_sum_assignment(score, maximize=True)
     linked_to = np.empty(n, dtype=np.int64)
     linked_to[rows] = shuffle[cols]
     correct = linked_to == np.arange(n)
-    return PLDResult(n, int(correct.sum()), float(correct.mean()), em, tuple(cuts.tolist()),
-                     correct, linked_to)
+    return PLDResult(
+        n, int(correct.sum()), float(correct.mean()), em, tuple(cuts.tolist()), correct, linked_to
+    )

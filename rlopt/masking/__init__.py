@@ -18,7 +18,21 @@ from rlopt.masking.recipes import (
 from rlopt.masking.swapping import rank_swap, rank_window
 
 __all__ = [
-    "mdav_partition", "group_means", "microaggregate", "check_k", "additive_noise", "rank_swap", "rank_window",
-    "PUBLISHED_FILES", "AttributeGroup", "MDAVSpec", "NoiseSpec", "RankSwapSpec", "Recipe",
-    "build", "load_recipe", "published_recipe", "sample_records",
+    "mdav_partition",
+    "group_means",
+    "microaggregate",
+    "check_k",
+    "additive_noise",
+    "rank_swap",
+    "rank_window",
+    "PUBLISHED_FILES",
+    "AttributeGroup",
+    "MDAVSpec",
+    "NoiseSpec",
+    "RankSwapSpec",
+    "Recipe",
+    "build",
+    "load_recipe",
+    "published_recipe",
+    "sample_records",
 ]

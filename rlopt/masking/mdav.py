@@ -108,8 +108,9 @@ def group_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return sums / counts * scale
 
 
-def microaggregate(data, k: int | None = None, *,
-                   groups: Sequence[tuple[Sequence[str], int]] | None = None) -> pd.DataFrame:
+def microaggregate(
+    data, k: int | None = None, *, groups: Sequence[tuple[Sequence[str], int]] | None = None
+) -> pd.DataFrame:
     """MDAV microaggregation, each group of attributes on its own.
 
     Parameters
@@ -140,8 +141,10 @@ def microaggregate(data, k: int | None = None, *,
     for columns, _ in groups:
         overlap = seen.intersection(columns)
         if overlap:
-            raise InputError(f"attribute(s) {sorted(overlap)} appear in more than one group; "
-                             "expected a partition of the attributes")
+            raise InputError(
+                f"attribute(s) {sorted(overlap)} appear in more than one group; "
+                "expected a partition of the attributes"
+            )
         seen.update(columns)
     result = frame.copy()
     for columns, group_k in groups:

@@ -14,8 +14,9 @@ from rlopt.exceptions import InputError
 __all__ = ["additive_noise"]
 
 
-def additive_noise(data, k: float, *, seed: int | None = 0,
-                   columns: Sequence[str] | None = None) -> pd.DataFrame:
+def additive_noise(
+    data, k: float, *, seed: int | None = 0, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Add normal noise ``e`` with ``E(e) = 0`` and ``Var(e) = k Var(X)`` per attribute.
 
     Parameters
@@ -29,8 +30,12 @@ def additive_noise(data, k: float, *, seed: int | None = 0,
     columns : list of str, default=None
         Attributes to perturb (default: all); the others are left unchanged.
     """
-    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(k) or k < 0:
+    if (
+        isinstance(k, bool)
+        or not isinstance(k, (int, float, np.integer, np.floating))
+        or not math.isfinite(k)
+        or k < 0
+    ):
         raise InputError(f"noise level k={k!r}; expected a finite number >= 0")
     frame = as_frame(data, name="input")
     values, cols = validate_table(frame, columns=columns, name="input", min_records=2)

@@ -23,8 +23,16 @@ from rlopt.masking.noise import additive_noise
 from rlopt.masking.swapping import rank_swap
 
 __all__ = [
-    "AttributeGroup", "MDAVSpec", "RankSwapSpec", "NoiseSpec", "Recipe",
-    "PUBLISHED_FILES", "published_recipe", "build", "load_recipe", "sample_records",
+    "AttributeGroup",
+    "MDAVSpec",
+    "RankSwapSpec",
+    "NoiseSpec",
+    "Recipe",
+    "PUBLISHED_FILES",
+    "published_recipe",
+    "build",
+    "load_recipe",
+    "sample_records",
 ]
 
 
@@ -83,7 +91,11 @@ class Recipe(_Strict):
 def _recipe(name: str, groups: list[tuple[list[str], int]]) -> Recipe:
     columns = [c for cols, _ in groups for c in cols]
     return Recipe(
-        name=name, data="census", columns=columns, n_records=400, sample_seed=0,
+        name=name,
+        data="census",
+        columns=columns,
+        n_records=400,
+        sample_seed=0,
         masking=MDAVSpec(groups=[AttributeGroup(columns=c, k=k) for c, k in groups]),
     )
 
@@ -95,7 +107,8 @@ def _recipe(name: str, groups: list[tuple[list[str], int]]) -> Recipe:
 # uniformly without replacement with a seed. The sample seed is a parameter.
 _A = ["AFNLWGT", "AGI", "EMCONTRB", "FEDTAX", "PTOTVAL", "STATETAX"]
 PUBLISHED_FILES: dict[str, Recipe] = {
-    r.name: r for r in (
+    r.name: r
+    for r in (
         _recipe("M4-33", [(_A[0:2], 3), (_A[2:4], 3)]),
         _recipe("M4-28", [(_A[0:2], 2), (_A[2:4], 8)]),
         _recipe("M4-82", [(_A[0:2], 8), (_A[2:4], 2)]),
@@ -138,8 +151,10 @@ def sample_records(frame: pd.DataFrame, n_records: int | None, seed: int) -> pd.
     if n_records is None or n_records == len(frame):
         return frame.reset_index(drop=True)
     if n_records > len(frame):
-        raise InputError(f"sample of n_records={n_records} from a file of {len(frame)} records; "
-                         f"expected at most {len(frame)}")
+        raise InputError(
+            f"sample of n_records={n_records} from a file of {len(frame)} records; "
+            f"expected at most {len(frame)}"
+        )
     rows = np.sort(np.random.default_rng(seed).choice(len(frame), n_records, replace=False))
     return frame.iloc[rows].reset_index(drop=True)
 
@@ -149,8 +164,10 @@ def build(recipe: Recipe) -> tuple[pd.DataFrame, pd.DataFrame]:
     frame = _dataset(recipe.data)
     missing = [c for c in recipe.columns if c not in frame.columns]
     if missing:
-        raise InputError(f"recipe {recipe.name!r}: column(s) {missing} not in data "
-                         f"{recipe.data!r}; available: {list(map(str, frame.columns))}")
+        raise InputError(
+            f"recipe {recipe.name!r}: column(s) {missing} not in data "
+            f"{recipe.data!r}; available: {list(map(str, frame.columns))}"
+        )
     original = sample_records(frame[recipe.columns], recipe.n_records, recipe.sample_seed)
     spec = recipe.masking
     if isinstance(spec, MDAVSpec):

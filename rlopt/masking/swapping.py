@@ -23,8 +23,12 @@ def rank_window(p: float, n_records: int) -> int:
     InputError
         Unless ``0 < p <= 100``.
     """
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(p) or not 0 < p <= 100:
+    if (
+        isinstance(p, bool)
+        or not isinstance(p, (int, float, np.integer, np.floating))
+        or not math.isfinite(p)
+        or not 0 < p <= 100
+    ):
         raise InputError(f"rank swapping parameter p={p!r}; expected a percentage 0 < p <= 100")
     return int(math.floor(p * n_records / 100 + 1e-9))
 
@@ -36,7 +40,7 @@ transparency-aware variants of Nin, Herranz and Torra (2008)."""
 
 def _plain_partner(i: int, free: np.ndarray, window: int, rng: np.random.Generator) -> int | None:
     """Uniform among the free ranks in ``[i + 1, i + window]``."""
-    candidates = i + 1 + np.flatnonzero(free[i + 1:i + window + 1])
+    candidates = i + 1 + np.flatnonzero(free[i + 1 : i + window + 1])
     return int(rng.choice(candidates)) if candidates.size else None
 
 
@@ -62,15 +66,14 @@ def _bucket_partner(i: int, free: np.ndarray, window: int, rng: np.random.Genera
     return int(rng.choice(buckets[s_index][1]))
 
 
-def _distribution_partner(i: int, free: np.ndarray, window: int,
-                          rng: np.random.Generator) -> int | None:
+def _distribution_partner(i: int, free: np.ndarray, window: int, rng: np.random.Generator) -> int | None:
     """``l = i + r``, ``r`` drawn from ``Normal(window / 2, window / 2)`` and rounded.
 
     A draw below 1 counts as 1; when rank ``l`` is taken (or beyond the last
     rank) the nearest free rank above ``i`` is used (the higher one on a tie).
     The window is unbounded: a value may move further than ``window`` ranks.
     """
-    above = i + 1 + np.flatnonzero(free[i + 1:])
+    above = i + 1 + np.flatnonzero(free[i + 1 :])
     if above.size == 0:
         return None
     target = i + max(1, int(round(rng.normal(window / 2, window / 2))))
@@ -79,12 +82,12 @@ def _distribution_partner(i: int, free: np.ndarray, window: int,
     return int(above[nearest[-1]])
 
 
-_PARTNER = {"plain": _plain_partner, "p-buckets": _bucket_partner,
-            "p-distribution": _distribution_partner}
+_PARTNER = {"plain": _plain_partner, "p-buckets": _bucket_partner, "p-distribution": _distribution_partner}
 
 
-def _swap_column(values: np.ndarray, window: int, rng: np.random.Generator,
-                 variant: str = "plain") -> np.ndarray:
+def _swap_column(
+    values: np.ndarray, window: int, rng: np.random.Generator, variant: str = "plain"
+) -> np.ndarray:
     n = values.size
     order = np.argsort(values, kind="stable")  # tied values get distinct ranks
     ranked = values[order].copy()
@@ -107,19 +110,26 @@ def swap_window(p, window, n_records: int) -> int:
     """The rank swapping range in ranks from exactly one of ``p`` (percent of the
     records) and ``window`` (ranks), each checked."""
     if (p is None) == (window is None):
-        raise InputError(f"rank swapping: give exactly one of --p (percent of the records) and "
-                         f"--window (in ranks); got p={p!r}, window={window!r}")
+        raise InputError(
+            f"rank swapping: give exactly one of --p (percent of the records) and "
+            f"--window (in ranks); got p={p!r}, window={window!r}"
+        )
     if window is None:
         return rank_window(p, n_records)
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
-        raise InputError(f"rank swapping window={window!r}; expected a whole number of "
-                         "ranks >= 0")
+        raise InputError(f"rank swapping window={window!r}; expected a whole number of ranks >= 0")
     return int(window)
 
 
-def rank_swap(data, p: float | None = None, *, window: int | None = None,
-              variant: str = "plain", seed: int | None = 0,
-              columns: Sequence[str] | None = None) -> pd.DataFrame:
+def rank_swap(
+    data,
+    p: float | None = None,
+    *,
+    window: int | None = None,
+    variant: str = "plain",
+    seed: int | None = 0,
+    columns: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Rank swapping with parameter ``p`` (a percentage of the records).
 
     Parameters
@@ -185,7 +195,8 @@ def rank_swap(data, p: float | None = None, *, window: int | None = None,
         warnings.warn(
             f"rank swapping with {f'p={p}' if window is None else 'window=0'} on "
             f"{values.shape[0]} records allows a window of 0 ranks: nothing is swapped",
-            DataWarning, stacklevel=2,
+            DataWarning,
+            stacklevel=2,
         )
     rng = np.random.default_rng(seed)
     result = frame.copy()

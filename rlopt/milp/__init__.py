@@ -3,5 +3,13 @@
 from rlopt.milp.formulation import ModelInfo, build_model, linkage_rows
 from rlopt.milp.solve import Cut, SolveResult, SolverOptions, export_model, solve_model
 
-__all__ = ["build_model", "linkage_rows", "ModelInfo", "Cut", "SolveResult", "SolverOptions",
-           "solve_model", "export_model"]
+__all__ = [
+    "build_model",
+    "linkage_rows",
+    "ModelInfo",
+    "Cut",
+    "SolveResult",
+    "SolverOptions",
+    "solve_model",
+    "export_model",
+]

@@ -61,8 +61,18 @@ from rlopt.families.wm import WeightedMeanDistance
 from rlopt.milp.formulation import linkage_rows
 from rlopt.milp.solve import Cut, SlackLP, SolverUnavailableError, max_min_slack
 
-__all__ = ["Reductions", "Screening", "screen_records", "find_conflicts", "best_start", "witness_hits",
-           "nearest_pairs", "LazyLinkageRows", "separation", "start_from"]
+__all__ = [
+    "Reductions",
+    "Screening",
+    "screen_records",
+    "find_conflicts",
+    "best_start",
+    "witness_hits",
+    "nearest_pairs",
+    "LazyLinkageRows",
+    "separation",
+    "start_from",
+]
 
 SCREEN_TOL = 1e-7
 """A record is fixed only when its best separation is below ``margin - SCREEN_TOL``
@@ -107,10 +117,21 @@ class Reductions:
 
     @classmethod
     def none(cls) -> Reductions:
-        return cls(drop_redundant=False, drop_dominated=False, fix_unreachable=False, conflicts=False,
-                   duplicate_cliques=False, lazy=False, warm_start=False, carry_rounds=False,
-                   nca_start=False, surrogate=False, line_search=False, greedy_add=False,
-                   parameter_bb=False)
+        return cls(
+            drop_redundant=False,
+            drop_dominated=False,
+            fix_unreachable=False,
+            conflicts=False,
+            duplicate_cliques=False,
+            lazy=False,
+            warm_start=False,
+            carry_rounds=False,
+            nca_start=False,
+            surrogate=False,
+            line_search=False,
+            greedy_add=False,
+            parameter_bb=False,
+        )
 
     @classmethod
     def coerce(cls, value) -> Reductions:
@@ -124,8 +145,9 @@ class Reductions:
         if isinstance(value, dict):
             unknown = sorted(set(value) - {f.name for f in fields(cls)})
             if unknown:
-                raise InputError(f"unknown reduction(s) {unknown}; expected some of "
-                                 f"{[f.name for f in fields(cls)]}")
+                raise InputError(
+                    f"unknown reduction(s) {unknown}; expected some of {[f.name for f in fields(cls)]}"
+                )
             return cls(**value)
         raise InputError(f"reductions={value!r}; expected 'all', 'none' or a dict of switches")
 
@@ -141,7 +163,7 @@ def slack_blocks(za: np.ndarray, zb: np.ndarray, distance: Distance, records: np
     """``(block, slack)`` with ``slack[r, j] = d(a_i, b_j) - d(a_i, b_i)`` for the
     records ``i = block[r]``, ``slack[r, i] = inf``; a block of records at a time."""
     for start in range(0, records.size, _RECORD_BLOCK):
-        block = records[start:start + _RECORD_BLOCK]
+        block = records[start : start + _RECORD_BLOCK]
         d = distance.pairwise(za[block], zb)
         rows = np.arange(block.size)
         slack = d - d[rows, block][:, None]
@@ -149,15 +171,16 @@ def slack_blocks(za: np.ndarray, zb: np.ndarray, distance: Distance, records: np
         yield block, slack
 
 
-def separation(za: np.ndarray, zb: np.ndarray, distance: Distance,
-               records: np.ndarray | None = None) -> np.ndarray:
+def separation(
+    za: np.ndarray, zb: np.ndarray, distance: Distance, records: np.ndarray | None = None
+) -> np.ndarray:
     """``min_{j != i} d(a_i, b_j) - d(a_i, b_i)`` for each record ``i`` of
     ``records`` (default: all), in that order."""
     records = np.arange(za.shape[0]) if records is None else np.asarray(records)
     out = np.empty(records.size)
     done = 0
     for block, slack in slack_blocks(za, zb, distance, records):
-        out[done:done + block.size] = slack.min(axis=1)
+        out[done : done + block.size] = slack.min(axis=1)
         done += block.size
     return out
 
@@ -210,15 +233,15 @@ def _quadratic_separations(za, zb, q, records):
     qmax = np.abs(q).max()
     sep, guard = np.empty(records.size), np.empty(records.size)
     for start in range(0, records.size, _RECORD_BLOCK):
-        block = records[start:start + _RECORD_BLOCK]
+        block = records[start : start + _RECORD_BLOCK]
         a = za[block]
         g = np.column_stack([a @ q, np.ones(block.size)]) @ right.T
         rows = np.arange(block.size)
         own = g[rows, block]
         g[rows, block] = np.inf
-        sep[start:start + block.size] = g.min(axis=1) - own
+        sep[start : start + block.size] = g.min(axis=1) - own
         scale = qmax * (np.abs(a).sum(axis=1) + norm_b) ** 2
-        guard[start:start + block.size] = _GUARD * (za.shape[1] + 2) * (1.0 + scale)
+        guard[start : start + block.size] = _GUARD * (za.shape[1] + 2) * (1.0 + scale)
     return sep, guard
 
 
@@ -232,21 +255,27 @@ def _feature_separations(za, zb, family, thetas, records):
     l1 = np.abs(thetas).sum(axis=1)
     step = max(1, int(16 * 2**20 // (8 * zb.shape[0] * max(p, len(thetas)))))
     for start in range(0, records.size, step):
-        block = records[start:start + step]
+        block = records[start : start + step]
         phi, offset = family.features(za[block], zb)
         d = phi @ thetas.T + offset[..., None]  # (block, N, thetas)
         rows = np.arange(block.size)
         slack = d - d[rows, block][:, None, :]
         slack[rows, block] = np.inf
-        sep[:, start:start + block.size] = slack.min(axis=1).T
-        scale = (np.abs(phi).max(axis=(1, 2))[None, :] * l1[:, None]
-                 + np.abs(offset).max(axis=1)[None, :])
-        guard[:, start:start + block.size] = _GUARD * (p + 2) * (1.0 + scale)
+        sep[:, start : start + block.size] = slack.min(axis=1).T
+        scale = np.abs(phi).max(axis=(1, 2))[None, :] * l1[:, None] + np.abs(offset).max(axis=1)[None, :]
+        guard[:, start : start + block.size] = _GUARD * (p + 2) * (1.0 + scale)
     return sep, guard
 
 
-def witness_hits(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, thetas: list,
-                 *, records: np.ndarray, threshold: float):
+def witness_hits(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    thetas: list,
+    *,
+    records: np.ndarray,
+    threshold: float,
+):
     """For each parameter of ``thetas`` in turn (a generator, so a caller may stop at a
     deadline): ``separation(za, zb, family.distance(theta), records) >= threshold``,
     the same booleans bit for bit.
@@ -268,7 +297,9 @@ def witness_hits(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, thetas: 
         elif family.n_params(za.shape[1]) <= _FEATURE_PARAMS:
             if not batch:
                 with _one_blas_thread():
-                    seps, guards = _feature_separations(za, zb, family, thetas[w:w + _WITNESS_BATCH], records)
+                    seps, guards = _feature_separations(
+                        za, zb, family, thetas[w : w + _WITNESS_BATCH], records
+                    )
                 batch = list(zip(seps, guards))
             sep, guard = batch.pop(0)
         else:
@@ -277,8 +308,8 @@ def witness_hits(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, thetas: 
         hit = sep >= threshold
         unsure = np.flatnonzero(~(np.abs(sep - threshold) > guard))  # NaN is unsure too
         for start in np.unique(unsure // _RECORD_BLOCK) * _RECORD_BLOCK:
-            block = records[start:start + _RECORD_BLOCK]
-            hit[start:start + block.size] = separation(za, zb, distance, records=block) >= threshold
+            block = records[start : start + _RECORD_BLOCK]
+            hit[start : start + block.size] = separation(za, zb, distance, records=block) >= threshold
         yield hit
 
 
@@ -308,8 +339,7 @@ class Screening:
 class _FamilyLP:
     """The family's admissible set as LP data, and the per-record LP over it."""
 
-    def __init__(self, family: LearnedFamily, n: int, za, zb, margin: float, tol: float,
-                 max_cut_rounds: int):
+    def __init__(self, family: LearnedFamily, n: int, za, zb, margin: float, tol: float, max_cut_rounds: int):
         self.family, self.za, self.zb, self.margin, self.tol = family, za, zb, margin, tol
         self.lower, self.upper = family.bounds(n)
         rows = family.constraints(n)
@@ -319,8 +349,9 @@ class _FamilyLP:
         self.pool: list[tuple[np.ndarray, float]] = []
         self.n_lps = 0
 
-    def best(self, coefs: np.ndarray, constants: np.ndarray, *, deadline: float | None = None
-             ) -> tuple[float, np.ndarray | None, bool]:
+    def best(
+        self, coefs: np.ndarray, constants: np.ndarray, *, deadline: float | None = None
+    ) -> tuple[float, np.ndarray | None, bool]:
         """``(value, theta, exact)`` of ``max_theta min_r coefs[r] @ theta + constants[r]``;
         ``(inf, None, False)`` when HiGHS proves nothing, e.g. by ``deadline``
         (``time.perf_counter()``; the caller assumes the worst)."""
@@ -328,9 +359,18 @@ class _FamilyLP:
             left = None if deadline is None else deadline - time.perf_counter()
             if left is not None and left <= 0:
                 return np.inf, None, False
-            value, theta = max_min_slack(coefs, constants, self.matrix, self.lo, self.hi, self.lower,
-                                         self.upper, cuts=self.pool, feasibility_tol=self.tol,
-                                         time_limit=left)
+            value, theta = max_min_slack(
+                coefs,
+                constants,
+                self.matrix,
+                self.lo,
+                self.hi,
+                self.lower,
+                self.upper,
+                cuts=self.pool,
+                feasibility_tol=self.tol,
+                time_limit=left,
+            )
             self.n_lps += 1
             if value is None or theta is None:
                 return np.inf, None, False
@@ -371,8 +411,16 @@ class _PairLP:
       (or no optimum) is decided by the reference LP.
     """
 
-    def __init__(self, lp: _FamilyLP, records: np.ndarray, own_rows: dict, witnesses: list, *,
-                 margin: float, cap: float = 1e3):
+    def __init__(
+        self,
+        lp: _FamilyLP,
+        records: np.ndarray,
+        own_rows: dict,
+        witnesses: list,
+        *,
+        margin: float,
+        cap: float = 1e3,
+    ):
         self.lp, self.margin, self.cap = lp, margin, cap
         self.threshold = margin - SCREEN_TOL
         self.own_rows = own_rows
@@ -383,10 +431,15 @@ class _PairLP:
         self.empty = counts == 0
         p = lp.lower.size
         self.all_coefs = np.ascontiguousarray(  # transposed: a record's rows are contiguous
-            (np.vstack([own_rows[i][0] for i in self.records]).reshape(-1, p)
-             if self.records.size else np.zeros((0, p))).T)
-        self.all_constants = (np.concatenate([own_rows[i][1] for i in self.records])
-                              if self.records.size else np.zeros(0))
+            (
+                np.vstack([own_rows[i][0] for i in self.records]).reshape(-1, p)
+                if self.records.size
+                else np.zeros((0, p))
+            ).T
+        )
+        self.all_constants = (
+            np.concatenate([own_rows[i][1] for i in self.records]) if self.records.size else np.zeros(0)
+        )
         self.slack = np.empty((self.records.size, 64))  # per record and kept witness: its smallest slack
         self.n_kept = 0
         self.pending: list[np.ndarray] = []  # witnesses not in ``slack`` yet
@@ -425,16 +478,16 @@ class _PairLP:
         end = self.n_kept + thetas.shape[0]
         if end > self.slack.shape[1]:
             grown = np.empty((self.records.size, max(end, 2 * self.slack.shape[1])))
-            grown[:, :self.n_kept] = self.slack[:, :self.n_kept]
+            grown[:, : self.n_kept] = self.slack[:, : self.n_kept]
             self.slack = grown
-        self.slack[:, self.n_kept:end] = columns.T
+        self.slack[:, self.n_kept : end] = columns.T
         self.n_kept = end
 
     def _witnessed(self, i: int, j: int, coefs: np.ndarray, constants: np.ndarray) -> bool:
         """Does a kept witness have slack >= margin on every row of the pair?"""
         if self.n_kept:
-            a = self.slack[self.position[i], :self.n_kept]
-            b = self.slack[self.position[j], :self.n_kept]
+            a = self.slack[self.position[i], : self.n_kept]
+            b = self.slack[self.position[j], : self.n_kept]
             if np.minimum(a, b).max() >= self.margin:
                 return True
         if self.pending:
@@ -447,8 +500,16 @@ class _PairLP:
         LP of :func:`~rlopt.milp.solve.max_min_slack` without cuts), in the one HiGHS."""
         lp = self.lp
         if self.highs is None:
-            self.highs = SlackLP(lp.matrix, lp.lo, lp.hi, lp.lower, lp.upper, cap=self.cap,
-                                 feasibility_tol=lp.tol, presolve=True)
+            self.highs = SlackLP(
+                lp.matrix,
+                lp.lo,
+                lp.hi,
+                lp.lower,
+                lp.upper,
+                cap=self.cap,
+                feasibility_tol=lp.tol,
+                presolve=True,
+            )
         self.highs.drop_from(self.highs.n_family_rows)  # the previous pair's rows
         self.highs.add(coefs, constants)
         self.n_lps += 1
@@ -473,9 +534,17 @@ class _PairLP:
         return value < self.threshold
 
 
-def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
-                   known: np.ndarray | None = None, feasibility_tol: float = 1e-9,
-                   max_cut_rounds: int = 0, deadline: float | None = None) -> Screening:
+def screen_records(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    *,
+    margin: float,
+    known: np.ndarray | None = None,
+    feasibility_tol: float = 1e-9,
+    max_cut_rounds: int = 0,
+    deadline: float | None = None,
+) -> Screening:
     """Solve the per-record LP for every record that the parameter ``known`` does
     not re-identify at ``margin`` (with a ``SCREEN_TOL`` safety).
 
@@ -499,7 +568,7 @@ def screen_records(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, mar
         if deadline is not None and time.perf_counter() > deadline:
             exact[todo[start:]] = False
             break
-        block = todo[start:start + 64]
+        block = todo[start : start + 64]
         rows = linkage_rows(za, zb, family, margin=margin, records=block)
         for i in block:
             if deadline is not None and time.perf_counter() > deadline:
@@ -518,9 +587,18 @@ def _names(n: int) -> tuple[str, ...]:
     return tuple(f"x{k}" for k in range(n))
 
 
-def find_conflicts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening: Screening, *,
-                   margin: float, feasibility_tol: float = 1e-9, max_lps: int = 20000,
-                   rows_per_record: int = 64, deadline: float | None = None) -> np.ndarray:
+def find_conflicts(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    screening: Screening,
+    *,
+    margin: float,
+    feasibility_tol: float = 1e-9,
+    max_lps: int = 20000,
+    rows_per_record: int = 64,
+    deadline: float | None = None,
+) -> np.ndarray:
     """Pairs of records that no admissible parameter re-identifies together: each
     gives the valid inequality ``K_i + K_j >= 1``, which tightens the relaxation
     without changing the optimum.
@@ -573,9 +651,9 @@ def _tightest_rows(za, zb, family, records, *, margin, count):
     neutral = family.neutral(za.shape[1])
     out = {}
     for start in range(0, records.size, 64):
-        rows = linkage_rows(za, zb, family, margin=margin, records=records[start:start + 64])
+        rows = linkage_rows(za, zb, family, margin=margin, records=records[start : start + 64])
         slack = rows.coefs @ neutral + rows.constants
-        for i in records[start:start + 64]:
+        for i in records[start : start + 64]:
             mine = np.flatnonzero(rows.record == i)
             mine = mine[np.argsort(slack[mine], kind="stable")[:count]]
             out[i] = (rows.coefs[mine], rows.constants[mine])
@@ -595,7 +673,7 @@ def duplicate_groups(za: np.ndarray) -> list[np.ndarray]:
     inverse = inverse.ravel()
     order = np.argsort(inverse, kind="stable")
     starts = np.cumsum(counts) - counts
-    return [order[start:start + count] for start, count in zip(starts, counts) if count > 1]
+    return [order[start : start + count] for start, count in zip(starts, counts) if count > 1]
 
 
 def nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
@@ -606,7 +684,7 @@ def nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
         block = np.arange(start, min(n, start + _RECORD_BLOCK))
         d = ((za[block, None, :] - zb[None, :, :]) ** 2).sum(axis=2)
         d[np.arange(block.size), block] = np.inf
-        nearest = np.argsort(d, axis=1, kind="stable")[:, :min(count, n - 1)]
+        nearest = np.argsort(d, axis=1, kind="stable")[:, : min(count, n - 1)]
         pairs[block[:, None], nearest] = True
     return pairs
 
@@ -618,9 +696,20 @@ class LazyLinkageRows:
     When none is violated, the reduced model's optimum is the full model's (it is a
     relaxation whose solution satisfies every row)."""
 
-    def __init__(self, za, zb, family: LearnedFamily, columns, margin: float, big_c,
-                 pairs: np.ndarray, *, per_round: int = 2, tol: float = 1e-9,
-                 max_family_rounds: int = 20):
+    def __init__(
+        self,
+        za,
+        zb,
+        family: LearnedFamily,
+        columns,
+        margin: float,
+        big_c,
+        pairs: np.ndarray,
+        *,
+        per_round: int = 2,
+        tol: float = 1e-9,
+        max_family_rounds: int = 20,
+    ):
         self.za, self.zb, self.family, self.columns = za, zb, family, columns
         self.margin, self.big_c, self.pairs = margin, big_c, pairs
         self.per_round, self.tol = per_round, tol
@@ -637,7 +726,7 @@ class LazyLinkageRows:
         for block, slack in slack_blocks(self.za, self.zb, distance, np.flatnonzero(k < 0.5)):
             slack[pairs[block]] = np.inf
             slack[np.isnan(slack)] = -np.inf
-            worst = np.argsort(slack, axis=1, kind="stable")[:, :self.per_round]
+            worst = np.argsort(slack, axis=1, kind="stable")[:, : self.per_round]
             bad = np.take_along_axis(slack, worst, axis=1) < self.margin - self.tol
             r, c = np.nonzero(bad)
             new[block[r], worst[r, c]] = True
@@ -647,15 +736,25 @@ class LazyLinkageRows:
         new = self.violated(theta, k)
         if not new.any():
             return []
-        rows = linkage_rows(self.za, self.zb, self.family, margin=self.margin, big_c=self.big_c,
-                            pairs=new, records=np.flatnonzero(new.any(axis=1)))
+        rows = linkage_rows(
+            self.za,
+            self.zb,
+            self.family,
+            margin=self.margin,
+            big_c=self.big_c,
+            pairs=new,
+            records=np.flatnonzero(new.any(axis=1)),
+        )
         self.pairs |= new
         self.rows_added += len(rows)
-        return [Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
-                for r in range(len(rows))]
+        return [
+            Cut(rows.coefs[r], self.margin - rows.constants[r], int(rows.record[r]), rows.big_c[r])
+            for r in range(len(rows))
+        ]
 
-    def complete(self, k: np.ndarray, *, max_rounds: int = 50,
-                 deadline: float | None = None) -> np.ndarray | None:
+    def complete(
+        self, k: np.ndarray, *, max_rounds: int = 50, deadline: float | None = None
+    ) -> np.ndarray | None:
         """A parameter that re-identifies, against every original, all the records
         that a solution of the reduced model counts (``K_i = 0``), or ``None``.
 
@@ -668,15 +767,23 @@ class LazyLinkageRows:
         Gives up (``None``) once ``deadline`` (``time.perf_counter()``) has passed.
         """
         if self._lp is None:
-            self._lp = _FamilyLP(self.family, self.za.shape[1], self.za, self.zb, self.margin,
-                                 self.tol, max_cut_rounds=self.max_family_rounds)
+            self._lp = _FamilyLP(
+                self.family,
+                self.za.shape[1],
+                self.za,
+                self.zb,
+                self.margin,
+                self.tol,
+                max_cut_rounds=self.max_family_rounds,
+            )
         records = np.flatnonzero(k < 0.5)
         pairs = self.pairs.copy()
         for _ in range(max_rounds):
             if deadline is not None and time.perf_counter() > deadline:
                 return None
-            rows = linkage_rows(self.za, self.zb, self.family, margin=self.margin, pairs=pairs,
-                                records=records)
+            rows = linkage_rows(
+                self.za, self.zb, self.family, margin=self.margin, pairs=pairs, records=records
+            )
             value, theta, exact = self._lp.best(rows.coefs, rows.constants, deadline=deadline)
             if theta is None or not exact or value < self.margin + SCREEN_TOL:
                 return None
@@ -687,15 +794,24 @@ class LazyLinkageRows:
         return None
 
 
-def best_start(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, screening: Screening, *,
-               margin: float, max_candidates: int = 50, deadline: float | None = None) -> np.ndarray:
+def best_start(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    screening: Screening,
+    *,
+    margin: float,
+    max_candidates: int = 50,
+    deadline: float | None = None,
+) -> np.ndarray:
     """Of the screening's witnesses (the neutral parameter first, then up to
     ``max_candidates`` LP optima spread over the list), the one that re-identifies
     the most records: the first MIP start. Only for families without cutting
     planes, whose witnesses are admissible."""
     witnesses = _spread(screening.witnesses, max_candidates)
-    hits = witness_hits(za, zb, family, witnesses, records=np.arange(za.shape[0]),
-                        threshold=margin + SCREEN_TOL)
+    hits = witness_hits(
+        za, zb, family, witnesses, records=np.arange(za.shape[0]), threshold=margin + SCREEN_TOL
+    )
     counts: list[int] = []
     for _ in witnesses:
         if counts and deadline is not None and time.perf_counter() > deadline:
@@ -712,8 +828,15 @@ def _spread(items: list, count: int) -> list:
     return [items[0]] + [items[i] for i in picks if i]
 
 
-def start_from(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, *,
-               margin: float, fixed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def start_from(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    theta: np.ndarray,
+    *,
+    margin: float,
+    fixed: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """A MIP start ``(theta, K)``: ``K_i = 0`` exactly for the records ``theta``
     re-identifies with the margin (plus ``SCREEN_TOL``), ``K_i = 1`` for the rest."""
     sep = separation(za, zb, family.distance(theta, _names(za.shape[1])))

@@ -54,9 +54,13 @@ class Certificate:
         return True
 
     def _event(self) -> None:
-        event = {"seconds": round(time.perf_counter() - self.t0, 3), "lower": self.lower,
-                 "lower_source": self.lower_source, "upper": self.upper,
-                 "upper_source": self.upper_source}
+        event = {
+            "seconds": round(time.perf_counter() - self.t0, 3),
+            "lower": self.lower,
+            "lower_source": self.lower_source,
+            "upper": self.upper,
+            "upper_source": self.upper_source,
+        }
         self.events.append(event)
         if self.progress is not None:
             self.progress(event)

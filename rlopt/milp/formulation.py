@@ -42,14 +42,20 @@ class LinkageRows:
         return self.record.size
 
     def subset(self, keep: np.ndarray) -> LinkageRows:
-        return LinkageRows(self.record[keep], self.other[keep], self.coefs[keep],
-                           self.constants[keep], self.big_c[keep], self.n_pairs)
+        return LinkageRows(
+            self.record[keep],
+            self.other[keep],
+            self.coefs[keep],
+            self.constants[keep],
+            self.big_c[keep],
+            self.n_pairs,
+        )
 
 
 def _record_chunks(za, records, width):
     step = max(1, chunk_rows(za.shape[0], width, max_bytes=DEFAULT_CHUNK_BYTES) // 2)
     for start in range(0, records.size, step):
-        yield records[start:start + step]
+        yield records[start : start + step]
 
 
 def largest_big_c(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float) -> float:
@@ -65,9 +71,17 @@ def largest_big_c(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, marg
     return largest + margin
 
 
-def linkage_rows(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
-                 big_c: str | float = "tight", drop_redundant: bool = True,
-                 pairs: np.ndarray | None = None, records: np.ndarray | None = None) -> LinkageRows:
+def linkage_rows(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    *,
+    margin: float,
+    big_c: str | float = "tight",
+    drop_redundant: bool = True,
+    pairs: np.ndarray | None = None,
+    records: np.ndarray | None = None,
+) -> LinkageRows:
     """The coefficients of the linkage rows, computed in numpy chunk by chunk.
 
     Parameters
@@ -133,14 +147,14 @@ def _paired_rows(za, zb, family, margin, big_c, drop_redundant, pairs, records):
     the values are the dense path's, bit for bit; the rows come in the same order
     (by record as given, then by original)."""
     for start in range(0, records.size, 64):
-        chunk = records[start:start + 64]
+        chunk = records[start : start + 64]
         record, other, coefs, constants = [], [], [], []
         for i in chunk:
             others = np.flatnonzero(pairs[i])
             others = others[others != i]
             if not others.size:
                 continue
-            phi, offset = family.features(za[i:i + 1], zb[np.concatenate([[i], others])])
+            phi, offset = family.features(za[i : i + 1], zb[np.concatenate([[i], others])])
             record.append(np.full(others.size, i, dtype=int))
             other.append(others)
             coefs.append(phi[0, 1:] - phi[0, :1])  # the record's own original first
@@ -195,19 +209,34 @@ class ModelInfo:
     n_cliques: int = 0
 
     def to_dict(self) -> dict:
-        return {"n_records": self.n_records, "n_params": self.n_params,
-                "n_linkage_rows": self.n_linkage_rows, "n_pairs": self.n_pairs,
-                "n_family_rows": self.n_family_rows, "big_c_max": self.big_c_max,
-                "n_fixed": self.n_fixed, "n_conflicts": self.n_conflicts,
-                "n_cliques": self.n_cliques}
+        return {
+            "n_records": self.n_records,
+            "n_params": self.n_params,
+            "n_linkage_rows": self.n_linkage_rows,
+            "n_pairs": self.n_pairs,
+            "n_family_rows": self.n_family_rows,
+            "big_c_max": self.big_c_max,
+            "n_fixed": self.n_fixed,
+            "n_conflicts": self.n_conflicts,
+            "n_cliques": self.n_cliques,
+        }
 
 
-def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
-                columns: tuple[str, ...], big_c: str | float = "tight",
-                drop_redundant: bool = True, drop_dominated: bool = False,
-                pairs: np.ndarray | None = None, fixed: np.ndarray | None = None,
-                conflicts: np.ndarray | None = None,
-                cliques: list[np.ndarray] | None = None) -> tuple[pyo.ConcreteModel, ModelInfo]:
+def build_model(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    *,
+    margin: float,
+    columns: tuple[str, ...],
+    big_c: str | float = "tight",
+    drop_redundant: bool = True,
+    drop_dominated: bool = False,
+    pairs: np.ndarray | None = None,
+    fixed: np.ndarray | None = None,
+    conflicts: np.ndarray | None = None,
+    cliques: list[np.ndarray] | None = None,
+) -> tuple[pyo.ConcreteModel, ModelInfo]:
     """Build the MILP of SPEC section 3 for ``family`` on standardised files.
 
     Parameters
@@ -246,8 +275,16 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
         raise InputError(f"margin={margin!r}; expected a number >= 0")
     n_records, n = za.shape
     fixed = np.zeros(n_records, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
-    rows = linkage_rows(za, zb, family, margin=margin, big_c=big_c, drop_redundant=drop_redundant,
-                        pairs=pairs, records=np.flatnonzero(~fixed))
+    rows = linkage_rows(
+        za,
+        zb,
+        family,
+        margin=margin,
+        big_c=big_c,
+        drop_redundant=drop_redundant,
+        pairs=pairs,
+        records=np.flatnonzero(~fixed),
+    )
     lower, upper = family.bounds(n)
     if drop_dominated and (lower >= 0).all():
         rows = rows.subset(~dominated(rows))
@@ -266,8 +303,9 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
     @model.Constraint(pyo.RangeSet(0, len(family_rows) - 1) if len(family_rows) else [])
     def family_constraints(m, r):
         nz = np.flatnonzero(matrix[r])
-        expr = LinearExpression(constant=0.0, linear_coefs=[float(v) for v in matrix[r, nz]],
-                                linear_vars=[theta[t] for t in nz])
+        expr = LinearExpression(
+            constant=0.0, linear_coefs=[float(v) for v in matrix[r, nz]], linear_vars=[theta[t] for t in nz]
+        )
         lo, hi = family_rows.lo[r], family_rows.hi[r]
         return (None if np.isinf(lo) else float(lo), expr, None if np.isinf(hi) else float(hi))
 
@@ -298,7 +336,16 @@ def build_model(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin
 
     model.cuts = pyo.ConstraintList()
     model.objective = pyo.Objective(expr=pyo.quicksum(model.K[i] for i in model.K), sense=pyo.minimize)
-    info = ModelInfo(n_records, family.n_params(n), len(rows), rows.n_pairs, len(family_rows),
-                     float(big.max()) if len(rows) else 0.0, margin,
-                     n_fixed=int(fixed.sum()), n_conflicts=len(conflicts), n_cliques=len(cliques))
+    info = ModelInfo(
+        n_records,
+        family.n_params(n),
+        len(rows),
+        rows.n_pairs,
+        len(family_rows),
+        float(big.max()) if len(rows) else 0.0,
+        margin,
+        n_fixed=int(fixed.sum()),
+        n_conflicts=len(conflicts),
+        n_cliques=len(cliques),
+    )
     return model, info

@@ -37,14 +37,24 @@ _SLACK = 1e-9
 def _set_lp(family: LearnedFamily, n_attributes: int, cap: float) -> SlackLP:
     rows = family.constraints(n_attributes)
     lower, upper = family.bounds(n_attributes)
-    return SlackLP(rows.matrix(), np.array(rows.lo), np.array(rows.hi), lower, upper, cap=cap,
-                   feasibility_tol=1e-9)
+    return SlackLP(
+        rows.matrix(), np.array(rows.lo), np.array(rows.hi), lower, upper, cap=cap, feasibility_tol=1e-9
+    )
 
 
-def greedy_add(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, *,
-               margin: float, margins: PairMargins, deadline: float | None = None,
-               candidates: np.ndarray | None = None, rows_per_record: int = ROWS_PER_RECORD,
-               max_checks: int = 20) -> tuple[np.ndarray, int]:
+def greedy_add(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    theta: np.ndarray,
+    *,
+    margin: float,
+    margins: PairMargins,
+    deadline: float | None = None,
+    candidates: np.ndarray | None = None,
+    rows_per_record: int = ROWS_PER_RECORD,
+    max_checks: int = 20,
+) -> tuple[np.ndarray, int]:
     """Grow the records ``theta`` re-identifies by adding candidates one LP at a time
     (see the module), until every candidate was tried or ``deadline`` passes.
 
@@ -70,7 +80,9 @@ def greedy_add(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.
         return slopes.reshape(-1, slopes.shape[-1]), consts.ravel()
 
     lp.add(*rows_of(np.flatnonzero(members), g))
-    pool = np.ones(margins.n_records, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
+    pool = (
+        np.ones(margins.n_records, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
+    )
     order = [int(i) for i in np.argsort(-sep, kind="stable") if pool[i] and not members[i]]
     for c in order:
         if deadline is not None and time.perf_counter() > deadline:

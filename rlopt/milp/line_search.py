@@ -53,13 +53,21 @@ def _directions(family: LearnedFamily, n_attributes: int) -> list[np.ndarray]:
     return directions
 
 
-def _step_range(theta: np.ndarray, v: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+def _step_range(
+    theta: np.ndarray,
+    v: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    matrix: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> tuple[float, float]:
     """The ``t`` for which ``theta + t v`` keeps the bounds and the linear rows
     ``lo <= matrix @ theta <= hi``."""
     moving = v != 0
-    ends = np.stack([(lower[moving] - theta[moving]) / v[moving],
-                     (upper[moving] - theta[moving]) / v[moving]])
+    ends = np.stack(
+        [(lower[moving] - theta[moving]) / v[moving], (upper[moving] - theta[moving]) / v[moving]]
+    )
     lo_t, hi_t = float(ends.min(axis=0).max()), float(ends.max(axis=0).min())
     if matrix.shape[0]:
         slope = matrix[:, moving] @ v[moving]
@@ -74,8 +82,9 @@ def _step_range(theta: np.ndarray, v: np.ndarray, lower: np.ndarray, upper: np.n
     return lo_t, hi_t
 
 
-def _best_step(current: np.ndarray, slope: np.ndarray, margin: float, lo_t: float, hi_t: float
-               ) -> tuple[float, int]:
+def _best_step(
+    current: np.ndarray, slope: np.ndarray, margin: float, lo_t: float, hi_t: float
+) -> tuple[float, int]:
     """The ``t`` in ``[lo_t, hi_t]`` that re-identifies the most records, and how many.
 
     ``current[i, j] + t * slope[i, j] >= margin`` for every ``j != i`` (the diagonal
@@ -102,9 +111,16 @@ def _best_step(current: np.ndarray, slope: np.ndarray, margin: float, lo_t: floa
     return 0.5 * (points[order][best] + following), int(depth[best])
 
 
-def line_search_ascent(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray,
-                       *, margin: float, margins: PairMargins, deadline: float | None = None
-                       ) -> np.ndarray:
+def line_search_ascent(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    theta: np.ndarray,
+    *,
+    margin: float,
+    margins: PairMargins,
+    deadline: float | None = None,
+) -> np.ndarray:
     """Climb the exact count from ``theta`` (admissible for the family's bounds and
     rows) by exact line searches along coordinate directions, until a sweep gains
     nothing or ``deadline`` (``time.perf_counter()``) passes.

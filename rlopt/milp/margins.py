@@ -32,8 +32,15 @@ class PairMargins:
     consts: np.ndarray
 
     @classmethod
-    def build(cls, za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *,
-              deadline: float | None = None, max_bytes: int = MAX_MARGIN_BYTES) -> PairMargins | None:
+    def build(
+        cls,
+        za: np.ndarray,
+        zb: np.ndarray,
+        family: LearnedFamily,
+        *,
+        deadline: float | None = None,
+        max_bytes: int = MAX_MARGIN_BYTES,
+    ) -> PairMargins | None:
         """The margins of the files' pairs, or ``None`` when they would not fit in
         ``max_bytes`` or ``deadline`` (``time.perf_counter()``) passes first."""
         n = za.shape[0]

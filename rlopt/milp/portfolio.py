@@ -47,9 +47,18 @@ from rlopt.milp.line_search import line_search_ascent
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.surrogate import surrogate_ascent
 
-__all__ = ["Incumbent", "recount", "recount_parameter", "search_incumbents", "quadratic_starts",
-           "describe_lower",
-           "nca_matrix", "SEARCHES", "NCA_SHARE", "NCA_MAX_ITER"]
+__all__ = [
+    "Incumbent",
+    "recount",
+    "recount_parameter",
+    "search_incumbents",
+    "quadratic_starts",
+    "describe_lower",
+    "nca_matrix",
+    "SEARCHES",
+    "NCA_SHARE",
+    "NCA_MAX_ITER",
+]
 
 NCA_SHARE = 0.15
 """Share of the time left for the searches that scikit-learn's NCA may use for its start."""
@@ -90,8 +99,15 @@ def describe_lower(source: str | None) -> str | None:
     return f"no parameter better than the start was found ({source})"
 
 
-def recount(za: np.ndarray, zb: np.ndarray, distance, *, margin: float, tol: float,
-            candidates: np.ndarray | None = None) -> tuple[LinkageResult, np.ndarray]:
+def recount(
+    za: np.ndarray,
+    zb: np.ndarray,
+    distance,
+    *,
+    margin: float,
+    tol: float,
+    candidates: np.ndarray | None = None,
+) -> tuple[LinkageResult, np.ndarray]:
     """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``
     (``j`` among the record's candidates when ``candidates`` is given)."""
     linked = link_records(za, zb, distance, candidates=candidates)
@@ -112,20 +128,42 @@ class Incumbent:
         return int(self.correct.sum())
 
 
-def recount_parameter(label: str, theta: np.ndarray, za, zb, family: LearnedFamily, columns, *,
-                      margin: float, tol: float, candidates=None) -> Incumbent:
-    linked, correct = recount(za, zb, family.distance(theta, columns), margin=margin, tol=tol,
-                              candidates=candidates)
+def recount_parameter(
+    label: str,
+    theta: np.ndarray,
+    za,
+    zb,
+    family: LearnedFamily,
+    columns,
+    *,
+    margin: float,
+    tol: float,
+    candidates=None,
+) -> Incumbent:
+    linked, correct = recount(
+        za, zb, family.distance(theta, columns), margin=margin, tol=tol, candidates=candidates
+    )
     return Incumbent(label, np.asarray(theta, dtype=float), linked, correct)
 
 
-def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, columns,
-                      named: Sequence[tuple[str, np.ndarray]], *, margin: float, tol: float,
-                      feasibility_tol: float, searches: Sequence[str] = SEARCHES,
-                      deadline: float | None = None, at_risk: np.ndarray | None = None,
-                      candidates: np.ndarray | None = None, quadratic: bool = False,
-                      nca: bool = True,
-                      found: Callable[[int, str], object] | None = None) -> list[Incumbent]:
+def search_incumbents(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    columns,
+    named: Sequence[tuple[str, np.ndarray]],
+    *,
+    margin: float,
+    tol: float,
+    feasibility_tol: float,
+    searches: Sequence[str] = SEARCHES,
+    deadline: float | None = None,
+    at_risk: np.ndarray | None = None,
+    candidates: np.ndarray | None = None,
+    quadratic: bool = False,
+    nca: bool = True,
+    found: Callable[[int, str], object] | None = None,
+) -> list[Incumbent]:
     """Recount the admissible ones of the ``named`` parameters, then run the
     ``searches`` from the best so far until ``deadline`` (``time.perf_counter()``).
 
@@ -137,6 +175,7 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
     after the named ones, MD's and (with ``nca``) NCA's matrices projected into the
     family (:func:`quadratic_starts`; NCA may use :data:`NCA_SHARE` of the time left).
     """
+
     def keep(label, theta):
         if theta is None:
             return None
@@ -145,8 +184,9 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
             if theta is None or not family.is_admissible(theta, za, zb, tol=feasibility_tol):
                 return None
             label = f"{label} (repaired)"
-        item = recount_parameter(label, theta, za, zb, family, columns, margin=margin, tol=tol,
-                                 candidates=candidates)
+        item = recount_parameter(
+            label, theta, za, zb, family, columns, margin=margin, tol=tol, candidates=candidates
+        )
         met.append(item)
         if found is not None:
             found(item.count, label)
@@ -167,7 +207,7 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
         raise ValueError(f"unknown searches {unknown}; expected some of {list(SEARCHES)}")
     margins = PairMargins.build(za, zb, family, deadline=deadline)
     # a chain of the searches from the best start; with time left, from the next distinct starts
-    roots = _distinct(_best_first(met))[:1 if deadline is None else MAX_CHAINS]
+    roots = _distinct(_best_first(met))[: 1 if deadline is None else MAX_CHAINS]
     for root in roots:
         if deadline is not None and time.perf_counter() > deadline:
             break
@@ -178,16 +218,26 @@ def search_incumbents(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, col
                 continue
             until = None if deadline is None else now + SHARES[name] * (deadline - now)
             if name == "surrogate":
-                theta, _ = surrogate_ascent(za, zb, family, best.theta, margin=margin,
-                                            margins=margins, deadline=until)
+                theta, _ = surrogate_ascent(
+                    za, zb, family, best.theta, margin=margin, margins=margins, deadline=until
+                )
             elif margins is None:
                 continue  # the pairs' margins do not fit in memory
             elif name == "line_search":
-                theta = line_search_ascent(za, zb, family, best.theta, margin=margin,
-                                           margins=margins, deadline=until)
+                theta = line_search_ascent(
+                    za, zb, family, best.theta, margin=margin, margins=margins, deadline=until
+                )
             else:
-                theta, _ = greedy_add(za, zb, family, best.theta, margin=margin, margins=margins,
-                                      deadline=until, candidates=at_risk)
+                theta, _ = greedy_add(
+                    za,
+                    zb,
+                    family,
+                    best.theta,
+                    margin=margin,
+                    margins=margins,
+                    deadline=until,
+                    candidates=at_risk,
+                )
             path = steps + [_NAMES[name]]
             item = keep(f"{' + '.join(path)} from the {root.label}", theta)
             if item is not None and item.count > best.count:
@@ -203,8 +253,9 @@ _NCA_DONE: dict = {}
 """The last finished NCA fit (key: the files' bytes and shape, ``max_iter``)."""
 
 
-def nca_matrix(za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None,
-               max_iter: int = NCA_MAX_ITER) -> np.ndarray | None:
+def nca_matrix(
+    za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None, max_iter: int = NCA_MAX_ITER
+) -> np.ndarray | None:
     """``L^T L`` of scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`
     fitted on the ``2N`` records with the pair ``(a_i, b_i)`` as class ``i`` (the
     map that makes each masked record's own original its likeliest neighbour);
@@ -225,8 +276,7 @@ def nca_matrix(za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None,
         if deadline is not None and time.perf_counter() > deadline:
             raise _OutOfTime
 
-    nca = NeighborhoodComponentsAnalysis(init="identity", max_iter=max_iter, random_state=0,
-                                         callback=watch)
+    nca = NeighborhoodComponentsAnalysis(init="identity", max_iter=max_iter, random_state=0, callback=watch)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a ConvergenceWarning at max_iter is expected
@@ -242,14 +292,23 @@ def nca_matrix(za: np.ndarray, zb: np.ndarray, *, deadline: float | None = None,
     return matrix
 
 
-def quadratic_starts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, columns, *,
-                     deadline: float | None = None, nca: bool = True) -> list[tuple[str, np.ndarray]]:
+def quadratic_starts(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    columns,
+    *,
+    deadline: float | None = None,
+    nca: bool = True,
+) -> list[tuple[str, np.ndarray]]:
     """The family's parameters for MD's matrix and NCA's (see the module), where the
     family contains them; admissibility is checked by the caller."""
     n = za.shape[1]
     probe = np.eye(n) / n  # does the family contain quadratic forms or weights at all?
-    if (embed(BilinearDistance(probe, columns), family, n) is None
-            and embed(WeightedMeanDistance(np.diag(probe), columns), family, n) is None):
+    if (
+        embed(BilinearDistance(probe, columns), family, n) is None
+        and embed(WeightedMeanDistance(np.diag(probe), columns), family, n) is None
+    ):
         return []  # e.g. OWA: no start from MD or NCA (nor their cost)
     matrices = []
     try:
@@ -269,10 +328,10 @@ def quadratic_starts(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, colu
         trace = float(np.trace(matrix))
         if not trace > 0:
             continue
-        for label, distance in ((f"{source}'s matrix over its trace",
-                                 BilinearDistance(matrix / trace, columns)),
-                                (f"{source}'s diagonal as weights",
-                                 WeightedMeanDistance(np.diag(matrix) / trace, columns))):
+        for label, distance in (
+            (f"{source}'s matrix over its trace", BilinearDistance(matrix / trace, columns)),
+            (f"{source}'s diagonal as weights", WeightedMeanDistance(np.diag(matrix) / trace, columns)),
+        ):
             theta = embed(distance, family, n)
             if theta is not None:
                 named.append((label, theta))

@@ -64,17 +64,18 @@ beyond it the search stops with its ceiling."""
 
 def supports(family: LearnedFamily, n_attributes: int) -> bool:
     """Whether the search applies: a simplex admissible set and few parameters."""
-    return (family.simplex_vertices(n_attributes) is not None
-            and family.n_params(n_attributes) <= MAX_DIMENSIONS)
+    return (
+        family.simplex_vertices(n_attributes) is not None and family.n_params(n_attributes) <= MAX_DIMENSIONS
+    )
 
 
 @dataclass(order=True)
 class _Region:
-    key: tuple                                 # (-ceiling, tie-break) for the heap
+    key: tuple  # (-ceiling, tie-break) for the heap
     vertices: np.ndarray = field(compare=False)  # (m, P), one vertex per row
-    records: np.ndarray = field(compare=False)   # int32 (pairs,): the record i of each open pair
-    others: np.ndarray = field(compare=False)    # int32 (pairs,): its competitor j
-    sure: int = field(compare=False)             # records correct on the whole region
+    records: np.ndarray = field(compare=False)  # int32 (pairs,): the record i of each open pair
+    others: np.ndarray = field(compare=False)  # int32 (pairs,): its competitor j
+    sure: int = field(compare=False)  # records correct on the whole region
     ceiling: int = field(compare=False)
 
 
@@ -93,8 +94,14 @@ class RegionSearch:
     stopped: str  # "proven", "deadline", "memory" or "stop"
 
     def to_dict(self) -> dict:
-        return {"lower": self.lower, "upper": self.upper, "proven": self.proven,
-                "regions": self.regions, "seconds": round(self.seconds, 3), "stopped": self.stopped}
+        return {
+            "lower": self.lower,
+            "upper": self.upper,
+            "proven": self.proven,
+            "regions": self.regions,
+            "seconds": round(self.seconds, 3),
+            "stopped": self.stopped,
+        }
 
 
 class _Explorer:
@@ -111,8 +118,9 @@ class _Explorer:
     def root(self, vertices: np.ndarray) -> _Region:
         n = self.margins.n_records
         records, others = np.nonzero(~np.eye(n, dtype=bool))
-        return self.region(np.asarray(vertices, dtype=float), records.astype(np.int32),
-                           others.astype(np.int32), 0, n)
+        return self.region(
+            np.asarray(vertices, dtype=float), records.astype(np.int32), others.astype(np.int32), 0, n
+        )
 
     def region(self, vertices, records, others, sure: int, ceiling: int) -> _Region:
         return _Region((-ceiling, -next(self.counter)), vertices, records, others, sure, ceiling)
@@ -150,8 +158,15 @@ class _Explorer:
         return children, count, theta
 
 
-def _search(explorer: _Explorer, heap: list[_Region], best: list, *, until: float,
-            lower: Callable[[], int] = lambda: 0, on_step: Callable[[], bool] | None = None) -> str:
+def _search(
+    explorer: _Explorer,
+    heap: list[_Region],
+    best: list,
+    *,
+    until: float,
+    lower: Callable[[], int] = lambda: 0,
+    on_step: Callable[[], bool] | None = None,
+) -> str:
     """Best-first search of ``heap`` (in place) until it closes or ``until``;
     ``best`` is ``[count, theta]``, updated in place; ``lower()`` a count found
     elsewhere. ``on_step()`` returning true stops the search. Returns why it stopped."""
@@ -179,11 +194,17 @@ def _search(explorer: _Explorer, heap: list[_Region], best: list, *, until: floa
     return "proven"
 
 
-def branch_and_bound(margins: PairMargins, vertices: np.ndarray, *, margin: float, tol: float,
-                     deadline: float | None = None, lower: Callable[[], int] = lambda: 0,
-                     workers: int = 1,
-                     report: Callable[[int, int, np.ndarray | None], bool | None] | None = None
-                     ) -> RegionSearch:
+def branch_and_bound(
+    margins: PairMargins,
+    vertices: np.ndarray,
+    *,
+    margin: float,
+    tol: float,
+    deadline: float | None = None,
+    lower: Callable[[], int] = lambda: 0,
+    workers: int = 1,
+    report: Callable[[int, int, np.ndarray | None], bool | None] | None = None,
+) -> RegionSearch:
     """Search the simplex ``conv(vertices)`` (see the module).
 
     ``lower()``: a count known elsewhere (non-decreasing); regions that cannot beat
@@ -207,8 +228,7 @@ def branch_and_bound(margins: PairMargins, vertices: np.ndarray, *, margin: floa
         upper = max(best[0], lower(), heap[0].ceiling if heap else 0, elsewhere)
         state["upper"] = min(state["upper"], upper)
         now = time.perf_counter()
-        if ((state["upper"], best[0]) != state["reported"]
-                and (last or now - state["at"] >= REPORT_SECONDS)):
+        if (state["upper"], best[0]) != state["reported"] and (last or now - state["at"] >= REPORT_SECONDS):
             state["reported"], state["at"] = (state["upper"], best[0]), now
             return bool(report(state["upper"], best[0], best[1])) if report is not None else False
         return False
@@ -224,9 +244,15 @@ def branch_and_bound(margins: PairMargins, vertices: np.ndarray, *, margin: floa
     else:
         stopped, elsewhere = _parallel(explorer, heap, best, workers, until, lower, state, notify)
     notify(elsewhere, last=True)
-    return RegionSearch(lower=best[0], theta=best[1], upper=state["upper"],
-                        proven=stopped == "proven", regions=state["regions"],
-                        seconds=time.perf_counter() - t0, stopped=stopped)
+    return RegionSearch(
+        lower=best[0],
+        theta=best[1],
+        upper=state["upper"],
+        proven=stopped == "proven",
+        regions=state["regions"],
+        seconds=time.perf_counter() - t0,
+        stopped=stopped,
+    )
 
 
 def can_fork() -> bool:
@@ -234,12 +260,19 @@ def can_fork() -> bool:
     copy, and a user's script is not re-imported as it is under ``spawn``): not where
     fork is unavailable, nor in a daemon process (e.g. a Dask worker), which may have
     no children."""
-    return ("fork" in multiprocessing.get_all_start_methods()
-            and not multiprocessing.current_process().daemon)
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
-def _parallel(explorer: _Explorer, heap: list, best: list, workers: int, until: float,
-              lower: Callable[[], int], state: dict, notify: Callable[[int], bool]) -> tuple[str, int]:
+def _parallel(
+    explorer: _Explorer,
+    heap: list,
+    best: list,
+    workers: int,
+    until: float,
+    lower: Callable[[], int],
+    state: dict,
+    notify: Callable[[int], bool],
+) -> tuple[str, int]:
     """Split the simplex into about :data:`REGIONS_PER_WORKER` regions per worker, deal
     them out by ceiling, and let each forked worker search its share best-first with
     the best count shared; a worker publishes its highest open ceiling as it goes
@@ -266,9 +299,11 @@ def _parallel(explorer: _Explorer, heap: list, best: list, workers: int, until: 
     channels, processes = [], []
     for w in range(workers):
         receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=_worker, daemon=True,
-                                  args=(explorer, ordered[w::workers], w, shared_best, tops, stop,
-                                        until, send))
+        process = context.Process(
+            target=_worker,
+            daemon=True,
+            args=(explorer, ordered[w::workers], w, shared_best, tops, stop, until, send),
+        )
         process.start()
         channels.append(receive)
         processes.append(process)
@@ -319,8 +354,7 @@ def _worker(explorer, regions, index, shared_best, tops, stop, until, send) -> N
         tops[index] = heap[0].ceiling if heap else 0
 
     try:
-        why = _search(explorer, heap, best, until=until, lower=lambda: shared_best.value,
-                      on_step=step)
+        why = _search(explorer, heap, best, until=until, lower=lambda: shared_best.value, on_step=step)
         publish()
         send.send((best[0], best[1], why, next(ticks) - 1))
     except KeyboardInterrupt:  # Ctrl-C reaches every process of the group: the parent decides
@@ -334,14 +368,22 @@ class Companion:
     ``(upper, count, theta)`` as they arrive (``count`` and ``theta`` are its own,
     counted from the pair margins: recount before trusting them)."""
 
-    def __init__(self, za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float,
-                 tol: float, deadline: float | None):
+    def __init__(
+        self,
+        za: np.ndarray,
+        zb: np.ndarray,
+        family: LearnedFamily,
+        *,
+        margin: float,
+        tol: float,
+        deadline: float | None,
+    ):
         context = multiprocessing.get_context("fork")
         self._offered = context.Value("i", 0)
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(
-            target=_companion, daemon=True,
-            args=(za, zb, family, margin, tol, deadline, self._offered, send))
+            target=_companion, daemon=True, args=(za, zb, family, margin, tol, deadline, self._offered, send)
+        )
         self._process.start()
         send.close()
         self.upper: int | None = None
@@ -380,7 +422,12 @@ def _companion(za, zb, family, margin, tol, deadline, offered, send) -> None:
     if margins is None:  # too large for memory, or no time: no ceiling from here
         return
     result = branch_and_bound(
-        margins, family.simplex_vertices(za.shape[1]), margin=margin, tol=tol, deadline=deadline,
+        margins,
+        family.simplex_vertices(za.shape[1]),
+        margin=margin,
+        tol=tol,
+        deadline=deadline,
         lower=lambda: offered.value,
-        report=lambda upper, count, theta: send.send(("report", upper, count, theta)))
+        report=lambda upper, count, theta: send.send(("report", upper, count, theta)),
+    )
     send.send(("done", result))

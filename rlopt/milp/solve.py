@@ -26,8 +26,18 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 from rlopt.exceptions import InputError
 from rlopt.status import Status
 
-__all__ = ["Cut", "SolverOptions", "SolveResult", "SolverUnavailableError", "solve_model",
-           "export_model", "highs_version", "max_min_slack", "SlackLP", "Projection"]
+__all__ = [
+    "Cut",
+    "SolverOptions",
+    "SolveResult",
+    "SolverUnavailableError",
+    "solve_model",
+    "export_model",
+    "highs_version",
+    "max_min_slack",
+    "SlackLP",
+    "Projection",
+]
 
 
 class SolverUnavailableError(RuntimeError):
@@ -74,13 +84,16 @@ class SolverOptions:
 
     def __post_init__(self):
         if self.time_limit is not None and not self.time_limit > 0:
-            raise InputError(f"time_limit={self.time_limit!r}; expected a number of seconds > 0 "
-                             "(Python: None for no limit)")
+            raise InputError(
+                f"time_limit={self.time_limit!r}; expected a number of seconds > 0 "
+                "(Python: None for no limit)"
+            )
         if not 0 <= self.rel_gap < 1:
             raise InputError(f"rel_gap={self.rel_gap!r}; expected 0 <= rel_gap < 1")
         if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
-            raise InputError(f"threads={self.threads!r}; expected an integer >= 1 "
-                             "(Python: None for HiGHS's default)")
+            raise InputError(
+                f"threads={self.threads!r}; expected an integer >= 1 (Python: None for HiGHS's default)"
+            )
         if not 1e-10 <= self.feasibility_tol <= 1e-5:
             raise InputError(f"feasibility_tol={self.feasibility_tol!r}; expected 1e-10 <= tol <= 1e-5")
         if not (isinstance(self.max_cut_rounds, int) and self.max_cut_rounds >= 0):
@@ -130,8 +143,10 @@ class _StopRequest:
 def _ctrl_c_stops_solver():
     """``_StopRequest`` while SIGINT is Python's default (raise KeyboardInterrupt) and
     this is the main thread; else ``None`` (e.g. a grid worker that ignores SIGINT)."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield None
         return
     stop = _StopRequest()
@@ -151,8 +166,13 @@ def _caller_streams():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-            copy = open(os.dup(stream.fileno()), "w", buffering=1,
-                        encoding=getattr(stream, "encoding", None), errors="backslashreplace")
+            copy = open(
+                os.dup(stream.fileno()),
+                "w",
+                buffering=1,
+                encoding=getattr(stream, "encoding", None),
+                errors="backslashreplace",
+            )
         except (AttributeError, OSError, ValueError):  # no descriptor, e.g. a test runner's stream
             streams.append(stream)
         else:
@@ -176,8 +196,13 @@ class _Progress:
 
     BOUND_INTERVAL = 0.5
 
-    def __init__(self, on_improve: Callable, theta_vars: list, stop: _StopRequest,
-                 stop_when: Callable[[], bool] | None = None):
+    def __init__(
+        self,
+        on_improve: Callable,
+        theta_vars: list,
+        stop: _StopRequest,
+        stop_when: Callable[[], bool] | None = None,
+    ):
         self.on_improve, self.theta_vars, self.stop = on_improve, theta_vars, stop
         self.stop_when = stop_when
         self.stopped_when = False  # stop_when() ended the run
@@ -233,8 +258,11 @@ class _Progress:
 
     def _bound_rose(self, event) -> None:
         bound = self._bound(event)
-        if (bound is not None and math.ceil(bound - 1e-6) > self.ceiling
-                and time.perf_counter() - self.last >= self.BOUND_INTERVAL):
+        if (
+            bound is not None
+            and math.ceil(bound - 1e-6) > self.ceiling
+            and time.perf_counter() - self.last >= self.BOUND_INTERVAL
+        ):
             self._report(None, bound, None)
 
     @staticmethod
@@ -280,8 +308,9 @@ def _highs_class():
             self.start_passed = False
             if self.start:
                 try:
-                    index = np.array([self._pyomo_var_to_solver_var_map[id(v)] for v, _ in self.start],
-                                     dtype=np.int32)
+                    index = np.array(
+                        [self._pyomo_var_to_solver_var_map[id(v)] for v, _ in self.start], dtype=np.int32
+                    )
                     values = np.array([value for _, value in self.start], dtype=float)
                     self._solver_model.setSolution(index.size, index, values)
                     self.start_passed = True
@@ -294,15 +323,21 @@ def _highs_class():
             highs = self._solver_model
             hooks = []
             if self.stop is not None:
-                hooks += [(callback, self.stop.check) for callback in
-                          (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)]
+                hooks += [
+                    (callback, self.stop.check)
+                    for callback in (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
+                ]
             running = nullcontext()
             if self.progress is not None:
-                hooks += [(highs.cbMipImprovingSolution, self.progress.solution),
-                          (highs.cbMipInterrupt, self.progress.poll)]
+                hooks += [
+                    (highs.cbMipImprovingSolution, self.progress.solution),
+                    (highs.cbMipInterrupt, self.progress.poll),
+                ]
                 try:
-                    columns = np.array([self._pyomo_var_to_solver_var_map[id(v)]
-                                        for v in self.progress.theta_vars], dtype=np.int64)
+                    columns = np.array(
+                        [self._pyomo_var_to_solver_var_map[id(v)] for v in self.progress.theta_vars],
+                        dtype=np.int64,
+                    )
                 except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
                     columns = None
                 running = self.progress.running(columns)
@@ -323,10 +358,14 @@ def _highs():
         solver = _highs_class()()
         available = bool(solver.available())
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise SolverUnavailableError(f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`") from None
+        raise SolverUnavailableError(
+            f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`"
+        ) from None
     if not available:
-        raise SolverUnavailableError("HiGHS is not available: the highspy package is missing or broken; "
-                                     "install it with `pip install highspy`")
+        raise SolverUnavailableError(
+            "HiGHS is not available: the highspy package is missing or broken; "
+            "install it with `pip install highspy`"
+        )
     return solver
 
 
@@ -346,20 +385,26 @@ _STATUS = {
 def _values(var) -> np.ndarray:
     """Values of an indexed variable; one the solver never saw (in no row) takes the
     point of its bounds nearest 0, an optimal value like any other in its bounds."""
+
     def value(v):
         if v.value is not None:
             return v.value
         lo, hi = v.lb, v.ub
         return min(max(0.0, -np.inf if lo is None else lo), np.inf if hi is None else hi)
+
     return np.array([value(var[i]) for i in var], dtype=float)
 
 
-def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions(), *,
-                separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None,
-                start: Callable[[np.ndarray | None, np.ndarray | None], tuple[np.ndarray, np.ndarray]] | None = None,
-                carry_bound: bool = False,
-                on_improve: Callable[[float | None, float | None, np.ndarray | None], None] | None = None,
-                stop_when: Callable[[], bool] | None = None) -> SolveResult:
+def solve_model(
+    model: pyo.ConcreteModel,
+    options: SolverOptions = SolverOptions(),
+    *,
+    separate: Callable[[np.ndarray, np.ndarray], list[Cut]] | None = None,
+    start: Callable[[np.ndarray | None, np.ndarray | None], tuple[np.ndarray, np.ndarray]] | None = None,
+    carry_bound: bool = False,
+    on_improve: Callable[[float | None, float | None, np.ndarray | None], None] | None = None,
+    stop_when: Callable[[], bool] | None = None,
+) -> SolveResult:
     """Solve the model with HiGHS; with ``separate(theta, K)``, add the rows it
     returns and re-solve (in place, through the persistent interface) until it
     returns none.
@@ -404,23 +449,28 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
     with _ctrl_c_stops_solver() as ctrl_c:
         stop = ctrl_c or _StopRequest()  # also set by a KeyboardInterrupt in on_improve
         solver.stop = ctrl_c
-        solver.progress = (None if on_improve is None
-                           else _Progress(on_improve, theta_vars, stop, stop_when))
+        solver.progress = None if on_improve is None else _Progress(on_improve, theta_vars, stop, stop_when)
         while True:
             if start is not None:
                 theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
                 # every K, a fixed one at its value: with the discrete part complete, HiGHS
                 # checks the start or completes it by an LP, never by a MIP whose callbacks
                 # would report the bound of that restricted problem as this one's
-                solver.start = list(zip(theta_vars, theta0)) + [(v, v.value if v.fixed else k)
-                                                                for v, k in zip(k_vars, k0)]
+                solver.start = list(zip(theta_vars, theta0)) + [
+                    (v, v.value if v.fixed else k) for v, k in zip(k_vars, k0)
+                ]
             remaining = None
             if options.time_limit is not None:
                 remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
             results = solver.solve(
-                model, tee=options.log, load_solutions=False,
-                raise_exception_on_nonoptimal_result=False, time_limit=remaining,
-                rel_gap=options.rel_gap, threads=options.threads, solver_options=highs_options,
+                model,
+                tee=options.log,
+                load_solutions=False,
+                raise_exception_on_nonoptimal_result=False,
+                time_limit=remaining,
+                rel_gap=options.rel_gap,
+                threads=options.threads,
+                solver_options=highs_options,
             )
             starts_passed += solver.start_passed
             if solver.progress is not None and solver.progress.error is not None:
@@ -454,10 +504,16 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
                 if cut.k_index is not None:
                     coefs.append(float(cut.k_coef))
                     variables.append(model.K[cut.k_index])
-                model.cuts.add(LinearExpression(constant=0.0, linear_coefs=coefs,
-                                                linear_vars=variables) >= float(cut.rhs))
-    cap_hit = (separate is not None and status == Status.OPTIMAL and theta is not None
-               and bool(separate(theta, _values(model.K))))
+                model.cuts.add(
+                    LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
+                    >= float(cut.rhs)
+                )
+    cap_hit = (
+        separate is not None
+        and status == Status.OPTIMAL
+        and theta is not None
+        and bool(separate(theta, _values(model.K)))
+    )
     interrupted = stop.requested
     if interrupted and (status != Status.OPTIMAL or cap_hit):
         status, cap_hit = Status.INTERRUPTED, False  # what HiGHS had: an incumbent and a bound
@@ -468,11 +524,17 @@ def solve_model(model: pyo.ConcreteModel, options: SolverOptions = SolverOptions
         bound=None if bound is None or not np.isfinite(bound) else float(bound),
         theta=theta,
         seconds=time.perf_counter() - t0,
-        cut_rounds=rounds, cut_cap_hit=cap_hit,
-        solver={"name": "highs", "version": ".".join(map(str, solver.version())),
-                "feasibility_tol": options.feasibility_tol, "rel_gap": options.rel_gap,
-                "threads": options.threads, "time_limit": options.time_limit,
-                "starts_passed": starts_passed},
+        cut_rounds=rounds,
+        cut_cap_hit=cap_hit,
+        solver={
+            "name": "highs",
+            "version": ".".join(map(str, solver.version())),
+            "feasibility_tol": options.feasibility_tol,
+            "rel_gap": options.rel_gap,
+            "threads": options.threads,
+            "time_limit": options.time_limit,
+            "starts_passed": starts_passed,
+        },
         interrupted=interrupted,
     )
 
@@ -483,8 +545,7 @@ def export_model(model: pyo.ConcreteModel, path: str | Path) -> Path:
     formats = {".lp": "lp", ".mps": "mps"}
     if path.suffix.lower() not in formats:
         raise InputError(f"cannot export the model to {str(path)!r}; expected a .lp or .mps file")
-    model.write(str(path), format=formats[path.suffix.lower()],
-                io_options={"symbolic_solver_labels": True})
+    model.write(str(path), format=formats[path.suffix.lower()], io_options={"symbolic_solver_labels": True})
     return path
 
 
@@ -499,15 +560,24 @@ def _add_dense_rows(h, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> No
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     rows, cols = np.nonzero(matrix)
     starts = np.searchsorted(rows, np.arange(matrix.shape[0])).astype(np.int32)
-    h.addRows(matrix.shape[0], np.where(np.isinf(lo), -inf, lo), np.where(np.isinf(hi), inf, hi),
-              rows.size, starts, cols.astype(np.int32), matrix[rows, cols])
+    h.addRows(
+        matrix.shape[0],
+        np.where(np.isinf(lo), -inf, lo),
+        np.where(np.isinf(hi), inf, hi),
+        rows.size,
+        starts,
+        cols.astype(np.int32),
+        matrix[rows, cols],
+    )
 
 
 def _highspy():
     try:
         import highspy
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise SolverUnavailableError(f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`") from None
+        raise SolverUnavailableError(
+            f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`"
+        ) from None
     return highspy
 
 
@@ -517,9 +587,18 @@ class SlackLP:
     ``s <= cap``: one HiGHS model whose rows are added and deleted in place, so that
     each solve after a change is a warm start (presolve off: it would drop the basis)."""
 
-    def __init__(self, family_matrix: np.ndarray, family_lo: np.ndarray, family_hi: np.ndarray,
-                 lower: np.ndarray, upper: np.ndarray, *, cap: float, feasibility_tol: float = 1e-9,
-                 presolve: bool = False):
+    def __init__(
+        self,
+        family_matrix: np.ndarray,
+        family_lo: np.ndarray,
+        family_hi: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        *,
+        cap: float,
+        feasibility_tol: float = 1e-9,
+        presolve: bool = False,
+    ):
         highspy = self._highspy = _highspy()
         p = len(lower)
         inf = highspy.kHighsInf
@@ -529,21 +608,29 @@ class SlackLP:
         h.setOptionValue("dual_feasibility_tolerance", feasibility_tol)
         if not presolve:
             h.setOptionValue("presolve", "off")
-        h.addVars(p + 1, np.append(np.where(np.isinf(lower), -inf, lower), -inf).astype(float),
-                  np.append(np.where(np.isinf(upper), inf, upper), cap).astype(float))
+        h.addVars(
+            p + 1,
+            np.append(np.where(np.isinf(lower), -inf, lower), -inf).astype(float),
+            np.append(np.where(np.isinf(upper), inf, upper), cap).astype(float),
+        )
         h.changeColsCost(1, np.array([p], dtype=np.int32), np.array([1.0]))
         h.changeObjectiveSense(highspy.ObjSense.kMaximize)
         family_matrix = np.asarray(family_matrix, dtype=float).reshape(-1, p)
-        _add_dense_rows(h, np.column_stack([family_matrix, np.zeros(len(family_matrix))]),
-                        family_lo, family_hi)
+        _add_dense_rows(
+            h, np.column_stack([family_matrix, np.zeros(len(family_matrix))]), family_lo, family_hi
+        )
         self.highs, self.size = h, p
         self.n_family_rows = h.getNumRow()
 
     def add(self, coefs: np.ndarray, constants: np.ndarray) -> None:
         """Rows ``coefs @ theta + constants >= s`` (one per row of ``coefs``)."""
         if len(coefs):
-            _add_dense_rows(self.highs, np.column_stack([coefs, -np.ones(len(coefs))]), -constants,
-                            np.full(len(coefs), np.inf))
+            _add_dense_rows(
+                self.highs,
+                np.column_stack([coefs, -np.ones(len(coefs))]),
+                -constants,
+                np.full(len(coefs), np.inf),
+            )
 
     def n_rows(self) -> int:
         return self.highs.getNumRow()
@@ -560,7 +647,7 @@ class SlackLP:
         if self.highs.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
             return None, None
         values = np.array(self.highs.getSolution().col_value)
-        return float(values[self.size]), values[:self.size]
+        return float(values[self.size]), values[: self.size]
 
 
 class Projection:
@@ -568,19 +655,28 @@ class Projection:
     the QP ``min 1/2 |theta - y|^2`` over the polytope, one HiGHS model re-used
     (only the linear cost ``-y`` changes between calls)."""
 
-    def __init__(self, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray, lower: np.ndarray,
-                 upper: np.ndarray):
+    def __init__(
+        self, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray, lower: np.ndarray, upper: np.ndarray
+    ):
         highspy = self._highspy = _highspy()
         size = len(lower)
         inf = highspy.kHighsInf
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
-        h.addVars(size, np.where(np.isinf(lower), -inf, lower).astype(float),
-                  np.where(np.isinf(upper), inf, upper).astype(float))
+        h.addVars(
+            size,
+            np.where(np.isinf(lower), -inf, lower).astype(float),
+            np.where(np.isinf(upper), inf, upper).astype(float),
+        )
         _add_dense_rows(h, np.asarray(matrix, dtype=float).reshape(-1, size), lo, hi)
-        h.passHessian(size, size, highspy.HessianFormat.kTriangular,
-                      np.arange(size + 1, dtype=np.int32), np.arange(size, dtype=np.int32),
-                      np.ones(size))
+        h.passHessian(
+            size,
+            size,
+            highspy.HessianFormat.kTriangular,
+            np.arange(size + 1, dtype=np.int32),
+            np.arange(size, dtype=np.int32),
+            np.ones(size),
+        )
         self._highs, self._size, self._index = h, size, np.arange(size, dtype=np.int32)
         self._lower, self._upper = lower, upper
 
@@ -593,11 +689,20 @@ class Projection:
         return np.clip(np.array(self._highs.getSolution().col_value), self._lower, self._upper)
 
 
-def max_min_slack(coefs: np.ndarray, constants: np.ndarray, family_matrix: np.ndarray,
-                  family_lo: np.ndarray, family_hi: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                  *, cuts: Sequence[tuple[np.ndarray, float]] = (), cap: float = 1e3,
-                  feasibility_tol: float = 1e-9, time_limit: float | None = None
-                  ) -> tuple[float | None, np.ndarray | None]:
+def max_min_slack(
+    coefs: np.ndarray,
+    constants: np.ndarray,
+    family_matrix: np.ndarray,
+    family_lo: np.ndarray,
+    family_hi: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    *,
+    cuts: Sequence[tuple[np.ndarray, float]] = (),
+    cap: float = 1e3,
+    feasibility_tol: float = 1e-9,
+    time_limit: float | None = None,
+) -> tuple[float | None, np.ndarray | None]:
     """The LP ``max s`` s.t. ``coefs @ theta + constants >= s`` (every row),
     ``family_lo <= family_matrix @ theta <= family_hi``, ``lower <= theta <= upper``
     and ``cut @ theta >= rhs`` for each cut; ``s <= cap``.
@@ -613,15 +718,21 @@ def max_min_slack(coefs: np.ndarray, constants: np.ndarray, family_matrix: np.nd
     h.setOptionValue("dual_feasibility_tolerance", feasibility_tol)
     if time_limit is not None:
         h.setOptionValue("time_limit", max(1e-3, float(time_limit)))
-    h.addVars(p + 1, np.append(lower, -highspy.kHighsInf).astype(float),
-              np.append(upper, cap).astype(float))
+    h.addVars(p + 1, np.append(lower, -highspy.kHighsInf).astype(float), np.append(upper, cap).astype(float))
     h.changeColsCost(1, np.array([p], dtype=np.int32), np.array([1.0]))
     h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-    blocks = [(np.column_stack([coefs, -np.ones(len(coefs))]), -constants, np.full(len(coefs), np.inf)),
-              (np.column_stack([family_matrix, np.zeros(len(family_matrix))]), family_lo, family_hi)]
+    blocks = [
+        (np.column_stack([coefs, -np.ones(len(coefs))]), -constants, np.full(len(coefs), np.inf)),
+        (np.column_stack([family_matrix, np.zeros(len(family_matrix))]), family_lo, family_hi),
+    ]
     if len(cuts):
-        blocks.append((np.array([np.append(c, 0.0) for c, _ in cuts]), np.array([r for _, r in cuts]),
-                       np.full(len(cuts), np.inf)))
+        blocks.append(
+            (
+                np.array([np.append(c, 0.0) for c, _ in cuts]),
+                np.array([r for _, r in cuts]),
+                np.full(len(cuts), np.inf),
+            )
+        )
     for matrix, lo, hi in blocks:
         _add_dense_rows(h, np.asarray(matrix, dtype=float).reshape(-1, p + 1), lo, hi)
     h.run()

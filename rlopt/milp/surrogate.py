@@ -56,8 +56,9 @@ def _projection(family: LearnedFamily, n_attributes: int) -> Projection:
     return Projection(rows.matrix(), np.array(rows.lo), np.array(rows.hi), lower, upper)
 
 
-def competitors(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray,
-                count: int) -> tuple[np.ndarray, np.ndarray]:
+def competitors(
+    za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``(separation, nearest)``: each record's exact separation at ``theta`` and its
     ``count`` competitors ``j != i`` with the smallest ``g_ij`` (shape ``(N, count)``)."""
     n = za.shape[0]
@@ -77,14 +78,15 @@ def competitors(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np
     return sep, nearest
 
 
-def pair_slopes(za: np.ndarray, zb: np.ndarray, family: LearnedFamily,
-                nearest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pair_slopes(
+    za: np.ndarray, zb: np.ndarray, family: LearnedFamily, nearest: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(G, c)`` with ``g_ij(theta) = G[i, r] @ theta + c[i, r]`` for ``j = nearest[i, r]``."""
     n, count = nearest.shape
     size = family.n_params(za.shape[1])
     slopes, consts = np.empty((n, count, size)), np.empty((n, count))
     for i in range(n):
-        phi, offset = family.features(za[i:i + 1], zb[np.append(nearest[i], i)])
+        phi, offset = family.features(za[i : i + 1], zb[np.append(nearest[i], i)])
         slopes[i] = phi[0, :count] - phi[0, count]
         consts[i] = offset[0, :count] - offset[0, count]
     return slopes, consts
@@ -109,11 +111,19 @@ def _nearest(za, zb, family, theta, count, margins):
     return g.min(axis=1), *margins.pairs(np.arange(g.shape[0]), nearest)
 
 
-def surrogate_ascent(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray,
-                     *, margin: float, margins: PairMargins | None = None,
-                     deadline: float | None = None, steps: int = STEPS,
-                     neighbours: int = NEIGHBOURS, step_size: float = STEP_SIZE
-                     ) -> tuple[np.ndarray, int]:
+def surrogate_ascent(
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    theta: np.ndarray,
+    *,
+    margin: float,
+    margins: PairMargins | None = None,
+    deadline: float | None = None,
+    steps: int = STEPS,
+    neighbours: int = NEIGHBOURS,
+    step_size: float = STEP_SIZE,
+) -> tuple[np.ndarray, int]:
     """Projected gradient ascent on the smooth surrogate from ``theta`` (admissible
     for the family's bounds and rows) for at most ``steps`` steps or until
     ``deadline`` (``time.perf_counter()``). ``margins``: the pairs' margins when
@@ -137,7 +147,7 @@ def surrogate_ascent(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, thet
         if deadline is not None and time.perf_counter() > deadline:
             break
         progress = step / steps
-        tau = tau_start * COOLING ** -progress
+        tau = tau_start * COOLING**-progress
         g = np.einsum("irp,p->ir", slopes, theta) + consts
         soft, weights = _softmin(g, tau)
         z = np.clip((soft - margin) / tau, -50, 50)

@@ -22,17 +22,21 @@ MAX_SUBSET_ROWS = 30
 
 
 def _environment() -> Environment:
-    env = Environment(loader=PackageLoader("rlopt.report", "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env = Environment(
+        loader=PackageLoader("rlopt.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
     env.globals["pct"] = lambda x: "" if x is None else f"{100 * x:.2f}%"
     return env
 
 
 def _table(frame: pd.DataFrame, limit: int | None = None) -> dict:
     shown = frame if limit is None else frame.head(limit)
-    return {"columns": [str(c) for c in shown.columns],
-            "rows": [[_cell(v) for v in row] for row in shown.itertuples(index=False)],
-            "more": 0 if limit is None else max(0, len(frame) - limit)}
+    return {
+        "columns": [str(c) for c in shown.columns],
+        "rows": [[_cell(v) for v in row] for row in shown.itertuples(index=False)],
+        "more": 0 if limit is None else max(0, len(frame) - limit),
+    }
 
 
 def _cell(value):
@@ -53,52 +57,77 @@ def _params_views(figures: dict) -> list[dict]:
         first_view = len(views)
         if "weights" in params:  # wm, wm_m
             names, values = list(params["weights"]), list(params["weights"].values())
-            views.append({"label": f"{label}: attribute weights",
-                          "note": "Which attributes carry the risk: the weight of each attribute's "
-                                  "squared (standardised) difference.",
-                          "image": plots.bar_chart(names, values, title=f"{family} weights",
-                                                   ylabel="weight"),
-                          "table": {"columns": ["attribute", "weight"],
-                                    "rows": [[n, f"{v:.4f}"] for n, v in zip(names, values)]}})
+            views.append(
+                {
+                    "label": f"{label}: attribute weights",
+                    "note": "Which attributes carry the risk: the weight of each attribute's "
+                    "squared (standardised) difference.",
+                    "image": plots.bar_chart(names, values, title=f"{family} weights", ylabel="weight"),
+                    "table": {
+                        "columns": ["attribute", "weight"],
+                        "rows": [[n, f"{v:.4f}"] for n, v in zip(names, values)],
+                    },
+                }
+            )
         elif "weights_by_rank" in params:  # owa
             values = params["weights_by_rank"]
             ranks = [f"{k + 1}" for k in range(len(values))]
-            views.append({"label": f"{label}: OWA weights",
-                          "note": "Weight 1 applies to the largest squared difference of a pair, "
-                                  "weight 2 to the second largest, and so on.",
-                          "image": plots.bar_chart(ranks, values, title=f"{family} weights by rank",
-                                                   ylabel="weight"), "table": None})
+            views.append(
+                {
+                    "label": f"{label}: OWA weights",
+                    "note": "Weight 1 applies to the largest squared difference of a pair, "
+                    "weight 2 to the second largest, and so on.",
+                    "image": plots.bar_chart(
+                        ranks, values, title=f"{family} weights by rank", ylabel="weight"
+                    ),
+                    "table": None,
+                }
+            )
         elif "measure" in params:  # choquet
             shapley = figures["shapley"].get(family, {})
             measure = sorted(params["measure"], key=lambda m: -m["value"])
-            rows = [[", ".join(m["subset"]) or "(empty)", f"{m['value']:.4f}"]
-                    for m in measure[:MAX_SUBSET_ROWS]]
-            views.append({"label": f"{label}: fuzzy measure",
-                          "note": f"Shapley value of each attribute (its share of the measure); "
-                                  f"below, the {min(len(measure), MAX_SUBSET_ROWS)} subsets with "
-                                  f"the largest measure of {len(measure)}.",
-                          "image": plots.bar_chart(list(shapley), list(shapley.values()),
-                                                   title=f"{family} Shapley values",
-                                                   ylabel="Shapley value"),
-                          "table": {"columns": ["subset", "measure"], "rows": rows}})
+            rows = [
+                [", ".join(m["subset"]) or "(empty)", f"{m['value']:.4f}"] for m in measure[:MAX_SUBSET_ROWS]
+            ]
+            views.append(
+                {
+                    "label": f"{label}: fuzzy measure",
+                    "note": f"Shapley value of each attribute (its share of the measure); "
+                    f"below, the {min(len(measure), MAX_SUBSET_ROWS)} subsets with "
+                    f"the largest measure of {len(measure)}.",
+                    "image": plots.bar_chart(
+                        list(shapley),
+                        list(shapley.values()),
+                        title=f"{family} Shapley values",
+                        ylabel="Shapley value",
+                    ),
+                    "table": {"columns": ["subset", "measure"], "rows": rows},
+                }
+            )
         elif "Q" in params:  # bilinear
             q, names = np.asarray(params["Q"]), params["columns"]
-            view: dict[str, Any] = {"label": f"{label}: matrix Q",
-                                    "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; "
-                                            "the diagonal weights each attribute, off-diagonal "
-                                            "entries couple attributes.",
-                                    "image": None, "table": None}
+            view: dict[str, Any] = {
+                "label": f"{label}: matrix Q",
+                "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; "
+                "the diagonal weights each attribute, off-diagonal "
+                "entries couple attributes.",
+                "image": None,
+                "table": None,
+            }
             if len(names) > 2:
                 view["image"] = plots.heatmap(q, names, title=f"{family}: Q")
             else:
-                view["table"] = {"columns": [""] + list(names),
-                                 "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)]}
+                view["table"] = {
+                    "columns": [""] + list(names),
+                    "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)],
+                }
             views.append(view)
         source = describe_lower(sources.get(family))
         if source is not None and len(views) > first_view:
             # a start the solver did not improve on is not a learned parameter: say where it is from
-            views[first_view]["note"] = (f"{source[0].upper()}{source[1:]}; shown is that parameter. "
-                                         + views[first_view]["note"])
+            views[first_view]["note"] = (
+                f"{source[0].upper()}{source[1:]}; shown is that parameter. " + views[first_view]["note"]
+            )
     return views
 
 
@@ -114,12 +143,19 @@ def _interval_views(figures: dict) -> list[dict]:
         last = history[-1]
         end = max(row.get("seconds") or 0.0, last["seconds"])
         lower = "nothing verified" if last["lower"] is None else last["lower"]
-        views.append({"family": row["family"],
-                      "image": plots.interval_chart(history, end=end,
-                                                    title=f"{row['family']}: the interval over the run"),
-                      "caption": (f"{row['family']}: final interval [{lower}, {last['upper']}] of {n} "
-                                  f"records after {end:.1f} s. Lower end: {_steps(history, 'lower')}. "
-                                  f"Upper end: {_steps(history, 'upper')}.")})
+        views.append(
+            {
+                "family": row["family"],
+                "image": plots.interval_chart(
+                    history, end=end, title=f"{row['family']}: the interval over the run"
+                ),
+                "caption": (
+                    f"{row['family']}: final interval [{lower}, {last['upper']}] of {n} "
+                    f"records after {end:.1f} s. Lower end: {_steps(history, 'lower')}. "
+                    f"Upper end: {_steps(history, 'upper')}."
+                ),
+            }
+        )
     return views
 
 
@@ -137,9 +173,12 @@ def _steps(history: list[dict], end: str) -> str:
             runs[-1][3:] = [value, event["seconds"]]
         else:
             runs.append([source, value, event["seconds"], value, event["seconds"]])
-    return "; ".join(f"{first} at {t0:.1f} s by {source}" if first == last else
-                     f"{first} at {t0:.1f} s to {last} at {t1:.1f} s by {source}"
-                     for source, first, t0, last, t1 in runs)
+    return "; ".join(
+        f"{first} at {t0:.1f} s by {source}"
+        if first == last
+        else f"{first} at {t0:.1f} s to {last} at {t1:.1f} s by {source}"
+        for source, first, t0, last, t1 in runs
+    )
 
 
 def render_risk_report(assessment, path: str | Path) -> Path:
@@ -150,20 +189,28 @@ def render_risk_report(assessment, path: str | Path) -> Path:
     records = assessment.records
     reid = [c for c in records if c.startswith("reid_")]
     # the records the methods disagree on, or that none re-identifies: the informative ones
-    flagged = records[~records[reid].all(axis=1)].sort_values("n_families", ascending=False,
-                                                              kind="stable")
+    flagged = records[~records[reid].all(axis=1)].sort_values("n_families", ascending=False, kind="stable")
     csv = base64.b64encode(records.to_csv(index=False).encode()).decode("ascii")
-    plot_uris = {"families": plots.family_chart(
-        [r for r in figures["families"]], figures["baselines"])}
+    plot_uris = {"families": plots.family_chart([r for r in figures["families"]], figures["baselines"])}
     if figures.get("tradeoff"):
         plot_uris["tradeoff"] = plots.tradeoff_chart(figures["tradeoff"])
     worst = {r["family"]: r["rate"] for r in figures["families"]}
-    html = _environment().get_template("risk.html").render(
-        title=f"rlopt risk report: {figures['inputs']['masked']}", f=figures,
-        h=figures["headline"], plots=plot_uris, params_views=_params_views(figures),
-        interval_views=_interval_views(figures),
-        records=_table(flagged, MAX_RECORD_ROWS), records_csv=f"data:text/csv;base64,{csv}",
-        tradeoff=_table(pd.DataFrame(figures["tradeoff"] or [])), worst=worst)
+    html = (
+        _environment()
+        .get_template("risk.html")
+        .render(
+            title=f"rlopt risk report: {figures['inputs']['masked']}",
+            f=figures,
+            h=figures["headline"],
+            plots=plot_uris,
+            params_views=_params_views(figures),
+            interval_views=_interval_views(figures),
+            records=_table(flagged, MAX_RECORD_ROWS),
+            records_csv=f"data:text/csv;base64,{csv}",
+            tradeoff=_table(pd.DataFrame(figures["tradeoff"] or [])),
+            worst=worst,
+        )
+    )
     path = Path(path)
     path.write_text(html, encoding="utf-8")
     return path
@@ -178,8 +225,11 @@ def _markdown_blocks(text: str) -> list[dict]:
 
     def flush():
         if table:
-            cells = [[c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
-                     for line in table if not set(line.strip()) <= set("|-: ")]
+            cells = [
+                [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+                for line in table
+                if not set(line.strip()) <= set("|-: ")
+            ]
             blocks.append({"kind": "table", "header": cells[0], "rows": cells[1:]})
             table.clear()
         if para:
@@ -207,21 +257,41 @@ def render_results_report(results_dir: str | Path, path: str | Path | None = Non
     results_dir = Path(results_dir)
     csv = results_dir / "results.csv"
     if not csv.is_file():
-        raise InputError(f"no results.csv in {str(results_dir)!r}; expected the --out folder "
-                         "of rlopt run or rlopt reproduce")
+        raise InputError(
+            f"no results.csv in {str(results_dir)!r}; expected the --out folder "
+            "of rlopt run or rlopt reproduce"
+        )
     frame = pd.read_csv(csv)
     charts = []
     if {"dataset", "family", "rate"} <= set(frame.columns):
         for dataset, rows in frame.groupby("dataset", sort=False):
             means = rows.groupby("family", sort=False)["rate"].mean() * 100
-            charts.append({"dataset": dataset, "image": plots.bar_chart(
-                list(means.index), list(means.values), title=f"{dataset}: mean rate by family",
-                ylabel="correct re-identifications (%)")})
-    tables = [{"name": p.name, "blocks": _markdown_blocks(p.read_text())}
-              for p in sorted(results_dir.glob("table*.md"))]
-    html = _environment().get_template("results.html").render(
-        title=f"rlopt results: {results_dir.name}", name=str(results_dir), charts=charts,
-        tables=tables, results=_table(frame, 500))
+            charts.append(
+                {
+                    "dataset": dataset,
+                    "image": plots.bar_chart(
+                        list(means.index),
+                        list(means.values),
+                        title=f"{dataset}: mean rate by family",
+                        ylabel="correct re-identifications (%)",
+                    ),
+                }
+            )
+    tables = [
+        {"name": p.name, "blocks": _markdown_blocks(p.read_text())}
+        for p in sorted(results_dir.glob("table*.md"))
+    ]
+    html = (
+        _environment()
+        .get_template("results.html")
+        .render(
+            title=f"rlopt results: {results_dir.name}",
+            name=str(results_dir),
+            charts=charts,
+            tables=tables,
+            results=_table(frame, 500),
+        )
+    )
     path = Path(path) if path is not None else results_dir / "report.html"
     path.write_text(html, encoding="utf-8")
     return path

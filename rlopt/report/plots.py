@@ -32,8 +32,12 @@ def _width(n_bars: int) -> float:
 def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str) -> str:
     figure, ax = plt.subplots(figsize=(_width(len(labels)), 3.2))
     ax.bar(range(len(values)), values, color="#3b6ea5")
-    ax.set_xticks(range(len(labels)), [str(x) for x in labels],
-                  rotation=45 if len(labels) > 6 else 0, ha="right" if len(labels) > 6 else "center")
+    ax.set_xticks(
+        range(len(labels)),
+        [str(x) for x in labels],
+        rotation=45 if len(labels) > 6 else 0,
+        ha="right" if len(labels) > 6 else "center",
+    )
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
@@ -45,15 +49,17 @@ def family_chart(rows: list[dict], baselines: dict) -> str:
     baselines = {k: b for k, b in baselines.items() if b["rate"] is not None}
     labels = [r["family"] for r in rows] + list(baselines)
     low = [100 * (r["rate"] or 0) for r in rows] + [100 * b["rate"] for b in baselines.values()]
-    high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0))
-            for r in rows] + low[len(rows):]
+    high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0)) for r in rows] + low[
+        len(rows) :
+    ]
     colours = ["#3b6ea5" if r["status"] in (Status.OPTIMAL, Status.APPLIED) else "#d08c2b" for r in rows]
     colours += ["#8a8a8a"] * len(baselines)
     figure, ax = plt.subplots(figsize=(_width(len(labels)), 3.4))
     x = np.arange(len(labels))
     ax.bar(x, low, color=colours)
-    ax.errorbar(x, low, yerr=[np.zeros(len(low)), np.subtract(high, low)], fmt="none",
-                ecolor="black", capsize=4)
+    ax.errorbar(
+        x, low, yerr=[np.zeros(len(low)), np.subtract(high, low)], fmt="none", ecolor="black", capsize=4
+    )
     ax.set_xticks(x, labels, rotation=30 if len(labels) > 6 else 0)
     ax.set_ylabel("correct re-identifications (%)")
     ax.set_ylim(max(0, min(low) - 10), 100)
@@ -101,17 +107,32 @@ def tradeoff_chart(rows: list[dict]) -> str:
         own = sorted((r for r in rows if r["family"] == family), key=lambda r: r["sse"])
         x = [r["sse"] for r in own]
         low = [100 * (r["rate"] or 0) for r in own]
-        high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0))
-                for r in own]
+        high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0)) for r in own]
         line = ax.plot(x, low, marker="o", label=f"{family} (worst case; bar: up to the bound)")
-        ax.errorbar(x, low, yerr=[np.zeros(len(low)), np.subtract(high, low)], fmt="none",
-                    ecolor=line[0].get_color(), capsize=3)
+        ax.errorbar(
+            x,
+            low,
+            yerr=[np.zeros(len(low)), np.subtract(high, low)],
+            fmt="none",
+            ecolor=line[0].get_color(),
+            capsize=3,
+        )
         for r in own:
-            ax.annotate(f"{r['parameter']}={r['value']:g}", (r["sse"], 100 * (r["rate"] or 0)),
-                        fontsize=7, textcoords="offset points", xytext=(3, 3))
+            ax.annotate(
+                f"{r['parameter']}={r['value']:g}",
+                (r["sse"], 100 * (r["rate"] or 0)),
+                fontsize=7,
+                textcoords="offset points",
+                xytext=(3, 3),
+            )
     own = sorted(rows, key=lambda r: r["sse"])
-    ax.plot([r["sse"] for r in own], [100 * r["am_rate"] for r in own], ls="--", color="grey",
-            label="am (baseline)")
+    ax.plot(
+        [r["sse"] for r in own],
+        [100 * r["am_rate"] for r in own],
+        ls="--",
+        color="grey",
+        label="am (baseline)",
+    )
     ax.set_xlabel("information loss, SSE / SST")
     ax.set_ylabel("correct re-identifications (%)")
     ax.grid(alpha=0.3)

@@ -6,6 +6,14 @@ from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk, sha
 from rlopt.risk.measures import information_loss, interval_disclosure
 from rlopt.risk.risk_utility import TRADEOFF_METHODS, tradeoff, tradeoff_plan
 
-__all__ = ["DEFAULT_FAMILIES", "RiskAssessment", "assess_risk", "shapley_values",
-           "information_loss", "interval_disclosure", "TRADEOFF_METHODS", "tradeoff",
-           "tradeoff_plan"]
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "RiskAssessment",
+    "assess_risk",
+    "shapley_values",
+    "information_loss",
+    "interval_disclosure",
+    "TRADEOFF_METHODS",
+    "tradeoff",
+    "tradeoff_plan",
+]

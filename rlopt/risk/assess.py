@@ -87,22 +87,24 @@ def shapley_values(measure: list[dict], columns: Sequence[str]) -> dict[str, flo
     """
     n = len(columns)
     index = {c: k for k, c in enumerate(columns)}
-    mu = np.zeros(2 ** n)
+    mu = np.zeros(2**n)
     for item in measure:
         mu[sum(1 << index[c] for c in item["subset"])] = item["value"]
     factorial = [float(np.prod(range(1, m + 1))) for m in range(n + 1)]
     phi = np.zeros(n)
-    for mask in range(2 ** n):
+    for mask in range(2**n):
         size = bin(mask).count("1")
         for i in range(n):
             if not mask >> i & 1:
-                phi[i] += factorial[size] * factorial[n - size - 1] / factorial[n] * (
-                    mu[mask | 1 << i] - mu[mask])
+                phi[i] += (
+                    factorial[size] * factorial[n - size - 1] / factorial[n] * (mu[mask | 1 << i] - mu[mask])
+                )
     return {c: float(phi[k]) for c, k in index.items()}
 
 
-def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, margin: float,
-                    options: SolverOptions) -> dict:
+def _generalisation(
+    data: LinkageData, family: str, *, folds: int, seed: int, margin: float, options: SolverOptions
+) -> dict:
     """k-fold: learn on the other folds' records, link each held-out masked record
     against the whole original file; both files standardised as a whole."""
     zm, zo = standardise(data.masked), standardise(data.original)
@@ -112,17 +114,39 @@ def _generalisation(data: LinkageData, family: str, *, folds: int, seed: int, ma
     for k, test in enumerate(np.array_split(order, folds)):
         train = np.setdiff1d(order, test)
         part = LinkageData(zo[train], zm[train], data.columns)
-        result, distance = learn(part, get_learned_family(family), margin=margin, options=options,
-                                 reductions=Reductions(), standardised=True)
+        result, distance = learn(
+            part,
+            get_learned_family(family),
+            margin=margin,
+            options=options,
+            reductions=Reductions(),
+            standardised=True,
+        )
         # the held-out originals first, so that row r's own original is column r
-        correct = (np.zeros(len(test), dtype=bool) if distance is None
-                   else link_records(zm[test], zo[np.concatenate([test, train])], distance).correct)
+        correct = (
+            np.zeros(len(test), dtype=bool)
+            if distance is None
+            else link_records(zm[test], zo[np.concatenate([test, train])], distance).correct
+        )
         held[test] = correct
-        per_fold.append({"fold": k, "n_train": len(train), "n_test": len(test),
-                         "train_rate": result.rate, "train_status": result.status,
-                         "test_rate": float(correct.mean())})
-    return {"family": family, "folds": folds, "seed": seed,
-            "rate": float(held.mean()), "n_correct": int(held.sum()), "per_fold": per_fold}
+        per_fold.append(
+            {
+                "fold": k,
+                "n_train": len(train),
+                "n_test": len(test),
+                "train_rate": result.rate,
+                "train_status": result.status,
+                "test_rate": float(correct.mean()),
+            }
+        )
+    return {
+        "family": family,
+        "folds": folds,
+        "seed": seed,
+        "rate": float(held.mean()),
+        "n_correct": int(held.sum()),
+        "per_fold": per_fold,
+    }
 
 
 def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], AttackResult]:
@@ -135,27 +159,41 @@ def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], AttackResult]:
     if method == "microaggregation":
         groups = attack.get("groups") or [(list(data.columns), attack.get("k"))]
         if any(k is None for _, k in groups):
-            raise InputError("the microaggregation attack needs the published k (CLI: --k) or "
-                             "attribute groups (CLI: --groups)")
+            raise InputError(
+                "the microaggregation attack needs the published k (CLI: --k) or "
+                "attribute groups (CLI: --groups)"
+            )
         for columns, k in groups:
             unknown = [c for c in columns if c not in data.columns]
             if unknown:
-                raise InputError(f"attack group column(s) {unknown} are not among the "
-                                 f"attributes {list(data.columns)}")
+                raise InputError(
+                    f"attack group column(s) {unknown} are not among the attributes {list(data.columns)}"
+                )
             check_k(k, data.n_records)
         return lambda: microaggregation_attack_validated(data, groups, "am")
     raise InputError(f"attack method={method!r}; expected 'rank-swapping' or 'microaggregation'")
 
 
-def assess_risk(original, masked, *, families: Sequence[str] | None = None,
-                columns: Sequence[str] | None = None, id_column: str | None = None,
-                margin: float = 1e-5, time_limit: float | None = 60.0, threads: int | None = 1,
-                params: Sequence[str | Path] = (), attack: dict | None = None,
-                folds: int = 5, generalisation_families: Sequence[str] = ("wm",),
-                seed: int = 0, interval_p: float = 10.0,
-                tradeoff: pd.DataFrame | Callable | None = None,
-                names: tuple[str, str] = ("original", "masked"),
-                progress: Callable[[str], None] | None = None) -> RiskAssessment:
+def assess_risk(
+    original,
+    masked,
+    *,
+    families: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+    id_column: str | None = None,
+    margin: float = 1e-5,
+    time_limit: float | None = 60.0,
+    threads: int | None = 1,
+    params: Sequence[str | Path] = (),
+    attack: dict | None = None,
+    folds: int = 5,
+    generalisation_families: Sequence[str] = ("wm",),
+    seed: int = 0,
+    interval_p: float = 10.0,
+    tradeoff: pd.DataFrame | Callable | None = None,
+    names: tuple[str, str] = ("original", "masked"),
+    progress: Callable[[str], None] | None = None,
+) -> RiskAssessment:
     """Everything a disclosure-control officer asks before publishing ``masked``.
 
     Parameters
@@ -189,14 +227,17 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         The file names shown in the report.
     """
     explicit = families is not None
-    families = _learned_names(DEFAULT_FAMILIES if families is None else families,
-                              "families (CLI: --families)")
-    generalisation_families = _learned_names(generalisation_families,
-                                             "generalisation_families (CLI: --generalisation)")
+    families = _learned_names(
+        DEFAULT_FAMILIES if families is None else families, "families (CLI: --families)"
+    )
+    generalisation_families = _learned_names(
+        generalisation_families, "generalisation_families (CLI: --generalisation)"
+    )
     interval_p = check_percentage(interval_p)
     if attack is not None and attack.get("method") not in ("rank-swapping", "microaggregation"):
-        raise InputError(f"attack method={attack.get('method')!r}; expected 'rank-swapping' "
-                         "or 'microaggregation'")
+        raise InputError(
+            f"attack method={attack.get('method')!r}; expected 'rank-swapping' or 'microaggregation'"
+        )
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 0 or folds == 1:
         raise InputError(f"folds={folds!r}; expected 0 (no generalisation) or an integer >= 2")
     options = SolverOptions(time_limit=time_limit, threads=threads)  # checked before any work
@@ -210,9 +251,11 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
     n = data.n_records
     if not explicit and "ci" in families and data.n_attributes > DEFAULT_CI_ATTRIBUTES:
         families = _learned_names([f for f in families if f != "ci"] + ["ci_k"], "families")
-        notes.append(f"ci_k (2-additive measures: a lower end for ci) in place of ci in the default "
-                     f"families: ci's full measure on {data.n_attributes} attributes has "
-                     f"{2**data.n_attributes - 2} parameters; name ci in --families to learn it")
+        notes.append(
+            f"ci_k (2-additive measures: a lower end for ci) in place of ci in the default "
+            f"families: ci's full measure on {data.n_attributes} attributes has "
+            f"{2**data.n_attributes - 2} parameters; name ci in --families to learn it"
+        )
     # every family's limits before the first solve: no finished work is lost to a later one
     for name in list(families):
         try:
@@ -256,13 +299,27 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         saved = learner.distance_
         assert saved is not None  # load_params always sets the distance
         say(f"applying saved parameters {path}")
-        linked = link_records(zm, zo, saved) if tuple(learner.columns_) == data.columns \
+        linked = (
+            link_records(zm, zo, saved)
+            if tuple(learner.columns_) == data.columns
             else learner.link(original_frame, masked_frame)
+        )
         label = f"{learner.family} ({Path(path).name})"
-        rows.append({"family": label, "source": "saved parameters", "rate": linked.rate,
-                     "n_correct": linked.n_correct, "bound": None, "bound_rate": None,
-                     "status": Status.APPLIED, "gap": None, "seconds": 0.0, "n_at_risk": None,
-                     "at_risk_exact": None})
+        rows.append(
+            {
+                "family": label,
+                "source": "saved parameters",
+                "rate": linked.rate,
+                "n_correct": linked.n_correct,
+                "bound": None,
+                "bound_rate": None,
+                "status": Status.APPLIED,
+                "gap": None,
+                "seconds": 0.0,
+                "n_at_risk": None,
+                "at_risk_exact": None,
+            }
+        )
         learned_params[label] = learner.params_
         records[f"reid_{label}"] = linked.correct
         if tuple(learner.columns_) == data.columns:
@@ -270,37 +327,59 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
 
     def stopped(exc: KeyboardInterrupt) -> Interrupted:  # Ctrl-C: keep what is finished
         done = sum(row["source"] == "learned" for row in rows)
-        return Interrupted(f"{done} of {len(families)} families done", partial={
-            "baselines": baselines, "families": rows, "interrupted": getattr(exc, "partial", None)})
+        return Interrupted(
+            f"{done} of {len(families)} families done",
+            partial={"baselines": baselines, "families": rows, "interrupted": getattr(exc, "partial", None)},
+        )
 
     for family in families:
         say(f"learning {family} (time limit {time_limit} s)")
-        learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit,
-                                         threads=threads)
+        learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
         try:
             learner.fit(original_frame, masked_frame, known=known)
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
             raise stopped(exc) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
-            rows.append({"family": family, "source": "learned", "rate": None, "n_correct": None,
-                         "bound": None, "bound_rate": None, "status": Status.FAILED, "gap": None,
-                         "seconds": 0.0, "n_at_risk": None, "at_risk_exact": None,
-                         "lower_source": None})
+            rows.append(
+                {
+                    "family": family,
+                    "source": "learned",
+                    "rate": None,
+                    "n_correct": None,
+                    "bound": None,
+                    "bound_rate": None,
+                    "status": Status.FAILED,
+                    "gap": None,
+                    "seconds": 0.0,
+                    "n_at_risk": None,
+                    "at_risk_exact": None,
+                    "lower_source": None,
+                }
+            )
             notes.append(f"{family} failed: {exc}")
             continue
         result = learner.result_
-        rows.append({"family": family, "source": "learned", "rate": result.rate,
-                     "n_correct": result.n_correct_verified, "bound": result.bound,
-                     "bound_rate": None if result.bound is None else result.bound / n,
-                     "status": result.status, "gap": result.gap,
-                     "seconds": result.seconds["total"], "n_at_risk": result.n_at_risk,
-                     "at_risk_exact": result.at_risk_exact, "lower_source": result.lower_source,
-                     "history": result.history})
+        rows.append(
+            {
+                "family": family,
+                "source": "learned",
+                "rate": result.rate,
+                "n_correct": result.n_correct_verified,
+                "bound": result.bound,
+                "bound_rate": None if result.bound is None else result.bound / n,
+                "status": result.status,
+                "gap": result.gap,
+                "seconds": result.seconds["total"],
+                "n_at_risk": result.n_at_risk,
+                "at_risk_exact": result.at_risk_exact,
+                "lower_source": result.lower_source,
+                "history": result.history,
+            }
+        )
         learned_params[family] = result.params
         if learner.distance_ is not None:
             known.append((f"{family}'s best parameter", learner.distance_))
-        records[f"reid_{family}"] = (result.correct if result.correct is not None
-                                     else np.zeros(n, dtype=bool))
+        records[f"reid_{family}"] = result.correct if result.correct is not None else np.zeros(n, dtype=bool)
         if result.at_risk is not None:
             records[f"at_risk_{family}"] = result.at_risk
     at_risk_columns = [c for c in map(str, records.columns) if c.startswith("at_risk_")]
@@ -321,16 +400,20 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         for family in generalisation_families:
             say(f"generalisation: {folds}-fold {family}")
             try:
-                generalisation.append(_generalisation(data, family, folds=folds, seed=seed,
-                                                      margin=margin, options=options))
+                generalisation.append(
+                    _generalisation(data, family, folds=folds, seed=seed, margin=margin, options=options)
+                )
             except KeyboardInterrupt:
                 raise stopped(KeyboardInterrupt()) from None
 
     reid_columns = [c for c in map(str, records.columns) if c.startswith("reid_")]
     learned_reid = [f"reid_{r['family']}" for r in rows if f"reid_{r['family']}" in records]
     records["n_families"] = records[learned_reid].sum(axis=1) if learned_reid else 0
-    records = records[["record", "n_families"] + reid_columns
-                      + [c for c in records if c not in reid_columns + ["record", "n_families"]]]
+    records = records[
+        ["record", "n_families"]
+        + reid_columns
+        + [c for c in records if c not in reid_columns + ["record", "n_families"]]
+    ]
     headline = _headline(baselines, rows, attack_figures, n)
     tradeoff_table: pd.DataFrame | None
     if callable(tradeoff):
@@ -340,33 +423,53 @@ def assess_risk(original, masked, *, families: Sequence[str] | None = None,
         tradeoff_table = tradeoff
     figures = {
         "inputs": {
-            "original": names[0], "masked": names[1], "columns": list(data.columns),
-            "n_records": n, "n_attributes": data.n_attributes, "margin": margin,
-            "time_limit": time_limit, "threads": threads, "families": list(families),
-            "params_files": [str(p) for p in params], "attack": attack, "folds": folds,
-            "seed": seed, "interval_p": interval_p, "notes": notes,
-            "versions": {"rlopt": version("rlopt"), "highspy": version("highspy"),
-                         "pyomo": version("pyomo"), "python": platform.python_version()},
+            "original": names[0],
+            "masked": names[1],
+            "columns": list(data.columns),
+            "n_records": n,
+            "n_attributes": data.n_attributes,
+            "margin": margin,
+            "time_limit": time_limit,
+            "threads": threads,
+            "families": list(families),
+            "params_files": [str(p) for p in params],
+            "attack": attack,
+            "folds": folds,
+            "seed": seed,
+            "interval_p": interval_p,
+            "notes": notes,
+            "versions": {
+                "rlopt": version("rlopt"),
+                "highspy": version("highspy"),
+                "pyomo": version("pyomo"),
+                "python": platform.python_version(),
+            },
             "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         },
         "headline": headline,
         "baselines": baselines,
         "families": rows,
         "params": learned_params,
-        "shapley": {f: shapley_values(p["measure"], p["columns"]) for f, p in learned_params.items()
-                    if p and "measure" in p},
+        "shapley": {
+            f: shapley_values(p["measure"], p["columns"])
+            for f, p in learned_params.items()
+            if p and "measure" in p
+        },
         "attack": attack_figures,
         "generalisation": generalisation,
         "interval_disclosure": interval_disclosure_validated(data, interval_p).to_dict(orient="records"),
         "information_loss": information_loss_validated(data),
         "records_summary": {
-            **{c: int(records[c].sum()) for c in reid_columns + at_risk_columns
-               + (["at_risk_any"] if at_risk_columns else [])},
+            **{
+                c: int(records[c].sum())
+                for c in reid_columns + at_risk_columns + (["at_risk_any"] if at_risk_columns else [])
+            },
             "by_every_method": int(records[reid_columns].all(axis=1).sum()),
             "by_no_method": int((~records[reid_columns].any(axis=1)).sum()),
-            "at_risk_but_by_no_optimum": int((records["at_risk_any"]
-                                              & (records["n_families"] == 0)).sum())
-            if at_risk_columns else None},
+            "at_risk_but_by_no_optimum": int((records["at_risk_any"] & (records["n_families"] == 0)).sum())
+            if at_risk_columns
+            else None,
+        },
         "tradeoff": None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
     }
     return RiskAssessment(figures, records)
@@ -385,8 +488,9 @@ def _learned_names(names: Sequence[str], option: str) -> list[str]:
         names = [names]
     unknown = [f for f in names if f not in LEARNED]
     if unknown:
-        raise InputError(f"{option}: family name(s) {unknown}; expected learned families "
-                         f"from {list(LEARNED)}")
+        raise InputError(
+            f"{option}: family name(s) {unknown}; expected learned families from {list(LEARNED)}"
+        )
     return sorted(set(names), key=CONTAINMENT_ORDER.index)
 
 
@@ -408,7 +512,13 @@ def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) ->
         return {"rate": None, "status": Status.NONE, "source": None}
     low, source = max(figures, key=lambda item: item[0]) if figures else (0, None)
     # without a learned family nothing bounds the worst case from above
-    high = max([low] + [r["bound"] if r["bound"] is not None else n for r in learned]) \
-        if learned else n
-    return {"rate": low / n, "n_correct": low, "upper_rate": high / n, "upper_n_correct": high,
-            "status": Status.PROVEN if low == high else Status.INTERVAL, "source": source, "n_records": n}
+    high = max([low] + [r["bound"] if r["bound"] is not None else n for r in learned]) if learned else n
+    return {
+        "rate": low / n,
+        "n_correct": low,
+        "upper_rate": high / n,
+        "upper_n_correct": high,
+        "status": Status.PROVEN if low == high else Status.INTERVAL,
+        "source": source,
+        "n_records": n,
+    }

@@ -11,8 +11,13 @@ import pandas as pd
 from rlopt.data import LinkageData, Standardisation, column_sd, validate_pair
 from rlopt.exceptions import InputError, NonFiniteError
 
-__all__ = ["interval_disclosure", "information_loss", "check_percentage",
-           "interval_disclosure_validated", "information_loss_validated"]
+__all__ = [
+    "interval_disclosure",
+    "information_loss",
+    "check_percentage",
+    "interval_disclosure_validated",
+    "information_loss_validated",
+]
 
 
 def check_percentage(p) -> float:
@@ -22,8 +27,9 @@ def check_percentage(p) -> float:
     return float(p)
 
 
-def interval_disclosure(original, masked, *, p: float = 10.0,
-                        columns: Sequence[str] | None = None) -> pd.DataFrame:
+def interval_disclosure(
+    original, masked, *, p: float = 10.0, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Share of values an intruder locates within a small interval, per attribute.
 
     Parameters
@@ -59,8 +65,9 @@ def interval_disclosure_validated(data: LinkageData, p: float) -> pd.DataFrame:
         rank_hit = (lo_o <= hi_m + half) & (hi_o >= lo_m - half)
         sd = column_sd(data.original[:, [j]])[0]
         sd_hit = np.abs(data.original[:, j] - data.masked[:, j]) <= p * sd / 100
-        rows.append({"attribute": column, "rank_based": float(rank_hit.mean()),
-                     "sd_based": float(sd_hit.mean())})
+        rows.append(
+            {"attribute": column, "rank_based": float(rank_hit.mean()), "sd_based": float(sd_hit.mean())}
+        )
     return pd.DataFrame(rows)
 
 
@@ -91,8 +98,10 @@ def information_loss_validated(data: LinkageData) -> dict:
         za, zb = (a / unit.scale - unit.mean) / unit.sd, (b_unit - unit.mean) / unit.sd
         mean_b, sd_b = b_unit.mean(axis=0), b_unit.std(axis=0, ddof=1)
     if not (np.isfinite(zb).all() and np.isfinite(sd_b).all()):
-        raise NonFiniteError("masked: its values are too large against the original's "
-                             "standard deviation to compare (non-finite z-scores)")
+        raise NonFiniteError(
+            "masked: its values are too large against the original's "
+            "standard deviation to compare (non-finite z-scores)"
+        )
     n_attr = a.shape[1]
     if n_attr > 1:
         off = ~np.eye(n_attr, dtype=bool)
@@ -103,7 +112,7 @@ def information_loss_validated(data: LinkageData) -> dict:
         corr_change = 0.0
     return {
         "mean_change": float(np.mean(np.abs(mean_b - unit.mean) / unit.sd)),
-        "variance_change": float(np.mean(np.abs(sd_b ** 2 - unit.sd ** 2) / unit.sd ** 2)),
+        "variance_change": float(np.mean(np.abs(sd_b**2 - unit.sd**2) / unit.sd**2)),
         "correlation_change": corr_change,
-        "sse": float(((za - zb) ** 2).sum() / (za ** 2).sum()),
+        "sse": float(((za - zb) ** 2).sum() / (za**2).sum()),
     }

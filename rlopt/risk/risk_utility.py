@@ -25,10 +25,19 @@ TRADEOFF_METHODS = {
 }
 
 
-def tradeoff(original, *, method: str, values: Sequence[float], families: Sequence[str] = ("wm",),
-             columns: Sequence[str] | None = None, margin: float = 1e-5,
-             time_limit: float | None = 60.0, threads: int | None = 1, seed: int = 0,
-             progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+def tradeoff(
+    original,
+    *,
+    method: str,
+    values: Sequence[float],
+    families: Sequence[str] = ("wm",),
+    columns: Sequence[str] | None = None,
+    margin: float = 1e-5,
+    time_limit: float | None = 60.0,
+    threads: int | None = 1,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
     """Mask ``original`` with ``method`` at every parameter value; for each masked file,
     the information loss, the AM baseline and the worst case of each family.
 
@@ -51,16 +60,31 @@ def tradeoff(original, *, method: str, values: Sequence[float], families: Sequen
         A row whose status is not ``optimal`` gives the interval
         ``[rate, bound_rate]`` of the worst case.
     """
-    return tradeoff_plan(original, method=method, values=values, families=families,
-                         columns=columns, margin=margin, time_limit=time_limit,
-                         threads=threads, seed=seed)(progress)
+    return tradeoff_plan(
+        original,
+        method=method,
+        values=values,
+        families=families,
+        columns=columns,
+        margin=margin,
+        time_limit=time_limit,
+        threads=threads,
+        seed=seed,
+    )(progress)
 
 
-def tradeoff_plan(original, *, method: str, values: Sequence[float],
-                  families: Sequence[str] = ("wm",), columns: Sequence[str] | None = None,
-                  margin: float = 1e-5, time_limit: float | None = 60.0,
-                  threads: int | None = 1, seed: int = 0
-                  ) -> Callable[[Callable[[str], None] | None], pd.DataFrame]:
+def tradeoff_plan(
+    original,
+    *,
+    method: str,
+    values: Sequence[float],
+    families: Sequence[str] = ("wm",),
+    columns: Sequence[str] | None = None,
+    margin: float = 1e-5,
+    time_limit: float | None = 60.0,
+    threads: int | None = 1,
+    seed: int = 0,
+) -> Callable[[Callable[[str], None] | None], pd.DataFrame]:
     """Check every option of :func:`tradeoff` and mask the file at every value now
     (seconds); the returned call, given an optional progress callback, solves the
     MILPs. A bad value or family is thus an error before any solving."""
@@ -91,9 +115,19 @@ def tradeoff_plan(original, *, method: str, values: Sequence[float],
             am = dbrl_validated(data, "am").rate
             for family in families:
                 result, _ = learn(data, get_learned_family(family), margin=margin, options=options)
-                rows.append({"parameter": parameter, "value": value, "family": family,
-                             "rate": result.rate, "status": result.status,
-                             "bound_rate": None if result.bound is None else result.bound / result.n_records,
-                             "am_rate": am, **loss, "seconds": result.seconds["total"]})
+                rows.append(
+                    {
+                        "parameter": parameter,
+                        "value": value,
+                        "family": family,
+                        "rate": result.rate,
+                        "status": result.status,
+                        "bound_rate": None if result.bound is None else result.bound / result.n_records,
+                        "am_rate": am,
+                        **loss,
+                        "seconds": result.seconds["total"],
+                    }
+                )
         return pd.DataFrame(rows)
+
     return run
