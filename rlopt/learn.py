@@ -27,10 +27,11 @@ from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedErro
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult, link_records
-from rlopt.milp import Cut, SolverOptions, build_model, export_model, solve_model
+from rlopt.milp import Cut, ModelInfo, SolverOptions, build_model, export_model, solve_model
 from rlopt.milp.acceleration import (
     LazyLinkageRows,
     Reductions,
+    Screening,
     best_start,
     duplicate_groups,
     find_conflicts,
@@ -49,6 +50,7 @@ from rlopt.milp.portfolio import (
     search_incumbents,
 )
 from rlopt.milp.regions import Companion, can_fork, supports
+from rlopt.milp.solve import SolveResult
 from rlopt.status import Status
 
 __all__ = [
@@ -176,7 +178,8 @@ def learn(
     the file, e.g. by a transparency attack). Only the rows of candidate pairs
     enter the model, a record whose own original is not a candidate is fixed as
     not re-identified, and the recount is restricted likewise. The reductions
-    that look at all pairs (screening, conflicts, lazy rows, the start) are off.
+    that look at all pairs (screening, conflicts, lazy rows, the start, the
+    parameter-space branch and bound) are off.
 
     ``known``: ``(label, distance)`` pairs the caller already has (a baseline, the
     optimum of a smaller family, saved parameters). Each one the family contains
@@ -195,73 +198,85 @@ def learn(
         if standardised
         else (standardise(data.masked), standardise(data.original))
     )
-    companion = None
-    if (
-        reductions.parameter_bb and candidates is None and supports(family, data.n_attributes) and can_fork()
-    ):  # (in a daemon process, e.g. a Dask worker, the MILP runs alone)
-        # its ceiling must hold for every recount below: the largest tolerance they use
-        tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
-        companion = Companion(
-            za,
-            zb,
-            family,
-            margin=margin,
-            tol=tol,
-            deadline=(None if options.time_limit is None else t0 + options.time_limit),
-        )
+    n = za.shape[0]
+    if candidates is not None:
+        candidates, reductions = _restricted(candidates, reductions, n)
+    companion = _companion(za, zb, family, margin, options, t0) if reductions.parameter_bb else None
+    certificate = Certificate(n, t0=t0, progress=progress)
+    run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
     try:
-        return _learn(
-            data,
-            family,
-            za,
-            zb,
-            t0,
-            companion,
-            margin=margin,
-            options=options,
-            big_c=big_c,
-            reductions=reductions,
-            on_mismatch=on_mismatch,
-            export=export,
-            candidates=candidates,
-            known=known,
-            progress=progress,
-        )
+        return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
     finally:
         if companion is not None:
             companion.close()
 
 
-def _learn(
-    data: LinkageData,
-    family: LearnedFamily,
-    za: np.ndarray,
-    zb: np.ndarray,
-    t0: float,
-    companion: Companion | None,
-    *,
-    margin: float,
-    options: SolverOptions,
-    big_c: str | float,
-    reductions: Reductions,
-    on_mismatch: str,
-    export: str | Path | None,
-    candidates: np.ndarray | None,
-    known: Sequence[tuple[str, Distance]],
-    progress: Callable[[dict], None] | None,
-) -> tuple[LearnResult, Distance | None]:
-    given_big_c = big_c
-    n, n_attributes = za.shape
-    certificate = Certificate(n, t0=t0, progress=progress)
-    companion_found: list[Incumbent] = []  # the companion's parameters, recounted
+def _restricted(candidates, reductions: Reductions, n: int) -> tuple[np.ndarray, Reductions]:
+    """The candidate matrix checked, and the reductions that look at all pairs switched off."""
+    candidates = np.asarray(candidates)
+    if candidates.shape != (n, n) or candidates.dtype != bool:
+        raise InputError(
+            f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
+            f"expected a boolean ({n}, {n}) matrix"
+        )
+    off = dict(fix_unreachable=False, conflicts=False, lazy=False, warm_start=False, parameter_bb=False)
+    return candidates, dataclasses.replace(reductions, **off)
 
-    def found(count: int, source: str) -> None:  # a verified count; the companion prunes with it
-        certificate.found(count, source)
-        if companion is not None:
-            companion.offer(count)
 
-    def listen() -> bool:
-        """The companion's reports; true when its ceiling meets the verified lower end."""
+def _companion(
+    za: np.ndarray, zb: np.ndarray, family: LearnedFamily, margin: float, options: SolverOptions, t0: float
+) -> Companion | None:
+    """The parameter-space branch and bound, started beside the run where it applies
+    (not in a daemon process, e.g. a Dask worker: there the MILP runs alone)."""
+    if not (supports(family, za.shape[1]) and can_fork()):
+        return None
+    # its ceiling must hold for every recount of the run: the largest tolerance they use
+    tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
+    deadline = None if options.time_limit is None else t0 + options.time_limit
+    return Companion(za, zb, family, margin=margin, tol=tol, deadline=deadline)
+
+
+@dataclass
+class _Run:
+    """What the steps of one learning run share: the files (z-scores), the family, the
+    options, and the interval so far (the certificate, fed by every step and by the
+    branch and bound beside the solve)."""
+
+    data: LinkageData
+    family: LearnedFamily
+    za: np.ndarray
+    zb: np.ndarray
+    t0: float
+    margin: float
+    options: SolverOptions
+    reductions: Reductions
+    candidates: np.ndarray | None
+    companion: Companion | None
+    certificate: Certificate
+    companion_found: list[Incumbent] = field(default_factory=list)  # its parameters, recounted
+
+    @property
+    def n(self) -> int:
+        return self.za.shape[0]
+
+    def deadline(self, share: float = 1.0, since: float | None = None) -> float | None:
+        """``since`` (the run's start by default) plus ``share`` of the time limit."""
+        limit = self.options.time_limit
+        return None if limit is None else (self.t0 if since is None else since) + share * limit
+
+    def recount(self, theta: np.ndarray, tol: float) -> tuple[LinkageResult, np.ndarray]:
+        distance = self.family.distance(theta, self.data.columns)
+        return recount(self.za, self.zb, distance, margin=self.margin, tol=tol, candidates=self.candidates)
+
+    def found(self, count: int, source: str) -> None:
+        """A verified count: recorded, and offered to the branch and bound (it prunes with it)."""
+        self.certificate.found(count, source)
+        if self.companion is not None:
+            self.companion.offer(count)
+
+    def listen(self) -> bool:
+        """The branch and bound's reports; true when its ceiling meets the verified lower end."""
+        companion, certificate = self.companion, self.certificate
         if companion is None:
             return False
         reports = companion.poll()
@@ -271,15 +286,15 @@ def _learn(
                 item = recount_parameter(
                     REGION_SEARCH,
                     theta,
-                    za,
-                    zb,
-                    family,
-                    data.columns,
-                    margin=margin,
-                    tol=10 * options.feasibility_tol,
+                    self.za,
+                    self.zb,
+                    self.family,
+                    self.data.columns,
+                    margin=self.margin,
+                    tol=10 * self.options.feasibility_tol,
                 )
-                companion_found.append(item)
-                found(item.count, REGION_SEARCH)
+                self.companion_found.append(item)
+                self.found(item.count, REGION_SEARCH)
             if companion.upper is not None:
                 certificate.bounded(companion.upper, REGION_SEARCH)
         return (
@@ -288,285 +303,316 @@ def _learn(
             and certificate.lower >= companion.upper
         )
 
-    if big_c == "uniform":
-        big_c = largest_big_c(za, zb, family, margin=margin)
-    neutral = family.neutral(n_attributes)
-    screening = conflicts = None
-    fixed = np.zeros(n, dtype=bool)
-    if candidates is not None:
-        candidates = np.asarray(candidates)
-        if candidates.shape != (n, n) or candidates.dtype != bool:
-            raise InputError(
-                f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
-                f"expected a boolean ({n}, {n}) matrix"
-            )
-        reductions = dataclasses.replace(
-            reductions, fix_unreachable=False, conflicts=False, lazy=False, warm_start=False
+
+@dataclass
+class _Reduced:
+    """The exact reductions' outcome: records fixed as not re-identified, the screening
+    (records at risk), pairs of records no parameter re-identifies together."""
+
+    fixed: np.ndarray
+    screening: Screening | None = None
+    conflicts: np.ndarray | None = None
+    deadline: float | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class _Built:
+    """The model and what its solve needs: lazy linkage rows and the round's separation."""
+
+    model: object
+    info: ModelInfo
+    lazy_rows: LazyLinkageRows | None
+    separate: Callable | None
+    tol: float  # the recount tolerance of a model with this big-C
+    seconds: float
+
+
+def _learn(
+    run: _Run,
+    *,
+    big_c: str | float,
+    on_mismatch: str,
+    export: str | Path | None,
+    known: Sequence[tuple[str, Distance]],
+) -> tuple[LearnResult, Distance | None]:
+    t_search = time.perf_counter()
+    starts = _starts(run, known)
+    search_seconds = time.perf_counter() - t_search
+    closed = run.listen()  # the branch and bound proved the optimum already: the MILP only confirms
+    reduced = _reduce(run, starts, skip_conflicts=closed)
+    run.listen()
+    size = largest_big_c(run.za, run.zb, run.family, margin=run.margin) if big_c == "uniform" else big_c
+    built = _build(run, reduced, size, export)
+    starts = _with_screening_start(run, starts, reduced, built.tol)
+    solved = _solve(run, built, _start_function(run, starts, reduced, built.lazy_rows), built.tol)
+    run.listen()
+    if built.lazy_rows is not None:
+        built.info.n_linkage_rows += built.lazy_rows.rows_added
+    if solved.status in (Status.INFEASIBLE, Status.ERROR):
+        # sum K = N (no record re-identified) is always feasible when the family's
+        # admissible set is not empty: nothing this solve returned is a figure
+        hint = (
+            f" (big_c={size:g} is below what some pairs need)"
+            if not isinstance(big_c, str) and solved.status == Status.INFEASIBLE
+            else ""
         )
-        fixed = ~candidates.diagonal()
-    # every admissible parameter the run knows or finds, best first: each is a verified lower end
-    # (counted before the model exists, at the tolerance of a model without big-C: stricter)
-    named = [("neutral start (AM)", neutral)]
+        raise SolverError(
+            f"{run.family.name}: HiGHS ended with status {solved.status!r}{hint}; no "
+            "count is reported from a failed solve"
+        )
+    starts = sorted(starts + run.companion_found, key=lambda item: -item.count)
+    result, distance = _conclude(run, solved, starts, reduced, built, on_mismatch)
+    result.seconds = {
+        "reduce": reduced.seconds,
+        "build": built.seconds,
+        "search": search_seconds,
+        "solve": solved.seconds,
+        "total": time.perf_counter() - run.t0,
+    }
+    if solved.interrupted:  # Ctrl-C during the solve: the interval so far, then stop
+        raise Interrupted(f"{run.family.name}: interrupted", partial=result)
+    return result, distance
+
+
+def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]:
+    """Every admissible parameter the run knows or the portfolio finds, best first: each
+    a verified lower end (counted before the model exists, at the tolerance of a model
+    without big-C: stricter)."""
+    n_attributes = run.za.shape[1]
+    named = [("neutral start (AM)", run.family.neutral(n_attributes))]
     for label, known_distance in known:
-        theta = embed(known_distance, family, n_attributes)
+        theta = embed(known_distance, run.family, n_attributes)
         if theta is not None:
             named.append((label, theta))
-    t_search = time.perf_counter()
-    search_deadline = None if options.time_limit is None else t0 + SEARCH_SHARE * options.time_limit
-    starts = search_incumbents(
-        za,
-        zb,
-        family,
-        data.columns,
+    return search_incumbents(
+        run.za,
+        run.zb,
+        run.family,
+        run.data.columns,
         named,
-        margin=margin,
-        tol=10 * options.feasibility_tol,
-        feasibility_tol=options.feasibility_tol,
-        searches=reductions.searches(),
-        deadline=search_deadline,
-        candidates=candidates,
+        margin=run.margin,
+        tol=10 * run.options.feasibility_tol,
+        feasibility_tol=run.options.feasibility_tol,
+        searches=run.reductions.searches(),
+        deadline=run.deadline(SEARCH_SHARE),
+        candidates=run.candidates,
         quadratic=True,
-        nca=reductions.nca_start,
-        found=found,
+        nca=run.reductions.nca_start,
+        found=run.found,
     )
-    search_seconds = time.perf_counter() - t_search
-    closed = listen()  # the companion proved the optimum already: the MILP only confirms
+
+
+def _reduce(run: _Run, starts: list[Incumbent], *, skip_conflicts: bool) -> _Reduced:
+    """Screening (records no parameter re-identifies are fixed) and conflicts, within
+    REDUCE_SHARE of the time limit (stopping them early is exact)."""
     t_reduce = time.perf_counter()
-    # with a time limit the reductions get at most REDUCE_SHARE of it (stopping them early is exact)
-    deadline = None if options.time_limit is None else t_reduce + REDUCE_SHARE * options.time_limit
+    reduced = _Reduced(
+        fixed=np.zeros(run.n, dtype=bool) if run.candidates is None else ~run.candidates.diagonal(),
+        deadline=run.deadline(REDUCE_SHARE, since=t_reduce),
+    )
+    reductions, options = run.reductions, run.options
     if reductions.fix_unreachable or reductions.conflicts:
         # records the best start re-identifies need no LP (any admissible parameter would do)
-        screening = screen_records(
-            za,
-            zb,
-            family,
-            margin=margin,
-            known=starts[0].theta if starts else neutral,
+        known = starts[0].theta if starts else run.family.neutral(run.za.shape[1])
+        reduced.screening = screen_records(
+            run.za,
+            run.zb,
+            run.family,
+            margin=run.margin,
+            known=known,
             feasibility_tol=options.feasibility_tol,
-            deadline=deadline,
+            deadline=reduced.deadline,
         )
         if reductions.fix_unreachable:
-            fixed = screening.unreachable
-        if reductions.conflicts and not closed:
-            conflicts = find_conflicts(
-                za,
-                zb,
-                family,
-                screening,
-                margin=margin,
+            reduced.fixed = reduced.screening.unreachable
+        if reductions.conflicts and not skip_conflicts:
+            reduced.conflicts = find_conflicts(
+                run.za,
+                run.zb,
+                run.family,
+                reduced.screening,
+                margin=run.margin,
                 feasibility_tol=options.feasibility_tol,
                 max_lps=reductions.max_conflict_lps,
-                deadline=deadline,
+                deadline=reduced.deadline,
             )
-    reduce_seconds = time.perf_counter() - t_reduce
-    listen()
+    reduced.seconds = time.perf_counter() - t_reduce
+    return reduced
+
+
+def _build(run: _Run, reduced: _Reduced, big_c: str | float, export: str | Path | None) -> _Built:
+    t_build = time.perf_counter()
+    reductions, family, za, zb = run.reductions, run.family, run.za, run.zb
     cliques = (
-        duplicate_groups(za) if reductions.duplicate_cliques and margin > 0 and candidates is None else None
+        duplicate_groups(za)
+        if reductions.duplicate_cliques and run.margin > 0 and run.candidates is None
+        else None
     )
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
-    if candidates is not None:
-        pairs = candidates & ~np.eye(n, dtype=bool)
+    if run.candidates is not None:
+        pairs = run.candidates & ~np.eye(run.n, dtype=bool)
     model, info = build_model(
         za,
         zb,
         family,
-        margin=margin,
-        columns=data.columns,
+        margin=run.margin,
+        columns=run.data.columns,
         big_c=big_c,
         drop_redundant=reductions.drop_redundant,
         drop_dominated=reductions.drop_dominated,
         pairs=pairs,
-        fixed=fixed,
-        conflicts=conflicts,
+        fixed=reduced.fixed,
+        conflicts=reduced.conflicts,
         cliques=cliques,
     )
-    build_seconds = time.perf_counter() - t_reduce - reduce_seconds
     if export is not None:
         export_model(model, export)
-    own_cuts = family.has_cuts
-    lazy_rows = (
-        LazyLinkageRows(
+    lazy_rows = None
+    if reductions.lazy and pairs is not None:
+        lazy_rows = LazyLinkageRows(
             za,
             zb,
             family,
-            data.columns,
-            margin,
+            run.data.columns,
+            run.margin,
             big_c,
             pairs,
             per_round=reductions.lazy_per_round,
-            tol=options.feasibility_tol,
-            max_family_rounds=options.max_cut_rounds,
+            tol=run.options.feasibility_tol,
+            max_family_rounds=run.options.max_cut_rounds,
         )
-        if reductions.lazy and pairs is not None
-        else None
-    )
-    separate = start = first = None
-    if own_cuts or lazy_rows is not None:
+    separate = None
+    if family.has_cuts or lazy_rows is not None:
 
         def separate(theta, k):  # the family's cuts and the violated linkage rows, in one round
-            cuts = [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if own_cuts else []
+            cuts = (
+                [Cut(coefs, rhs) for coefs, rhs in family.separate(theta, za, zb)] if family.has_cuts else []
+            )
             return cuts + (lazy_rows(theta, k) if lazy_rows is not None else [])
 
-    tol = 10 * options.feasibility_tol * (1 + info.big_c_max)
-    if reductions.warm_start and not own_cuts and screening is not None:
-        witness = best_start(za, zb, family, screening, margin=margin, deadline=deadline)
-        if not any(np.array_equal(witness, item.theta) for item in starts):  # a new parameter
-            starts += search_incumbents(
-                za,
-                zb,
-                family,
-                data.columns,
-                [("screening LP start", witness)],
-                margin=margin,
-                tol=tol,
-                feasibility_tol=options.feasibility_tol,
-                searches=(),
-                candidates=candidates,
-                found=found,
-            )
-            starts.sort(key=lambda item: -item.count)  # stable: an earlier start keeps a tie
-    fit_deadline = None if options.time_limit is None else t0 + options.time_limit
-    if reductions.warm_start:
-        first = starts[0].theta if starts else neutral
+    tol = 10 * run.options.feasibility_tol * (1 + info.big_c_max)
+    return _Built(model, info, lazy_rows, separate, tol, time.perf_counter() - t_build)
 
-        def start(previous, previous_k):
-            theta = (
-                first if previous is None or (own_cuts and family.separate(previous, za, zb)) else previous
-            )
-            if previous is not None and lazy_rows is not None and reductions.carry_rounds:
-                # the records the last round counted, re-identified against every original
-                completed = lazy_rows.complete(previous_k, deadline=fit_deadline)
-                theta = theta if completed is None else completed
-            return start_from(za, zb, family, theta, margin=margin, fixed=fixed)
 
-    limit = options.time_limit
-    if limit is not None:  # the limit covers the whole fit, reductions included
-        options = dataclasses.replace(options, time_limit=max(1.0, limit - (time.perf_counter() - t0)))
+def _with_screening_start(
+    run: _Run, starts: list[Incumbent], reduced: _Reduced, tol: float
+) -> list[Incumbent]:
+    """The screening LPs' best parameter joins the starts when it is a new one."""
+    if not run.reductions.warm_start or run.family.has_cuts or reduced.screening is None:
+        return starts
+    witness = best_start(
+        run.za, run.zb, run.family, reduced.screening, margin=run.margin, deadline=reduced.deadline
+    )
+    if any(np.array_equal(witness, item.theta) for item in starts):
+        return starts
+    starts = starts + search_incumbents(
+        run.za,
+        run.zb,
+        run.family,
+        run.data.columns,
+        [("screening LP start", witness)],
+        margin=run.margin,
+        tol=tol,
+        feasibility_tol=run.options.feasibility_tol,
+        searches=(),
+        candidates=run.candidates,
+        found=run.found,
+    )
+    return sorted(starts, key=lambda item: -item.count)  # stable: an earlier start keeps a tie
+
+
+def _start_function(
+    run: _Run, starts: list[Incumbent], reduced: _Reduced, lazy_rows: LazyLinkageRows | None
+) -> Callable | None:
+    """The MIP start of each round: the best start first, then the last round's parameter
+    (completed against every original when lazy rows are carried)."""
+    if not run.reductions.warm_start:
+        return None
+    family, za, zb = run.family, run.za, run.zb
+    first = starts[0].theta if starts else family.neutral(za.shape[1])
+    carry = lazy_rows if run.reductions.carry_rounds else None
+    fit_deadline = run.deadline()
+
+    def start(previous, previous_k):
+        not_admissible = previous is not None and family.has_cuts and family.separate(previous, za, zb)
+        theta = first if previous is None or not_admissible else previous
+        if previous is not None and carry is not None:
+            # the records the last round counted, re-identified against every original
+            completed = carry.complete(previous_k, deadline=fit_deadline)
+            theta = theta if completed is None else completed
+        return start_from(za, zb, family, theta, margin=run.margin, fixed=reduced.fixed)
+
+    return start
+
+
+def _solve(run: _Run, built: _Built, start: Callable | None, tol: float) -> SolveResult:
+    """The MILP, within what is left of the time limit (the limit covers the whole fit),
+    its improving solutions recounted into the certificate; stopped when the branch and
+    bound's ceiling meets a verified count."""
+    options, limit = run.options, run.options.time_limit
+    if limit is not None:
+        left = limit - (time.perf_counter() - run.t0)
+        options = dataclasses.replace(options, time_limit=max(1.0, left))
 
     def on_improve(incumbent, bound, theta):  # a round's figures: the bound is proven, theta recounted
         if bound is not None and math.isfinite(bound):
-            certificate.bounded(n - int(math.ceil(bound - 1e-6)), "MILP bound")
+            run.certificate.bounded(run.n - int(math.ceil(bound - 1e-6)), "MILP bound")
         if (
             theta is not None
             and incumbent is not None
-            and family.is_admissible(theta, za, zb, tol=options.feasibility_tol)
+            and run.family.is_admissible(theta, run.za, run.zb, tol=options.feasibility_tol)
         ):
-            _, correct = recount(
-                za, zb, family.distance(theta, data.columns), margin=margin, tol=tol, candidates=candidates
-            )
-            found(int(correct.sum()), "solver")
+            run.found(int(run.recount(theta, tol)[1].sum()), "solver")
 
     solved = solve_model(
-        model,
+        built.model,
         options,
-        separate=separate,
+        separate=built.separate,
         start=start,
-        carry_bound=reductions.carry_rounds,
+        carry_bound=run.reductions.carry_rounds,
         on_improve=on_improve,
-        stop_when=listen if companion is not None else None,
+        stop_when=run.listen if run.companion is not None else None,
     )
-    listen()
+    run.listen()
     solved.solver["time_limit"] = limit
-    if companion is not None:  # what the branch and bound beside it had reached
+    if run.companion is not None:  # what the branch and bound beside it had reached
+        result = run.companion.result
         solved.solver["parameter_bb"] = {
-            "upper": companion.upper,
-            **({} if companion.result is None else companion.result.to_dict()),
+            "upper": run.companion.upper,
+            **({} if result is None else result.to_dict()),
         }
-    if lazy_rows is not None:
-        info.n_linkage_rows += lazy_rows.rows_added
+    return solved
 
-    theta, status = solved.theta, solved.status
-    if status in (Status.INFEASIBLE, Status.ERROR):
-        # sum K = N (no record re-identified) is always feasible when the family's
-        # admissible set is not empty: nothing this solve returned is a figure
-        hint = (
-            f" (big_c={big_c:g} is below what some pairs need)"
-            if not isinstance(given_big_c, str) and status == Status.INFEASIBLE
-            else ""
-        )
-        raise SolverError(
-            f"{family.name}: HiGHS ended with status {status!r}{hint}; no count "
-            "is reported from a failed solve"
-        )
-    n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
-    bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
-    if screening is not None:  # at_risk over-approximates where not exact: still a bound
-        bound = min(bound, screening.n_at_risk)
-    if companion is not None and companion.upper is not None:
-        bound = min(bound, companion.upper)
-    starts = sorted(starts + companion_found, key=lambda item: -item.count)
-    if status == Status.OPTIMAL and solved.cut_cap_hit:
-        status = Status.CUT_LIMIT  # the relaxed optimum bounds the family; repair theta for a count
-        theta = _repaired(family, theta, za, zb, options.feasibility_tol) if own_cuts else theta
-        n_correct = None
-    elif status != Status.OPTIMAL and own_cuts and theta is not None and family.separate(theta, za, zb):
-        # not admissible yet: only a repaired parameter gives a count
-        theta = _repaired(family, theta, za, zb, options.feasibility_tol)
+
+def _conclude(
+    run: _Run,
+    solved: SolveResult,
+    starts: list[Incumbent],
+    reduced: _Reduced,
+    built: _Built,
+    on_mismatch: str,
+) -> tuple[LearnResult, Distance | None]:
+    """The result: the solver's figures checked by the recount and compared with every
+    start; the status ``optimal`` wherever the two ends meet."""
+    family, n = run.family, run.n
 
     def mismatch(message: str) -> None:
         if on_mismatch == "raise":
             raise RecountMismatchError(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warnings.warn(message, RuntimeWarning, stacklevel=5)
 
-    distance = verified = strict = correct = None
-    lower_source = None
-    if theta is not None:
-        linked, correct = recount(
-            za, zb, family.distance(theta, data.columns), margin=margin, tol=tol, candidates=candidates
-        )
-        verified, strict, lower_source = int(correct.sum()), linked.n_correct, "solver"
-        if separate is not None and status != "optimal":
-            # stopped before every lazy row / cut was in: the incumbent is one of a
-            # relaxation, its recount is what the parameter really achieves
-            n_correct = verified
-        proven = (
-            status == Status.OPTIMAL and options.rel_gap == 0
-        )  # else K_i = 1 may hide a re-identification
-        if n_correct is not None and (verified < n_correct or (proven and verified != n_correct)):
-            mismatch(
-                f"{family.name}: the solver claims {n_correct} correct re-identifications but "
-                f"the independent recount of its parameters at margin {margin:g} finds {verified}"
-            )
-    if starts and (verified is None or starts[0].count >= verified):
-        # the solver found nothing better than a parameter the run already had: that
-        # parameter is the lower end, and it is labelled as the start it is
-        best = starts[0]
-        theta, linked, correct = best.theta, best.linked, best.correct
-        verified, strict, lower_source = best.count, linked.n_correct, best.label
-    if theta is not None:
-        distance = family.distance(theta, data.columns)
-    if status == Status.OPTIMAL and n_correct is not None and bound > n_correct:
-        status = Status.GAP_LIMIT  # stopped at a relative gap > 0: an interval, not the optimum
-    if status == "optimal":
-        bound = min(bound, n_correct) if n_correct is not None else bound
-    if verified is not None and verified > bound:
-        mismatch(
-            f"{family.name}: a parameter re-identifies {verified} records at margin "
-            f"{margin:g}, more than the solver's proven bound {bound}"
-        )
-    if status != Status.OPTIMAL and verified is not None and verified == bound:
-        status = Status.OPTIMAL  # the interval closed: the verified count is the proven optimum
-    if status == Status.OPTIMAL and verified is not None:
-        n_correct = verified  # the proven optimum (the solver may have been stopped before it)
-    if status == "stopped":  # only stopped when the companion's ceiling met a verified count
-        raise RuntimeError(
-            f"{family.name}: the MILP was stopped for a closed interval that "
-            f"did not close ([{verified}, {bound}])"
-        )
-    strict_best = max(starts, key=lambda item: item.linked.n_correct, default=None)
-    if verified == 0 and margin > 0 and strict_best is not None and strict_best.linked.n_correct:
-        warnings.warn(
-            f"{family.name}: no record is re-identified at margin {margin:g}, though "
-            f"the {strict_best.label} re-identifies {strict_best.linked.n_correct} strictly: "
-            "the margin is in units of the distance on z-scores (squared standard "
-            "deviations); expected a small margin such as 1e-5",
-            DataWarning,
-            stacklevel=2,
-        )
-    gap = None if verified is None else (bound - verified) / max(bound, 1)
+    status, theta, n_correct, bound = _solver_figures(run, solved, reduced)
+    theta, n_correct, verified, strict, correct, lower_source = _lower_end(
+        run, status, theta, n_correct, starts, built, mismatch
+    )
+    distance = None if theta is None else family.distance(theta, run.data.columns)
+    status, bound, n_correct = _closed(family.name, run.margin, status, bound, n_correct, verified, mismatch)
+    _warn_if_the_margin_hides_all(run, verified, starts)
     if verified is not None and lower_source is not None:
-        certificate.found(verified, lower_source)
-    certificate.bounded(bound, "proven optimum" if status == Status.OPTIMAL else "MILP bound")
+        run.certificate.found(verified, lower_source)
+    run.certificate.bounded(bound, "proven optimum" if status == Status.OPTIMAL else "MILP bound")
+    screening = reduced.screening
     result = LearnResult(
         family=family.name,
         n_records=n,
@@ -575,30 +621,128 @@ def _learn(
         n_correct_strict=strict,
         status=status,
         bound=bound,
-        gap=gap,
-        margin=margin,
+        gap=None if verified is None else (bound - verified) / max(bound, 1),
+        margin=run.margin,
         params=None if distance is None else {**distance.params(), **_options(family)},
         solver=solved.solver,
-        seconds={
-            "reduce": reduce_seconds,
-            "build": build_seconds,
-            "search": search_seconds,
-            "solve": solved.seconds,
-            "total": time.perf_counter() - t0,
-        },
-        model=info.to_dict(),
-        recount_tol=tol,
+        seconds={},
+        model=built.info.to_dict(),
+        recount_tol=built.tol,
         cut_rounds=solved.cut_rounds,
         correct=correct,
-        reductions=reductions.to_dict(),
+        reductions=run.reductions.to_dict(),
         at_risk=None if screening is None else screening.at_risk,
         at_risk_exact=None if screening is None else bool(screening.exact.all()),
         lower_source=lower_source,
-        history=certificate.to_list(),
+        history=run.certificate.to_list(),
     )
-    if solved.interrupted:  # Ctrl-C during the solve: the interval so far, then stop
-        raise Interrupted(f"{family.name}: interrupted", partial=result)
     return result, distance
+
+
+def _closed(
+    name: str,
+    margin: float,
+    status: str,
+    bound: int,
+    n_correct: int | None,
+    verified: int | None,
+    mismatch: Callable[[str], None],
+) -> tuple[str, int, int | None]:
+    """``(status, bound, n_correct)`` once the two ends are compared: ``optimal``
+    wherever they meet (then ``n_correct`` is the optimum), ``gap_limit`` for a solve
+    stopped at a relative gap; a count above a proven bound is a mismatch."""
+    if status == Status.OPTIMAL and n_correct is not None and bound > n_correct:
+        status = Status.GAP_LIMIT  # stopped at a relative gap > 0: an interval, not the optimum
+    if status == Status.OPTIMAL and n_correct is not None:
+        bound = min(bound, n_correct)
+    if verified is not None and verified > bound:
+        mismatch(
+            f"{name}: a parameter re-identifies {verified} records at margin {margin:g}, "
+            f"more than the solver's proven bound {bound}"
+        )
+    if status != Status.OPTIMAL and verified is not None and verified == bound:
+        status = Status.OPTIMAL  # the interval closed: the verified count is the proven optimum
+    if status == Status.OPTIMAL and verified is not None:
+        n_correct = verified  # the proven optimum (the solver may have been stopped before it)
+    if status == Status.STOPPED:  # only stopped when the companion's ceiling met a verified count
+        raise RuntimeError(
+            f"{name}: the MILP was stopped for a closed interval that did not close ([{verified}, {bound}])"
+        )
+    return status, bound, n_correct
+
+
+def _solver_figures(run: _Run, solved: SolveResult, reduced: _Reduced):
+    """``(status, theta, n_correct, bound)`` as the solve left them: the bound also
+    capped by the records at risk and the branch and bound's ceiling; a parameter that
+    violates a family cut repaired (only a repaired one gives a count)."""
+    family, n = run.family, run.n
+    theta, status = solved.theta, solved.status
+    n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
+    bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
+    if reduced.screening is not None:  # at_risk over-approximates where not exact: still a bound
+        bound = min(bound, reduced.screening.n_at_risk)
+    if run.companion is not None and run.companion.upper is not None:
+        bound = min(bound, run.companion.upper)
+    tol = run.options.feasibility_tol
+    if status == Status.OPTIMAL and solved.cut_cap_hit:
+        status = Status.CUT_LIMIT  # the relaxed optimum bounds the family; repair theta for a count
+        theta = _repaired(family, theta, run.za, run.zb, tol) if family.has_cuts else theta
+        n_correct = None
+    elif (
+        status != Status.OPTIMAL
+        and family.has_cuts
+        and theta is not None
+        and family.separate(theta, run.za, run.zb)
+    ):
+        theta = _repaired(family, theta, run.za, run.zb, tol)
+    return status, theta, n_correct, bound
+
+
+def _lower_end(
+    run: _Run,
+    status: str,
+    theta,
+    n_correct: int | None,
+    starts: list[Incumbent],
+    built: _Built,
+    mismatch: Callable[[str], None],
+):
+    """``(theta, n_correct, verified, strict, correct, lower_source)``: the recount of the
+    solver's parameter (its claim checked), or the best start when the solver found
+    nothing better (labelled as the start it is)."""
+    verified = strict = correct = lower_source = None
+    if theta is not None:
+        linked, correct = run.recount(theta, built.tol)
+        verified, strict, lower_source = int(correct.sum()), linked.n_correct, "solver"
+        if built.separate is not None and status != Status.OPTIMAL:
+            # stopped before every lazy row / cut was in: the incumbent is one of a
+            # relaxation, its recount is what the parameter really achieves
+            n_correct = verified
+        proven = status == Status.OPTIMAL and run.options.rel_gap == 0  # else K_i = 1 may hide one
+        if n_correct is not None and (verified < n_correct or (proven and verified != n_correct)):
+            mismatch(
+                f"{run.family.name}: the solver claims {n_correct} correct re-identifications "
+                f"but the independent recount of its parameters at margin {run.margin:g} "
+                f"finds {verified}"
+            )
+    if starts and (verified is None or starts[0].count >= verified):
+        best = starts[0]
+        theta, correct = best.theta, best.correct
+        verified, strict, lower_source = best.count, best.linked.n_correct, best.label
+    return theta, n_correct, verified, strict, correct, lower_source
+
+
+def _warn_if_the_margin_hides_all(run: _Run, verified: int | None, starts: list[Incumbent]) -> None:
+    strict_best = max(starts, key=lambda item: item.linked.n_correct, default=None)
+    if verified == 0 and run.margin > 0 and strict_best is not None and strict_best.linked.n_correct:
+        warnings.warn(
+            f"{run.family.name}: no record is re-identified at margin {run.margin:g}, "
+            f"though the {strict_best.label} re-identifies {strict_best.linked.n_correct} "
+            "strictly: the margin is in units of the distance on z-scores (squared "
+            "standard deviations); expected a small margin such as 1e-5",
+            DataWarning,
+            stacklevel=5,
+        )
 
 
 def _repaired(family: LearnedFamily, theta, za, zb, tol: float) -> np.ndarray | None:
