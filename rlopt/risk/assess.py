@@ -226,6 +226,7 @@ def assess_risk(
     names : (str, str)
         The file names shown in the report.
     """
+    # (over 60 lines only by its 17 documented parameters: the body is the steps below)
     explicit = families is not None
     families = _learned_names(
         DEFAULT_FAMILIES if families is None else families, "families (CLI: --families)"
@@ -234,21 +235,70 @@ def assess_risk(
         generalisation_families, "generalisation_families (CLI: --generalisation)"
     )
     interval_p = check_percentage(interval_p)
+    options = _checked_options(attack, folds, margin, time_limit, threads)  # before any work
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = validate_pair(original, masked, columns=columns, id_column=id_column)
+    work = _Work.start(data, notes=[str(w.message) for w in caught], say=progress)
+    families = _suited(families, explicit, data, work.notes)  # every limit before the first solve
+    for name in generalisation_families if folds else ():
+        get_learned_family(name).check_attributes(data.n_attributes)
+    if folds and folds > data.n_records:
+        raise InputError(f"folds={folds} for {data.n_records} records; expected at most {data.n_records}")
+    run_attack = None if attack is None else _attack_plan(data, attack)
+
+    _baselines(work, seed)
+    _saved_parameters(work, params)
+    _learned_families(work, families, margin=margin, time_limit=time_limit, threads=threads)
+    attacked = None if run_attack is None else work.attack(run_attack, attack)
+    generalisation = [
+        work.generalisation(
+            family, folds=folds, seed=seed, margin=margin, options=options, n_families=len(families)
+        )
+        for family in (generalisation_families if folds else ())
+    ]
+    inputs = {
+        "original": names[0],
+        "masked": names[1],
+        "columns": list(data.columns),
+        "n_records": data.n_records,
+        "n_attributes": data.n_attributes,
+        "margin": margin,
+        "time_limit": time_limit,
+        "threads": threads,
+        "families": list(families),
+        "params_files": [str(p) for p in params],
+        "attack": attack,
+        "folds": folds,
+        "seed": seed,
+        "interval_p": interval_p,
+    }
+    if callable(tradeoff):
+        work.say("risk-utility trade-off")
+    tradeoff_table = tradeoff(work.say) if callable(tradeoff) else tradeoff
+    return work.assessment(inputs, attacked, generalisation, interval_p, tradeoff_table)
+
+
+def _checked_options(
+    attack: dict | None, folds: int, margin: float, time_limit: float | None, threads: int | None
+) -> SolverOptions:
     if attack is not None and attack.get("method") not in ("rank-swapping", "microaggregation"):
         raise InputError(
             f"attack method={attack.get('method')!r}; expected 'rank-swapping' or 'microaggregation'"
         )
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 0 or folds == 1:
         raise InputError(f"folds={folds!r}; expected 0 (no generalisation) or an integer >= 2")
-    options = SolverOptions(time_limit=time_limit, threads=threads)  # checked before any work
+    options = SolverOptions(time_limit=time_limit, threads=threads)
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
         raise InputError(f"margin={margin!r}; expected a number >= 0")
-    say = progress or (lambda message: None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        data = validate_pair(original, masked, columns=columns, id_column=id_column)
-    notes = [str(w.message) for w in caught]
-    n = data.n_records
+    return options
+
+
+def _suited(families: list[str], explicit: bool, data: LinkageData, notes: list[str]) -> list[str]:
+    """The families checked against the file's width before the first solve (no
+    finished work is lost to a later one): an explicit one that does not suit is an
+    error, a default one is left out with a note; ci_k in place of a default ci on
+    wide files."""
     if not explicit and "ci" in families and data.n_attributes > DEFAULT_CI_ATTRIBUTES:
         families = _learned_names([f for f in families if f != "ci"] + ["ci_k"], "families")
         notes.append(
@@ -256,7 +306,6 @@ def assess_risk(
             f"families: ci's full measure on {data.n_attributes} attributes has "
             f"{2**data.n_attributes - 2} parameters; name ci in --families to learn it"
         )
-    # every family's limits before the first solve: no finished work is lost to a later one
     for name in list(families):
         try:
             get_learned_family(name).check_attributes(data.n_attributes)
@@ -265,214 +314,243 @@ def assess_risk(
                 raise
             families.remove(name)
             notes.append(f"{name} left out of the default families: {exc}")
-    for name in generalisation_families if folds else ():
-        get_learned_family(name).check_attributes(data.n_attributes)
-    if folds and folds > n:
-        raise InputError(f"folds={folds} for {n} records; expected at most {n}")
-    run_attack = None if attack is None else _attack_plan(data, attack)
-    zm, zo = standardise(data.masked), standardise(data.original)
-    original_frame = pd.DataFrame(data.original, columns=list(data.columns))
-    masked_frame = pd.DataFrame(data.masked, columns=list(data.columns))
-    records = pd.DataFrame({"record": data.ids if data.ids is not None else np.arange(n)})
+    return families
 
-    say("baselines (am, md, pld)")
-    baselines: dict[str, dict] = {}
-    known = []  # (label, distance): every parameter met so far, a lower end of the families containing it
+
+def _row(family: str, source: str, status: str, **figures) -> dict:
+    """One row of the families table; figures not given are ``None``."""
+    row = {
+        "family": family,
+        "source": source,
+        "rate": None,
+        "n_correct": None,
+        "bound": None,
+        "bound_rate": None,
+        "status": status,
+        "gap": None,
+        "seconds": 0.0,
+        "n_at_risk": None,
+        "at_risk_exact": None,
+    }
+    row.update(figures)
+    return row
+
+
+@dataclass
+class _Work:
+    """What the steps of one assessment share and fill in: the files, the per-record
+    table, the baselines, the families' rows and parameters, and every parameter met
+    so far (a lower end of the families that contain it)."""
+
+    data: LinkageData
+    zm: np.ndarray
+    zo: np.ndarray
+    records: pd.DataFrame
+    notes: list[str]
+    say: Callable[[str], None]
+    baselines: dict[str, dict] = field(default_factory=dict)
+    rows: list[dict] = field(default_factory=list)
+    learned_params: dict = field(default_factory=dict)
+    known: list = field(default_factory=list)  # (label, distance)
+
+    @classmethod
+    def start(cls, data: LinkageData, *, notes: list[str], say: Callable[[str], None] | None) -> _Work:
+        ids = data.ids if data.ids is not None else np.arange(data.n_records)
+        return cls(
+            data,
+            standardise(data.masked),
+            standardise(data.original),
+            pd.DataFrame({"record": ids}),
+            notes,
+            say or (lambda message: None),
+        )
+
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        columns = list(self.data.columns)
+        return pd.DataFrame(self.data.original, columns=columns), pd.DataFrame(
+            self.data.masked, columns=columns
+        )
+
+    def interrupted(self, exc: KeyboardInterrupt, n_families: int) -> Interrupted:
+        """Ctrl-C: what is finished, and the interrupted family's interval if any."""
+        done = sum(row["source"] == "learned" for row in self.rows)
+        return Interrupted(
+            f"{done} of {n_families} families done",
+            partial={
+                "baselines": self.baselines,
+                "families": self.rows,
+                "interrupted": getattr(exc, "partial", None),
+            },
+        )
+
+    def attack(self, run_attack: Callable[[], AttackResult], attack: dict | None) -> AttackResult:
+        self.say(f"transparency attack ({(attack or {}).get('method')})")
+        attacked = run_attack()
+        self.records["reid_attack"] = attacked.correct
+        self.records["attack_candidates"] = attacked.candidates
+        return attacked
+
+    def generalisation(
+        self, family: str, *, folds: int, seed: int, margin: float, options: SolverOptions, n_families: int
+    ) -> dict:
+        self.say(f"generalisation: {folds}-fold {family}")
+        try:
+            return _generalisation(self.data, family, folds=folds, seed=seed, margin=margin, options=options)
+        except KeyboardInterrupt:
+            raise self.interrupted(KeyboardInterrupt(), n_families) from None
+
+    def assessment(
+        self,
+        inputs: dict,
+        attacked: AttackResult | None,
+        generalisation: list,
+        interval_p: float,
+        tradeoff_table: pd.DataFrame | None,
+    ) -> RiskAssessment:
+        records, summary = _records_table(self.records, self.rows)
+        attack_figures = None if attacked is None else attacked.to_dict()
+        figures = {
+            "inputs": {
+                **inputs,
+                "notes": self.notes,
+                "versions": _versions(),
+                "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            },
+            "headline": _headline(self.baselines, self.rows, attack_figures, self.data.n_records),
+            "baselines": self.baselines,
+            "families": self.rows,
+            "params": self.learned_params,
+            "shapley": {
+                f: shapley_values(p["measure"], p["columns"])
+                for f, p in self.learned_params.items()
+                if p and "measure" in p
+            },
+            "attack": attack_figures,
+            "generalisation": generalisation,
+            "interval_disclosure": interval_disclosure_validated(self.data, interval_p).to_dict(
+                orient="records"
+            ),
+            "information_loss": information_loss_validated(self.data),
+            "records_summary": summary,
+            "tradeoff": None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
+        }
+        return RiskAssessment(figures, records)
+
+
+def _versions() -> dict:
+    return {
+        "rlopt": version("rlopt"),
+        "highspy": version("highspy"),
+        "pyomo": version("pyomo"),
+        "python": platform.python_version(),
+    }
+
+
+def _baselines(work: _Work, seed: int) -> None:
+    """AM, MD (undefined where the differences have no covariance) and PLD, counted exactly."""
+    work.say("baselines (am, md, pld)")
     for name in ("am", "md"):
         try:
-            baseline = resolve_distance(name, zm, zo, data.columns)
+            baseline = resolve_distance(name, work.zm, work.zo, work.data.columns)
         except InputError as exc:  # e.g. MD on a file whose differences have no covariance
-            baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
+            work.baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
             continue
-        linked = link_records(zm, zo, baseline)
-        baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": Status.EXACT}
-        records[f"reid_{name}"] = linked.correct
+        linked = link_records(work.zm, work.zo, baseline)
+        work.baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": Status.EXACT}
+        work.records[f"reid_{name}"] = linked.correct
         if name == "md":
-            known.append(("MD's matrix over its trace", baseline))
-    prob = pld_validated(data, check_thresholds(DEFAULT_THRESHOLDS), seed, 64 * 2**20)
-    baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": Status.EXACT}
-    records["reid_pld"] = prob.correct
+            work.known.append(("MD's matrix over its trace", baseline))
+    prob = pld_validated(work.data, check_thresholds(DEFAULT_THRESHOLDS), seed, 64 * 2**20)
+    work.baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": Status.EXACT}
+    work.records["reid_pld"] = prob.correct
 
-    rows, learned_params = [], {}
+
+def _saved_parameters(work: _Work, params: Sequence[str | Path]) -> None:
+    """Saved parameter files, evaluated on these files without solving."""
     for path in params:
         learner = LearnedDistanceLinkage.load_params(path)
         saved = learner.distance_
         assert saved is not None  # load_params always sets the distance
-        say(f"applying saved parameters {path}")
-        linked = (
-            link_records(zm, zo, saved)
-            if tuple(learner.columns_) == data.columns
-            else learner.link(original_frame, masked_frame)
-        )
+        work.say(f"applying saved parameters {path}")
+        same_columns = tuple(learner.columns_) == work.data.columns
+        linked = link_records(work.zm, work.zo, saved) if same_columns else learner.link(*work.frames())
         label = f"{learner.family} ({Path(path).name})"
-        rows.append(
-            {
-                "family": label,
-                "source": "saved parameters",
-                "rate": linked.rate,
-                "n_correct": linked.n_correct,
-                "bound": None,
-                "bound_rate": None,
-                "status": Status.APPLIED,
-                "gap": None,
-                "seconds": 0.0,
-                "n_at_risk": None,
-                "at_risk_exact": None,
-            }
+        work.rows.append(
+            _row(label, "saved parameters", Status.APPLIED, rate=linked.rate, n_correct=linked.n_correct)
         )
-        learned_params[label] = learner.params_
-        records[f"reid_{label}"] = linked.correct
-        if tuple(learner.columns_) == data.columns:
-            known.append((f"saved parameters {Path(path).name}", saved))
+        work.learned_params[label] = learner.params_
+        work.records[f"reid_{label}"] = linked.correct
+        if same_columns:
+            work.known.append((f"saved parameters {Path(path).name}", saved))
 
-    def stopped(exc: KeyboardInterrupt) -> Interrupted:  # Ctrl-C: keep what is finished
-        done = sum(row["source"] == "learned" for row in rows)
-        return Interrupted(
-            f"{done} of {len(families)} families done",
-            partial={"baselines": baselines, "families": rows, "interrupted": getattr(exc, "partial", None)},
-        )
 
+def _learned_families(
+    work: _Work, families: list[str], *, margin: float, time_limit: float | None, threads: int | None
+) -> None:
+    """Each family learned, smallest first, from every parameter met so far; a family
+    whose solve fails is a ``failed`` row and the others are kept."""
+    n = work.data.n_records
     for family in families:
-        say(f"learning {family} (time limit {time_limit} s)")
+        work.say(f"learning {family} (time limit {time_limit} s)")
         learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
         try:
-            learner.fit(original_frame, masked_frame, known=known)
+            learner.fit(*work.frames(), known=work.known)
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
-            raise stopped(exc) from None
+            raise work.interrupted(exc, len(families)) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
-            rows.append(
-                {
-                    "family": family,
-                    "source": "learned",
-                    "rate": None,
-                    "n_correct": None,
-                    "bound": None,
-                    "bound_rate": None,
-                    "status": Status.FAILED,
-                    "gap": None,
-                    "seconds": 0.0,
-                    "n_at_risk": None,
-                    "at_risk_exact": None,
-                    "lower_source": None,
-                }
-            )
-            notes.append(f"{family} failed: {exc}")
+            work.rows.append(_row(family, "learned", Status.FAILED, lower_source=None))
+            work.notes.append(f"{family} failed: {exc}")
             continue
         result = learner.result_
-        rows.append(
-            {
-                "family": family,
-                "source": "learned",
-                "rate": result.rate,
-                "n_correct": result.n_correct_verified,
-                "bound": result.bound,
-                "bound_rate": None if result.bound is None else result.bound / n,
-                "status": result.status,
-                "gap": result.gap,
-                "seconds": result.seconds["total"],
-                "n_at_risk": result.n_at_risk,
-                "at_risk_exact": result.at_risk_exact,
-                "lower_source": result.lower_source,
-                "history": result.history,
-            }
+        work.rows.append(
+            _row(
+                family,
+                "learned",
+                result.status,
+                rate=result.rate,
+                n_correct=result.n_correct_verified,
+                bound=result.bound,
+                bound_rate=None if result.bound is None else result.bound / n,
+                gap=result.gap,
+                seconds=result.seconds["total"],
+                n_at_risk=result.n_at_risk,
+                at_risk_exact=result.at_risk_exact,
+                lower_source=result.lower_source,
+                history=result.history,
+            )
         )
-        learned_params[family] = result.params
+        work.learned_params[family] = result.params
         if learner.distance_ is not None:
-            known.append((f"{family}'s best parameter", learner.distance_))
-        records[f"reid_{family}"] = result.correct if result.correct is not None else np.zeros(n, dtype=bool)
+            work.known.append((f"{family}'s best parameter", learner.distance_))
+        correct = result.correct if result.correct is not None else np.zeros(n, dtype=bool)
+        work.records[f"reid_{family}"] = correct
         if result.at_risk is not None:
-            records[f"at_risk_{family}"] = result.at_risk
-    at_risk_columns = [c for c in map(str, records.columns) if c.startswith("at_risk_")]
-    if at_risk_columns:
-        records["at_risk_any"] = records[at_risk_columns].any(axis=1)
+            work.records[f"at_risk_{family}"] = result.at_risk
+    at_risk = [c for c in map(str, work.records.columns) if c.startswith("at_risk_")]
+    if at_risk:
+        work.records["at_risk_any"] = work.records[at_risk].any(axis=1)
 
-    attack_figures = None
-    if attack is not None:
-        assert run_attack is not None  # planned above whenever an attack is given
-        say(f"transparency attack ({attack.get('method')})")
-        attacked = run_attack()
-        attack_figures = attacked.to_dict()
-        records["reid_attack"] = attacked.correct
-        records["attack_candidates"] = attacked.candidates
 
-    generalisation = []
-    if folds:
-        for family in generalisation_families:
-            say(f"generalisation: {folds}-fold {family}")
-            try:
-                generalisation.append(
-                    _generalisation(data, family, folds=folds, seed=seed, margin=margin, options=options)
-                )
-            except KeyboardInterrupt:
-                raise stopped(KeyboardInterrupt()) from None
-
+def _records_table(records: pd.DataFrame, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
+    """The per-record table in report order, and its column sums."""
+    at_risk_columns = [
+        c for c in map(str, records.columns) if c.startswith("at_risk_") and c != "at_risk_any"
+    ]
     reid_columns = [c for c in map(str, records.columns) if c.startswith("reid_")]
     learned_reid = [f"reid_{r['family']}" for r in rows if f"reid_{r['family']}" in records]
     records["n_families"] = records[learned_reid].sum(axis=1) if learned_reid else 0
-    records = records[
-        ["record", "n_families"]
-        + reid_columns
-        + [c for c in records if c not in reid_columns + ["record", "n_families"]]
-    ]
-    headline = _headline(baselines, rows, attack_figures, n)
-    tradeoff_table: pd.DataFrame | None
-    if callable(tradeoff):
-        say("risk-utility trade-off")
-        tradeoff_table = tradeoff(say)
-    else:
-        tradeoff_table = tradeoff
-    figures = {
-        "inputs": {
-            "original": names[0],
-            "masked": names[1],
-            "columns": list(data.columns),
-            "n_records": n,
-            "n_attributes": data.n_attributes,
-            "margin": margin,
-            "time_limit": time_limit,
-            "threads": threads,
-            "families": list(families),
-            "params_files": [str(p) for p in params],
-            "attack": attack,
-            "folds": folds,
-            "seed": seed,
-            "interval_p": interval_p,
-            "notes": notes,
-            "versions": {
-                "rlopt": version("rlopt"),
-                "highspy": version("highspy"),
-                "pyomo": version("pyomo"),
-                "python": platform.python_version(),
-            },
-            "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        },
-        "headline": headline,
-        "baselines": baselines,
-        "families": rows,
-        "params": learned_params,
-        "shapley": {
-            f: shapley_values(p["measure"], p["columns"])
-            for f, p in learned_params.items()
-            if p and "measure" in p
-        },
-        "attack": attack_figures,
-        "generalisation": generalisation,
-        "interval_disclosure": interval_disclosure_validated(data, interval_p).to_dict(orient="records"),
-        "information_loss": information_loss_validated(data),
-        "records_summary": {
-            **{
-                c: int(records[c].sum())
-                for c in reid_columns + at_risk_columns + (["at_risk_any"] if at_risk_columns else [])
-            },
-            "by_every_method": int(records[reid_columns].all(axis=1).sum()),
-            "by_no_method": int((~records[reid_columns].any(axis=1)).sum()),
-            "at_risk_but_by_no_optimum": int((records["at_risk_any"] & (records["n_families"] == 0)).sum())
-            if at_risk_columns
-            else None,
-        },
-        "tradeoff": None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
+    first = ["record", "n_families"] + reid_columns
+    records = records[first + [c for c in records if c not in first]]
+    summed = reid_columns + at_risk_columns + (["at_risk_any"] if at_risk_columns else [])
+    summary = {
+        **{c: int(records[c].sum()) for c in summed},
+        "by_every_method": int(records[reid_columns].all(axis=1).sum()),
+        "by_no_method": int((~records[reid_columns].any(axis=1)).sum()),
+        "at_risk_but_by_no_optimum": (
+            int((records["at_risk_any"] & (records["n_families"] == 0)).sum()) if at_risk_columns else None
+        ),
     }
-    return RiskAssessment(figures, records)
+    return records, summary
 
 
 CONTAINMENT_ORDER = ("wm_m", "wm", "owa", "ci_k", "ci_m", "ci_super", "ci", "sb_pd", "sb_nc", "sb")
