@@ -60,6 +60,17 @@ class BaselineDistance(StrEnum):
     pld = "pld"
 
 
+class AttackDistance(StrEnum):  # inside the intersections: a distance, not PLD
+    am = "am"
+    md = "md"
+
+
+class Table(StrEnum):
+    tables_1_2 = "1"
+    also_tables_1_2 = "2"  # one grid gives both tables
+    table_5 = "5"
+
+
 class AttackMethod(StrEnum):
     rank_swapping = "rank-swapping"
     microaggregation = "microaggregation"
@@ -294,8 +305,8 @@ def attack(
         str | None, typer.Option(help="microaggregation: attribute groups with their k, e.g. 'A,B:3;C,D:8'")
     ] = None,
     distance: Annotated[
-        BaselineDistance, typer.Option(help="distance inside the intersections (am or md)")
-    ] = BaselineDistance.am,
+        AttackDistance, typer.Option(help="distance inside the intersections")
+    ] = AttackDistance.am,
     columns: Annotated[
         str | None, typer.Option(help="comma-separated attributes (default: all shared)")
     ] = None,
@@ -306,11 +317,6 @@ def attack(
     parameters, then link inside the intersection."""
     from rlopt.attacks import microaggregation_attack, rank_swap_attack
 
-    if distance is BaselineDistance.pld:
-        raise InputError(
-            "--distance pld is a linkage of its own (rlopt link --distance pld); "
-            "inside the intersections use am or md"
-        )
     a, b = load_table(original), load_table(masked)
     if method is AttackMethod.rank_swapping:
         if k is not None or groups is not None:
@@ -766,7 +772,9 @@ def reproduce(
     quick: Annotated[
         bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")
     ] = False,
-    table: Annotated[int, typer.Option(help="1 (Tables 1 and 2) or 5 (rank swapping attacks)")] = 1,
+    table: Annotated[
+        Table, typer.Option(help="1 or 2: Tables 1 and 2 (one grid gives both); 5: rank swapping attacks")
+    ] = Table.tables_1_2,
     out: Annotated[Path | None, typer.Option(help="results folder")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address")] = None,
@@ -786,7 +794,7 @@ def reproduce(
     or with --table 5 the rank swapping table (table5.md, table5.csv)."""
     from rlopt.experiments import paper_config, run_grid, write_tables
 
-    if table == 5:
+    if table == Table.table_5:
         _reproduce_table5(
             out,
             jobs,
@@ -799,9 +807,6 @@ def reproduce(
             progress,
         )
         return
-    if table not in (1, 2):
-        raise InputError(f"--table {table}; expected 1 (Tables 1 and 2) or 5")
-
     spec = paper_config(quick=quick, time_limit=time_limit)
     out = out or Path("runs") / spec.name
     try:

@@ -133,3 +133,18 @@ def test_learn_json_has_the_documented_keys(tmp_path):
         text=True,
     )
     assert proc.returncode == 2 and proc.stderr.startswith("error: unknown distance family 'nope'")
+
+
+@pytest.mark.parametrize(
+    "args, offered",
+    [
+        (["attack", "a.csv", "b.csv", "--method", "rank-swapping", "--distance", "pld"], "'am', 'md'"),
+        (["reproduce", "--table", "3"], "'1', '2', '5'"),
+        (["mask", "a.csv", "--out", "b.csv", "--method", "swap"], "'mdav', 'rank-swap', 'noise'"),
+    ],
+)
+def test_choices_are_checked_and_listed_by_the_parser(args, offered):
+    # a value outside the choices never reaches the command: the parser names the ones it takes
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert offered in " ".join(result.output.replace("│", " ").split())  # the box's rules out
