@@ -129,7 +129,7 @@ def _write(frame, path: Path) -> None:
         frame.to_csv(path, index=False)
 
 
-@app.command()
+@app.command(epilog="Example: rlopt mask data.csv --method rank-swap --p 10 --seed 1 --out masked-rs.csv")
 def mask(
     input: Annotated[Path | None, typer.Argument(help="CSV or Parquet file to mask")] = None,
     *,  # --out is required: keyword-only, it needs no default after INPUT's
@@ -208,7 +208,7 @@ class BundledData(StrEnum):
     eia = "eia"
 
 
-@app.command(name="data")
+@app.command(name="data", epilog="Example: rlopt data census --out data.csv")
 def data_command(
     name: Annotated[
         BundledData, typer.Argument(help="bundled file: census (1080 x 13) or eia (4092 records)")
@@ -245,7 +245,7 @@ def data_command(
     typer.echo(f"{name.value}: {len(frame)} records x {frame.shape[1]} attributes -> {out}")
 
 
-@app.command()
+@app.command(epilog="Example: rlopt link data.csv masked-rs.csv --distance md --json")
 def link(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
@@ -289,7 +289,7 @@ def link(
         )
 
 
-@app.command()
+@app.command(epilog="Example: rlopt attack original.csv swapped.csv --method rank-swapping --p 10 --json")
 def attack(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
@@ -353,7 +353,9 @@ def attack(
         )
 
 
-@app.command()
+@app.command(
+    epilog="Example: rlopt learn original.csv masked.csv --family wm --time-limit 60 --params-out wm.json"
+)
 def learn(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
@@ -522,7 +524,7 @@ def _numbers(text: str, option: str) -> list[float]:
         ) from None
 
 
-@app.command()
+@app.command(epilog="Example: rlopt risk original.csv masked.csv --report report.html --json figures.json")
 def risk(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
@@ -550,8 +552,8 @@ def risk(
         list[Path] | None, typer.Option(help="saved parameters to evaluate without solving (repeatable)")
     ] = None,
     attack_method: Annotated[
-        str | None,
-        typer.Option(help="published masking for the transparency attack: rank-swapping or microaggregation"),
+        AttackMethod | None,
+        typer.Option(help="published masking for the transparency attack"),
     ] = None,
     p: Annotated[float | None, typer.Option(help="attack: published rank swapping p (%)")] = None,
     window: Annotated[int | None, typer.Option(help="attack: published rank swapping range in ranks")] = None,
@@ -561,7 +563,7 @@ def risk(
     generalisation: Annotated[str, typer.Option(help="families of the generalisation check")] = "wm",
     interval_p: Annotated[float, typer.Option(help="interval disclosure width (%)")] = 10.0,
     tradeoff_method: Annotated[
-        str | None, typer.Option(help="add a risk-utility trade-off: mdav, rank-swap or noise")
+        MaskMethod | None, typer.Option(help="add a risk-utility trade-off of this masking method")
     ] = None,
     tradeoff_values: Annotated[
         str | None, typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")
@@ -582,7 +584,7 @@ def risk(
             raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
         table = tradeoff_plan(
             a,
-            method=tradeoff_method,
+            method=tradeoff_method.value,
             values=_numbers(tradeoff_values, "--tradeoff-values"),
             families=_names(generalisation),
             columns=_split(columns),
@@ -602,7 +604,7 @@ def risk(
             time_limit=time_limit,
             threads=threads,
             params=params or (),
-            attack=_attack_spec(attack_method, p, window, k, groups),
+            attack=_attack_spec(None if attack_method is None else attack_method.value, p, window, k, groups),
             folds=folds,
             generalisation_families=_names(generalisation) if folds else (),
             seed=seed,
@@ -676,10 +678,12 @@ def _risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None) -> typer.Ex
     return _interrupted(f"{exc}; the other figures were not computed")
 
 
-@app.command(name="tradeoff")
+@app.command(
+    name="tradeoff", epilog="Example: rlopt tradeoff data.csv --method mdav --values 2-10 --out tradeoff.csv"
+)
 def tradeoff_command(
     original: Annotated[Path, typer.Argument(help="original file, CSV or Parquet")],
-    method: Annotated[str, typer.Option(help="mdav, rank-swap or noise")],
+    method: Annotated[MaskMethod, typer.Option(help="masking method")],
     values: Annotated[str, typer.Option(help="parameter values, e.g. '2-10', '2-20:2' or '2,3,5'")],
     families: Annotated[str, typer.Option(help="learned families")] = "wm",
     columns: Annotated[str | None, typer.Option(help="comma-separated attributes")] = None,
@@ -695,7 +699,7 @@ def tradeoff_command(
     _check_outputs(out=out)
     table = tradeoff(
         load_table(original),
-        method=method,
+        method=method.value,
         values=_numbers(values, "--values"),
         families=_names(families),
         columns=_split(columns),
@@ -709,7 +713,7 @@ def tradeoff_command(
         table.to_csv(out, index=False)
 
 
-@app.command()
+@app.command(epilog="Example: rlopt report runs/paper-quick")
 def report(
     results_dir: Annotated[Path, typer.Argument(help="the --out folder of rlopt run / rlopt reproduce")],
     out: Annotated[Path | None, typer.Option(help="HTML file (default: RESULTS_DIR/report.html)")] = None,
@@ -743,7 +747,7 @@ def _print_summary(run, out: Path) -> None:
         typer.echo(f"failed: {message}", err=True)
 
 
-@app.command()
+@app.command(epilog="Example: rlopt run configs/M4-33.yaml --out runs/M4-33-grid --jobs 2")
 def run(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
     out: Annotated[Path | None, typer.Option(help="results folder (default: runs/<config name>)")] = None,
@@ -767,7 +771,7 @@ def run(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(epilog="Example: rlopt reproduce --quick --jobs 2 --out runs/paper-quick")
 def reproduce(
     quick: Annotated[
         bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")

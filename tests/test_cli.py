@@ -148,3 +148,31 @@ def test_choices_are_checked_and_listed_by_the_parser(args, offered):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert offered in " ".join(result.output.replace("│", " ").split())  # the box's rules out
+
+
+def test_every_command_shows_an_example_with_its_own_options():
+    import re
+
+    commands = [c.name or c.callback.__name__ for c in app.registered_commands]
+    assert len(commands) == 10
+    for command in commands:
+        text = runner.invoke(app, [command, "--help"]).output
+        example = " ".join(text.replace("│", " ").split()).split("Example: ", 1)
+        assert len(example) == 2, command
+        assert example[1].startswith(f"rlopt {command}"), command
+        for option in re.findall(r"(--[a-z-]+)", example[1]):
+            assert option in example[0], (command, option)  # the options table, above the example
+
+
+@pytest.mark.parametrize(
+    "args, offered",
+    [
+        (["risk", "a.csv", "b.csv", "--attack-method", "swapping"], "'rank-swapping', 'microaggregation'"),
+        (["risk", "a.csv", "b.csv", "--tradeoff-method", "pram"], "'mdav', 'rank-swap', 'noise'"),
+        (["tradeoff", "a.csv", "--method", "pram", "--values", "2"], "'mdav', 'rank-swap', 'noise'"),
+    ],
+)
+def test_method_choices_are_checked_by_the_parser(args, offered):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert offered in " ".join(result.output.replace("│", " ").split())
