@@ -59,6 +59,20 @@ def brute_force_one_weight(diff_own, diff_other, margin):
     return _deepest_overlap(one_weight_intervals(diff_own, diff_other, margin))
 
 
+def brute_force_two_attributes(original, masked, margin):
+    """``{"wm": optimum, "owa": optimum}`` of a two-attribute pair by brute force over the one free weight."""
+    from rlopt.data import standardise
+
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    diff = (za[:, None, :] - zb[None, :, :]) ** 2
+    own = np.arange(len(za))
+    ordered = -np.sort(-diff, axis=2)
+    return {
+        "wm": brute_force_one_weight(diff[own, own], diff, margin),
+        "owa": brute_force_one_weight(ordered[own, own], ordered, margin),
+    }
+
+
 def run_main(args: list[str]) -> int:
     """``rlopt ARGS`` in this process, through the console script's ``main``; its exit code."""
     argv, show = sys.argv, warnings.showwarning

@@ -15,7 +15,7 @@ from rlopt.families.choquet import ChoquetDistance
 from rlopt.families.owa import OWADistance
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import link_records
-from tests._helpers import MARGIN, brute_force_one_weight, fit, noisy_file
+from tests._helpers import MARGIN, brute_force_two_attributes, fit, noisy_file
 
 # ---- reference evaluators, by hand -------------------------------------------------
 
@@ -61,14 +61,7 @@ def test_model_coefficients_agree_with_reference_evaluator(name):
 def test_wm_and_owa_equal_brute_force_on_two_attributes(seed):
     n_records = [8, 15, 25, 40][seed % 4]
     original, masked = noisy_file(seed, n_records, 2, scale=(0.3, 0.6))
-    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
-    diff = (za[:, None, :] - zb[None, :, :]) ** 2
-    own = diff[np.arange(n_records), np.arange(n_records)]
-    ordered = -np.sort(-diff, axis=2)
-    expected = {
-        "wm": brute_force_one_weight(own, diff, MARGIN),
-        "owa": brute_force_one_weight(ordered[np.arange(n_records), np.arange(n_records)], ordered, MARGIN),
-    }
+    expected = brute_force_two_attributes(original, masked, MARGIN)
     for name, optimum in expected.items():
         # the MILP's own count (the branch and bound beside it may stop it once it proves)
         assert fit(name, original, masked, reductions={"parameter_bb": False}).n_correct == optimum

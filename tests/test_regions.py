@@ -4,7 +4,6 @@ parameter reaches, and switching it on leaves learning's optimum unchanged."""
 
 import time
 
-import numpy as np
 import pytest
 
 from rlopt.data import standardise
@@ -12,7 +11,7 @@ from rlopt.families import get_family
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.portfolio import REGION_SEARCH, recount
 from rlopt.milp.regions import MAX_DIMENSIONS, Companion, branch_and_bound, supports
-from tests._helpers import MARGIN, brute_force_one_weight, fit, noisy_file
+from tests._helpers import MARGIN, brute_force_two_attributes, fit, noisy_file
 
 TOL = 1e-9
 
@@ -35,14 +34,7 @@ def _optimum(name, original, masked):
 def test_equals_brute_force_on_two_attributes(seed):
     n_records = [8, 15, 25, 40, 60, 90][seed]
     original, masked = noisy_file(seed, n_records, 2, scale=(0.3, 0.6))
-    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
-    diff = (za[:, None, :] - zb[None, :, :]) ** 2
-    own = diff[np.arange(n_records), np.arange(n_records)]
-    ordered = -np.sort(-diff, axis=2)
-    expected = {
-        "wm": brute_force_one_weight(own, diff, MARGIN),
-        "owa": brute_force_one_weight(ordered[np.arange(n_records), np.arange(n_records)], ordered, MARGIN),
-    }
+    expected = brute_force_two_attributes(original, masked, MARGIN)
     for name, optimum in expected.items():
         result, *_ = _search(name, original, masked)
         assert result.proven and result.lower == result.upper == optimum, name

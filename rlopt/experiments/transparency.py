@@ -18,7 +18,7 @@ import pandas as pd
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack_validated
 from rlopt.data import EIA_ATTRIBUTES, LinkageData, load_census, load_eia, validate_pair
 from rlopt.exceptions import DataWarning, InputError
-from rlopt.families import LEARNED, get_learned_family
+from rlopt.families import get_learned_family, learned_families
 from rlopt.learn import learn
 from rlopt.linkage.distance_based import dbrl_validated
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
@@ -194,9 +194,9 @@ def table5_cells(
 ) -> list[AttackCell]:
     """The grid of Table 5: every dataset x p x masking seed; ``learned`` families add
     the worst case with and without the intersection (``time_limit`` s per MILP)."""
-    unknown = [f for f in learned if f not in LEARNED]
+    unknown = [f for f in learned if f not in learned_families()]
     if unknown:
-        raise InputError(f"learned family name(s) {unknown}; expected some of {list(LEARNED)}")
+        raise InputError(f"learned family name(s) {unknown}; expected some of {list(learned_families())}")
     for name in datasets:
         if name not in DATASETS:
             raise InputError(f"dataset {name!r}; expected one of {list(DATASETS)}")

@@ -31,20 +31,33 @@ __all__ = [
 FAMILIES: dict[str, type[Family]] = {
     "am": ArithmeticMean,
     "md": Mahalanobis,
-    "wm": WeightedMean,
+    # the learned families in learning order: each after every family it contains, so
+    # that a smaller family's optimum is a start (and a lower end) of the larger ones
     "wm_m": MetricWeightedMean,
+    "wm": WeightedMean,
     "owa": OrderedWeightedAverage,
-    "ci": Choquet,
+    "ci_k": KAdditiveChoquet,  # a lower end for ci (a subfamily): never ci's worst case
     "ci_m": MetricChoquet,
     "ci_super": SupermodularChoquet,
-    "ci_k": KAdditiveChoquet,  # a lower end for ci (a subfamily): never ci's worst case
-    "sb": Bilinear,
-    "sb_nc": NonNegativeBilinear,
+    "ci": Choquet,
     "sb_pd": PositiveDefiniteBilinear,
+    "sb_nc": NonNegativeBilinear,
+    "sb": Bilinear,
 }
+"""The registry: a new family is one module plus one entry here, placed after the
+families it contains (``wm_m`` in ``wm`` and ``ci_m``; ``wm`` in ``ci_k``, ``ci``,
+``ci_super`` and ``sb*``; ``ci_k``, ``owa``, ``ci_m`` and ``ci_super`` in ``ci``;
+``sb_pd`` in ``sb_nc`` in ``sb``)."""
 
-LEARNED = tuple(name for name, cls in FAMILIES.items() if cls.learned)
-"""Names of the families learned by the MILP."""
+
+def learned_families() -> tuple[str, ...]:
+    """The names of the families learned by the MILP, in learning order (the registry's)."""
+    return tuple(name for name, cls in FAMILIES.items() if cls.learned)
+
+
+LEARNED = learned_families()
+"""The learned families registered when rlopt was imported (code that must see a family
+registered later calls :func:`learned_families`)."""
 
 
 def get_family(name: str, **options) -> Family:

@@ -20,7 +20,7 @@ from rlopt.attacks.microaggregation import microaggregation_attack_validated
 from rlopt.attacks.rank_swap import rank_swap_attack_validated
 from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
-from rlopt.families import LEARNED, get_learned_family
+from rlopt.families import get_learned_family, learned_families
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
@@ -553,23 +553,16 @@ def _records_table(records: pd.DataFrame, rows: list[dict]) -> tuple[pd.DataFram
     return records, summary
 
 
-CONTAINMENT_ORDER = ("wm_m", "wm", "owa", "ci_k", "ci_m", "ci_super", "ci", "sb_pd", "sb_nc", "sb")
-"""The learned families, each after every family it contains (``wm_m`` in ``wm`` and
-``ci_m``; ``wm`` in ``ci_k``, ``ci``, ``ci_super`` and ``sb*``; ``ci_k`` in ``ci``;
-``owa`` in ``ci``; ``ci_m`` and ``ci_super`` in ``ci``; ``sb_pd`` in ``sb_nc`` in ``sb``)."""
-
-
 def _learned_names(names: Sequence[str], option: str) -> list[str]:
     """Learned family names, checked, without repeats, smallest family first
-    (:data:`CONTAINMENT_ORDER`: a family's optimum is a start of those containing it)."""
+    (the registry's order: a family's optimum is a start of those containing it)."""
     if isinstance(names, str):
         names = [names]
-    unknown = [f for f in names if f not in LEARNED]
+    order = learned_families()
+    unknown = [f for f in names if f not in order]
     if unknown:
-        raise InputError(
-            f"{option}: family name(s) {unknown}; expected learned families from {list(LEARNED)}"
-        )
-    return sorted(set(names), key=CONTAINMENT_ORDER.index)
+        raise InputError(f"{option}: family name(s) {unknown}; expected learned families from {list(order)}")
+    return sorted(set(names), key=order.index)
 
 
 def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) -> dict:
