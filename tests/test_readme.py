@@ -37,7 +37,10 @@ TIME_LIMIT = "5"
 
 NOT_RLOPT = {
     "pip install -e .": "installs the package, which the tests already import",
-    "pip install -e .[test]": "installs the test extras, which the tests already use",
+    "pip install -e .[test,dev]": "installs the test and check extras, which the tests already use",
+    "ruff check rlopt tests experiments": "the lint check, run by .ci/run",
+    "ruff format --check rlopt tests experiments": "the format check, run by .ci/run",
+    "mypy": "the type check, run by .ci/run",
     "python -m pytest": "the test suite itself",
 }
 """README lines that are not ``rlopt`` commands, never run here."""
