@@ -76,6 +76,9 @@ class AttackMethod(StrEnum):
     microaggregation = "microaggregation"
 
 
+_LEARNED_LIST = ", ".join(LEARNED)  # the families registered when the CLI was built
+
+
 def _names(text: str) -> list[str]:
     items = [item.strip() for item in text.split(",")]
     if not all(items):
@@ -359,7 +362,7 @@ def attack(
 def learn(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
-    family: Annotated[str, typer.Option(help=f"distance family: {', '.join(LEARNED)}")] = "wm",
+    family: Annotated[str, typer.Option(help=f"distance family: {_LEARNED_LIST}")] = "wm",
     columns: Annotated[
         str | None, typer.Option(help="comma-separated attributes (default: all shared)")
     ] = None,
@@ -531,9 +534,9 @@ def risk(
     families: Annotated[
         str | None,
         typer.Option(
-            help="learned families to assess, comma-separated (default: wm,owa,ci,sb, leaving out "
-            "those the file does not suit, with ci_k, a lower end for ci, in place of ci "
-            "above 12 attributes)"
+            help=f"learned families to assess, comma-separated, of {_LEARNED_LIST} (default: wm,owa,"
+            "ci,sb, leaving out those the file does not suit, with ci_k, a lower end for ci, in "
+            "place of ci above 12 attributes)"
         ),
     ] = None,
     columns: Annotated[
@@ -560,7 +563,9 @@ def risk(
     k: Annotated[int | None, typer.Option(help="attack: published MDAV k (one group)")] = None,
     groups: Annotated[str | None, typer.Option(help="attack: published MDAV groups 'A,B:3;C,D:8'")] = None,
     folds: Annotated[int, typer.Option(help="k-fold generalisation (0: skip)")] = 5,
-    generalisation: Annotated[str, typer.Option(help="families of the generalisation check")] = "wm",
+    generalisation: Annotated[
+        str, typer.Option(help=f"families of the generalisation check, comma-separated, of {_LEARNED_LIST}")
+    ] = "wm",
     interval_p: Annotated[float, typer.Option(help="interval disclosure width (%)")] = 10.0,
     tradeoff_method: Annotated[
         MaskMethod | None, typer.Option(help="add a risk-utility trade-off of this masking method")
@@ -685,7 +690,9 @@ def tradeoff_command(
     original: Annotated[Path, typer.Argument(help="original file, CSV or Parquet")],
     method: Annotated[MaskMethod, typer.Option(help="masking method")],
     values: Annotated[str, typer.Option(help="parameter values, e.g. '2-10', '2-20:2' or '2,3,5'")],
-    families: Annotated[str, typer.Option(help="learned families")] = "wm",
+    families: Annotated[
+        str, typer.Option(help=f"learned families, comma-separated, of {_LEARNED_LIST}")
+    ] = "wm",
     columns: Annotated[str | None, typer.Option(help="comma-separated attributes")] = None,
     time_limit: Annotated[float, typer.Option(help="seconds per MILP")] = 60.0,
     margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
