@@ -453,12 +453,7 @@ def solve_model(
         while True:
             if start is not None:
                 theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
-                # every K, a fixed one at its value: with the discrete part complete, HiGHS
-                # checks the start or completes it by an LP, never by a MIP whose callbacks
-                # would report the bound of that restricted problem as this one's
-                solver.start = list(zip(theta_vars, theta0)) + [
-                    (v, v.value if v.fixed else k) for v, k in zip(k_vars, k0)
-                ]
+                solver.start = _mip_start(theta_vars, theta0, k_vars, k0)
             remaining = None
             if options.time_limit is not None:
                 remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
@@ -497,17 +492,7 @@ def solve_model(
             rounds += 1
             if carry_bound:
                 model.cuts.add(model.objective.expr >= math.ceil(results.objective_bound - 1e-6))
-            for cut in cuts:
-                nz = np.flatnonzero(cut.coefs)
-                coefs = [float(v) for v in cut.coefs[nz]]
-                variables = [theta_vars[t] for t in nz]
-                if cut.k_index is not None:
-                    coefs.append(float(cut.k_coef))
-                    variables.append(model.K[cut.k_index])
-                model.cuts.add(
-                    LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
-                    >= float(cut.rhs)
-                )
+            _add_cuts(model, cuts, theta_vars)
     cap_hit = (
         separate is not None
         and status == Status.OPTIMAL
@@ -537,6 +522,26 @@ def solve_model(
         },
         interrupted=interrupted,
     )
+
+
+def _mip_start(theta_vars: list, theta0, k_vars: list, k0) -> list[tuple]:
+    """The start as ``(variable, value)`` pairs: every K, a fixed one at its value. With
+    the discrete part complete, HiGHS checks the start or completes it by an LP, never by
+    a MIP whose callbacks would report the bound of that restricted problem as this one's."""
+    return list(zip(theta_vars, theta0)) + [(v, v.value if v.fixed else k) for v, k in zip(k_vars, k0)]
+
+
+def _add_cuts(model: pyo.ConcreteModel, cuts: list[Cut], theta_vars: list) -> None:
+    """Each cut ``coefs @ theta (+ k_coef K_i) >= rhs`` as a row of ``model.cuts``."""
+    for cut in cuts:
+        nz = np.flatnonzero(cut.coefs)
+        coefs = [float(v) for v in cut.coefs[nz]]
+        variables = [theta_vars[t] for t in nz]
+        if cut.k_index is not None:
+            coefs.append(float(cut.k_coef))
+            variables.append(model.K[cut.k_index])
+        expression = LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
+        model.cuts.add(expression >= float(cut.rhs))
 
 
 def export_model(model: pyo.ConcreteModel, path: str | Path) -> Path:
