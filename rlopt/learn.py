@@ -264,6 +264,12 @@ class _Run:
         limit = self.options.time_limit
         return None if limit is None else (self.t0 if since is None else since) + share * limit
 
+    @property
+    def search_tol(self) -> float:
+        """The recount tolerance of parameters met before (or beside) the model: that of a
+        model without big-C, stricter than the model's own."""
+        return 10 * self.options.feasibility_tol
+
     def recount(self, theta: np.ndarray, tol: float) -> tuple[LinkageResult, np.ndarray]:
         distance = self.family.distance(theta, self.data.columns)
         return recount(self.za, self.zb, distance, margin=self.margin, tol=tol, candidates=self.candidates)
@@ -291,7 +297,7 @@ class _Run:
                     self.family,
                     self.data.columns,
                     margin=self.margin,
-                    tol=10 * self.options.feasibility_tol,
+                    tol=self.search_tol,
                 )
                 self.companion_found.append(item)
                 self.found(item.count, REGION_SEARCH)
@@ -392,7 +398,7 @@ def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]
         run.data.columns,
         named,
         margin=run.margin,
-        tol=10 * run.options.feasibility_tol,
+        tol=run.search_tol,
         feasibility_tol=run.options.feasibility_tol,
         searches=run.reductions.searches(),
         deadline=run.deadline(SEARCH_SHARE),

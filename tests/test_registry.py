@@ -26,7 +26,8 @@ class TwoHeavyWeights(WeightedMean):
         return low, high
 
     def neutral(self, n):
-        return np.full(n, 1.0 / n) if n >= 5 else np.array([0.4, 0.4] + [0.2 / (n - 2)] * (n - 2))
+        # 0.4 on each of the first two weights, the rest shared (all on them with two attributes)
+        return np.r_[0.4, 0.4, np.full(n - 2, 0.2 / (n - 2))] if n > 2 else np.full(n, 0.5)
 
     def simplex_vertices(self, n):
         return None  # not the plain simplex: no parameter-space branch and bound

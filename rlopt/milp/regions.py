@@ -170,7 +170,7 @@ def _search(
     """Best-first search of ``heap`` (in place) until it closes or ``until``;
     ``best`` is ``[count, theta]``, updated in place; ``lower()`` a count found
     elsewhere. ``on_step()`` returning true stops the search. Returns why it stopped."""
-    open_indices = sum(region.records.size // 2 for region in heap)
+    open_pairs = sum(region.records.size // 2 for region in heap)
     while heap:
         floor = max(best[0], lower())
         if heap[0].ceiling <= floor:
@@ -180,17 +180,17 @@ def _search(
             return "deadline"
         if on_step is not None and on_step():
             return "stop"
-        if open_indices > MAX_OPEN_PAIRS:
+        if open_pairs > MAX_OPEN_PAIRS:
             return "memory"
         region = heapq.heappop(heap)
-        open_indices -= region.records.size // 2
+        open_pairs -= region.records.size // 2
         children, count, theta = explorer.expand(region, floor)
         if count > best[0]:
             best[0], best[1] = count, theta
         for child in children:
             if child.ceiling > best[0]:
                 heapq.heappush(heap, child)
-                open_indices += child.records.size // 2  # the two children share their pairs
+                open_pairs += child.records.size // 2  # the two children share their pairs
     return "proven"
 
 

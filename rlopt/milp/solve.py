@@ -471,7 +471,7 @@ def solve_model(
             if solver.progress is not None and solver.progress.error is not None:
                 raise solver.progress.error
             status = _STATUS.get(results.termination_condition.name, Status.ERROR)
-            if solver.progress is not None and solver.progress.stopped_when and status != "optimal":
+            if solver.progress is not None and solver.progress.stopped_when and status != Status.OPTIMAL:
                 status = Status.STOPPED
             has_solution = results.incumbent_objective is not None
             if has_solution:

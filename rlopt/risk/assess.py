@@ -9,6 +9,7 @@ import platform
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib.metadata import version
 from pathlib import Path
 
@@ -365,7 +366,9 @@ class _Work:
             say or (lambda message: None),
         )
 
+    @cached_property
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The two files as frames on their columns (what a learner's ``fit`` takes)."""
         columns = list(self.data.columns)
         return pd.DataFrame(self.data.original, columns=columns), pd.DataFrame(
             self.data.masked, columns=columns
@@ -473,7 +476,7 @@ def _saved_parameters(work: _Work, params: Sequence[str | Path]) -> None:
         assert saved is not None  # load_params always sets the distance
         work.say(f"applying saved parameters {path}")
         same_columns = tuple(learner.columns_) == work.data.columns
-        linked = link_records(work.zm, work.zo, saved) if same_columns else learner.link(*work.frames())
+        linked = link_records(work.zm, work.zo, saved) if same_columns else learner.link(*work.frames)
         label = f"{learner.family} ({Path(path).name})"
         work.rows.append(
             _row(label, "saved parameters", Status.APPLIED, rate=linked.rate, n_correct=linked.n_correct)
@@ -494,7 +497,7 @@ def _learned_families(
         work.say(f"learning {family} (time limit {time_limit} s)")
         learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
         try:
-            learner.fit(*work.frames(), known=work.known)
+            learner.fit(*work.frames, known=work.known)
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
             raise work.interrupted(exc, len(families)) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
