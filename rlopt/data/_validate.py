@@ -230,6 +230,91 @@ def _count_duplicate_rows(block: np.ndarray) -> int:
     return int((counts[inverse.ravel()] > 1).sum())
 
 
+def _pair_columns(
+    original: pd.DataFrame, masked: pd.DataFrame, columns: Sequence[str] | None, id_column: str | None
+) -> list[str]:
+    """The attribute columns, checked in both files (the same set when not given)."""
+    cols = _select_columns(original, columns, name="original", exclude=id_column)
+    if columns is None:
+        masked_cols = _select_columns(masked, None, name="masked", exclude=id_column)
+        if set(masked_cols) != set(cols):
+            raise InputError(
+                "original and masked files have different columns: only in the original "
+                f"{sorted(set(cols) - set(masked_cols))}, only in the masked file "
+                f"{sorted(set(masked_cols) - set(cols))}; choose the shared attributes with --columns "
+                "(Python: columns=[...])"
+            )
+    else:
+        _select_columns(masked, cols, name="masked", exclude=id_column)
+    return cols
+
+
+def _align_rows(original: pd.DataFrame, masked: pd.DataFrame, id_column: str | None):
+    """The two files aligned record by record (by ``id_column`` or by row order) and the ids."""
+    if id_column is not None:
+        return _align_by_id(original, masked, id_column)
+    if len(original) != len(masked):
+        raise InputError(
+            f"the original file has {len(original)} records and the masked file "
+            f"{len(masked)}; expected the same number (aligned by row order), or pass "
+            "--id-column (Python: id_column=) to align them by an identifier"
+        )
+    return original, masked, None
+
+
+def _handle_nonfinite(
+    a: np.ndarray, b: np.ndarray, ids: np.ndarray | None, cols: list[str], drop_nonfinite: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    """Raise on NaN/inf, or drop those records from both files (and warn); the number dropped."""
+    bad = _nonfinite_rows(a) | _nonfinite_rows(b)
+    if not bad.any():
+        return a, b, ids, 0
+    if not drop_nonfinite:
+        _raise_nonfinite(
+            a if _nonfinite_rows(a).any() else b,
+            cols,
+            name="original" if _nonfinite_rows(a).any() else "masked",
+        )
+    n_dropped = int(bad.sum())
+    warnings.warn(
+        f"dropped {n_dropped} of {len(bad)} records with NaN/inf values in either file",
+        DataWarning,
+        stacklevel=3,
+    )
+    a, b = a[~bad], b[~bad]
+    if ids is not None:
+        ids = ids[~bad]
+    return a, b, ids, n_dropped
+
+
+def _check_linkable(a: np.ndarray, b: np.ndarray, cols: list[str]) -> None:
+    """At least 2 records, and no constant column (standardisation divides by the sd)."""
+    if a.shape[0] < 2:
+        raise InputError(f"{a.shape[0]} record(s) to link; expected at least 2")
+    for block, name in ((a, "original"), (b, "masked")):
+        flat = np.flatnonzero((block == block[0]).all(axis=0))
+        if flat.size:
+            k = int(flat[0])
+            raise InputError(
+                f"{name}: column {cols[k]!r} is constant (every value is {_plain(block[0, k])!r}); "
+                "standardisation divides by the standard deviation, so expected a column "
+                "with at least two distinct values. Leave it out with --columns (Python: columns=[...])"
+            )
+
+
+def _warn_duplicates(a: np.ndarray) -> int:
+    """Warn when original records share their values; the number of such records."""
+    n_dup = _count_duplicate_rows(a)
+    if n_dup:
+        warnings.warn(
+            f"{n_dup} original records share their values with another original record; "
+            "no distance can re-identify them with certainty",
+            DataWarning,
+            stacklevel=3,
+        )
+    return n_dup
+
+
 def validate_pair(
     original,
     masked,
@@ -273,71 +358,12 @@ def validate_pair(
     """
     original = as_frame(original, name="original")
     masked = as_frame(masked, name="masked")
-    cols = _select_columns(original, columns, name="original", exclude=id_column)
-    if columns is None:
-        masked_cols = _select_columns(masked, None, name="masked", exclude=id_column)
-        if set(masked_cols) != set(cols):
-            raise InputError(
-                "original and masked files have different columns: only in the original "
-                f"{sorted(set(cols) - set(masked_cols))}, only in the masked file "
-                f"{sorted(set(masked_cols) - set(cols))}; choose the shared attributes with --columns "
-                "(Python: columns=[...])"
-            )
-    else:
-        _select_columns(masked, cols, name="masked", exclude=id_column)
-
-    ids = None
-    if id_column is not None:
-        original, masked, ids = _align_by_id(original, masked, id_column)
-    elif len(original) != len(masked):
-        raise InputError(
-            f"the original file has {len(original)} records and the masked file "
-            f"{len(masked)}; expected the same number (aligned by row order), or pass "
-            "--id-column (Python: id_column=) to align them by an identifier"
-        )
-
+    cols = _pair_columns(original, masked, columns, id_column)
+    original, masked, ids = _align_rows(original, masked, id_column)
     a = _numeric_block(original, cols, name="original")
     b = _numeric_block(masked, cols, name="masked")
-
-    n_dropped = 0
-    bad = _nonfinite_rows(a) | _nonfinite_rows(b)
-    if bad.any():
-        if not drop_nonfinite:
-            _raise_nonfinite(
-                a if _nonfinite_rows(a).any() else b,
-                cols,
-                name="original" if _nonfinite_rows(a).any() else "masked",
-            )
-        n_dropped = int(bad.sum())
-        warnings.warn(
-            f"dropped {n_dropped} of {len(bad)} records with NaN/inf values in either file",
-            DataWarning,
-            stacklevel=2,
-        )
-        a, b = a[~bad], b[~bad]
-        if ids is not None:
-            ids = ids[~bad]
-
-    if a.shape[0] < 2:
-        raise InputError(f"{a.shape[0]} record(s) to link; expected at least 2")
-
-    for block, name in ((a, "original"), (b, "masked")):
-        flat = np.flatnonzero((block == block[0]).all(axis=0))
-        if flat.size:
-            k = int(flat[0])
-            raise InputError(
-                f"{name}: column {cols[k]!r} is constant (every value is {_plain(block[0, k])!r}); "
-                "standardisation divides by the standard deviation, so expected a column "
-                "with at least two distinct values. Leave it out with --columns (Python: columns=[...])"
-            )
-
+    a, b, ids, n_dropped = _handle_nonfinite(a, b, ids, cols, drop_nonfinite)
+    _check_linkable(a, b, cols)
     _warn_identifiers(a, b, cols)
-    n_dup = _count_duplicate_rows(a)
-    if n_dup:
-        warnings.warn(
-            f"{n_dup} original records share their values with another original record; "
-            "no distance can re-identify them with certainty",
-            DataWarning,
-            stacklevel=2,
-        )
+    n_dup = _warn_duplicates(a)
     return LinkageData(a, b, tuple(cols), ids, n_dropped, n_dup)

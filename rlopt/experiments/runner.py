@@ -79,17 +79,9 @@ def _data(cell: Cell):
     return load_table(cell.file["original"]), load_table(cell.file["masked"])
 
 
-def run_cell(cell: Cell) -> dict:
-    """Run one cell where this function is called (a local process or a Dask worker)."""
-    from rlopt.learn import LearnedDistanceLinkage
-    from rlopt.linkage import dbrl
-    from rlopt.milp.solve import highs_version
-
-    t0 = time.perf_counter()
-    original, masked = _data(cell)
-    columns = cell.file.get("columns")
-    id_column = cell.file.get("id_column")
-    row = {
+def _row_header(cell: Cell, highs_version: Callable[[], str]) -> dict:
+    """The fields of a cell's row that describe the cell and the software, not its outcome."""
+    return {
         "dataset": cell.dataset,
         "sample_seed": cell.sample_seed,
         "family": cell.family,
@@ -102,34 +94,28 @@ def run_cell(cell: Cell) -> dict:
         "key": cell.key,
         "worker": f"{socket.gethostname()}:{os.getpid()}",
     }
-    if cell.family in ("am", "md"):
-        linked = dbrl(original, masked, distance=cell.family, columns=columns, id_column=id_column)
-        seconds = time.perf_counter() - t0
-        row.update(
-            n_records=linked.n_records,
-            n_correct=linked.n_correct,
-            rate=linked.rate,
-            status=Status.BASELINE,
-            bound=None,
-            gap=None,
-            n_at_risk=None,
-            reduce_seconds=0.0,
-            build_seconds=0.0,
-            solve_seconds=seconds,
-            total_seconds=seconds,
-        )
-        return row
-    s = cell.solver
-    learner = LearnedDistanceLinkage(
-        cell.family,
-        margin=s.margin,
-        time_limit=s.time_limit,
-        rel_gap=s.rel_gap,
-        threads=s.threads,
-        reductions=s.reductions,
+
+
+def _baseline_outcome(linked, seconds: float) -> dict:
+    """The outcome fields of a baseline (``am``, ``md``) cell from its linkage result."""
+    return dict(
+        n_records=linked.n_records,
+        n_correct=linked.n_correct,
+        rate=linked.rate,
+        status=Status.BASELINE,
+        bound=None,
+        gap=None,
+        n_at_risk=None,
+        reduce_seconds=0.0,
+        build_seconds=0.0,
+        solve_seconds=seconds,
+        total_seconds=seconds,
     )
-    r = learner.fit(original, masked, columns=columns, id_column=id_column).result_
-    row.update(
+
+
+def _learned_outcome(r, t0: float) -> dict:
+    """The outcome fields of a learned-family cell from its learning result (``t0``: the start)."""
+    return dict(
         n_records=r.n_records,
         n_correct=r.n_correct_verified,
         rate=r.rate,
@@ -142,6 +128,34 @@ def run_cell(cell: Cell) -> dict:
         solve_seconds=r.seconds["solve"],
         total_seconds=time.perf_counter() - t0,
     )
+
+
+def run_cell(cell: Cell) -> dict:
+    """Run one cell where this function is called (a local process or a Dask worker)."""
+    from rlopt.learn import LearnedDistanceLinkage
+    from rlopt.linkage import dbrl
+    from rlopt.milp.solve import highs_version
+
+    t0 = time.perf_counter()
+    original, masked = _data(cell)
+    columns = cell.file.get("columns")
+    id_column = cell.file.get("id_column")
+    row = _row_header(cell, highs_version)
+    if cell.family in ("am", "md"):
+        linked = dbrl(original, masked, distance=cell.family, columns=columns, id_column=id_column)
+        row.update(_baseline_outcome(linked, time.perf_counter() - t0))
+        return row
+    s = cell.solver
+    learner = LearnedDistanceLinkage(
+        cell.family,
+        margin=s.margin,
+        time_limit=s.time_limit,
+        rel_gap=s.rel_gap,
+        threads=s.threads,
+        reductions=s.reductions,
+    )
+    r = learner.fit(original, masked, columns=columns, id_column=id_column).result_
+    row.update(_learned_outcome(r, t0))
     return row
 
 

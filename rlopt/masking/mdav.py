@@ -65,33 +65,43 @@ def mdav_partition(values: np.ndarray, k: int) -> np.ndarray:
     J. Domingo-Ferrer, J. M. Mateo-Sanz, "Practical data-oriented
     microaggregation for statistical disclosure control", IEEE TKDE 14(1), 2002.
     """
-    n = values.shape[0]
-    k = check_k(k, n)
-    z = _scaled(values)
-    labels = np.full(n, -1, dtype=np.int64)
-    remaining = np.arange(n)
+    k = check_k(k, values.shape[0])
+    return _mdav_labels(_scaled(values), k)
+
+
+def _farthest_from(z: np.ndarray, remaining: np.ndarray, point: np.ndarray) -> int:
+    """The remaining record farthest from ``point`` (the lowest index on a tie)."""
+    d = ((z[remaining] - point) ** 2).sum(axis=1)
+    return int(remaining[np.argmax(d)])  # first maximum: the lowest index
+
+
+def _take_group(
+    z: np.ndarray, remaining: np.ndarray, seed_index: int, k: int, labels: np.ndarray, label: int
+) -> np.ndarray:
+    """Label ``seed_index`` and its ``k-1`` nearest remaining records with ``label``
+    (in place in ``labels``); return the records still remaining."""
+    d = ((z[remaining] - z[seed_index]) ** 2).sum(axis=1)
+    d[remaining == seed_index] = -1.0  # the seed record always belongs to its group
+    chosen = remaining[np.argsort(d, kind="stable")[:k]]
+    labels[chosen] = label
+    return remaining[labels[remaining] < 0]
+
+
+def _mdav_labels(z: np.ndarray, k: int) -> np.ndarray:
+    """The MDAV group labels of the (scaled) records ``z`` (see :func:`mdav_partition`)."""
+    labels = np.full(z.shape[0], -1, dtype=np.int64)
+    remaining = np.arange(z.shape[0])
     label = 0
-
-    def take_group(seed_index: int) -> None:
-        nonlocal remaining, label
-        d = ((z[remaining] - z[seed_index]) ** 2).sum(axis=1)
-        d[remaining == seed_index] = -1.0  # the seed record always belongs to its group
-        chosen = remaining[np.argsort(d, kind="stable")[:k]]
-        labels[chosen] = label
-        label += 1
-        remaining = remaining[labels[remaining] < 0]
-
-    def farthest_from(point: np.ndarray) -> int:
-        d = ((z[remaining] - point) ** 2).sum(axis=1)
-        return int(remaining[np.argmax(d)])  # first maximum: the lowest index
-
     while remaining.size >= 3 * k:
-        r = farthest_from(z[remaining].mean(axis=0))
-        take_group(r)
-        s = farthest_from(z[r])
-        take_group(s)
+        r = _farthest_from(z, remaining, z[remaining].mean(axis=0))
+        remaining = _take_group(z, remaining, r, k, labels, label)
+        s = _farthest_from(z, remaining, z[r])
+        remaining = _take_group(z, remaining, s, k, labels, label + 1)
+        label += 2
     if remaining.size >= 2 * k:
-        take_group(farthest_from(z[remaining].mean(axis=0)))
+        seed_index = _farthest_from(z, remaining, z[remaining].mean(axis=0))
+        remaining = _take_group(z, remaining, seed_index, k, labels, label)
+        label += 1
     if remaining.size:
         labels[remaining] = label
     return labels

@@ -1,4 +1,35 @@
-"""Rank swapping, attribute by attribute."""
+"""Rank swapping, attribute by attribute.
+
+For each attribute on its own, with ``N`` records and the window
+``w = floor(p * N / 100)`` ranks: sort the values (stable, so tied values get
+distinct ranks ``0..N-1``); walk the ranks upwards and, for each value at
+rank ``i`` not yet swapped, draw a partner rank ``l > i`` among the
+not-yet-swapped ranks, swap the two values and mark both swapped (no
+candidate: the value stays); then undo the sort. Attributes are processed in
+column order from one generator. The variants differ in the partner:
+
+- ``plain``: uniform in ``[i + 1, min(N - 1, i + w)]``; every value moves at
+  most ``w`` ranks.
+- ``p-buckets``: the ranks are cut into buckets of ``w`` consecutive ranks;
+  from bucket ``r`` a bucket ``s >= r`` is drawn with probability
+  ``2**-(s - r + 1) / K``, among the buckets that still hold a free rank
+  above ``i`` (``K`` normalises over those), then a free rank uniformly in
+  it. A value can move arbitrarily far, with geometrically small probability.
+- ``p-distribution``: ``l = i + r`` with ``r`` drawn from a normal
+  distribution with mean and standard deviation ``w / 2`` ranks, rounded;
+  a draw below 1 counts as 1, and a taken or out-of-range ``l`` is replaced
+  by the nearest free rank above ``i`` (the higher on a tie). Unbounded.
+
+The published descriptions leave the bucket size, the normalisation and what
+happens to a taken partner open; the choices above fill those gaps.
+
+References:
+
+R. A. Moore, "Controlled data-swapping techniques for masking public use
+microdata sets", U.S. Bureau of the Census (1996).
+J. Nin, J. Herranz, V. Torra, "Rethinking rank swapping to decrease
+disclosure risk", Data & Knowledge Engineering 64 (2008).
+"""
 
 from __future__ import annotations
 
@@ -121,6 +152,16 @@ def swap_window(p, window, n_records: int) -> int:
     return int(window)
 
 
+def _warn_nothing_swapped(p, window, n_records: int) -> None:
+    """Warn (at the caller of :func:`rank_swap`) that a window of 0 ranks swaps nothing."""
+    warnings.warn(
+        f"rank swapping with {f'p={p}' if window is None else 'window=0'} on "
+        f"{n_records} records allows a window of 0 ranks: nothing is swapped",
+        DataWarning,
+        stacklevel=3,
+    )
+
+
 def rank_swap(
     data,
     p: float | None = None,
@@ -156,35 +197,15 @@ def rank_swap(
 
     Notes
     -----
-    For each attribute on its own, with ``N`` records and the window
-    ``w = floor(p * N / 100)`` ranks: sort the values (stable, so tied values get
-    distinct ranks ``0..N-1``); walk the ranks upwards and, for each value at
-    rank ``i`` not yet swapped, draw a partner rank ``l > i`` among the
-    not-yet-swapped ranks, swap the two values and mark both swapped (no
-    candidate: the value stays); then undo the sort. Attributes are processed in
-    column order from one generator. The variants differ in the partner:
-
-    - ``plain``: uniform in ``[i + 1, min(N - 1, i + w)]``; every value moves at
-      most ``w`` ranks.
-    - ``p-buckets``: the ranks are cut into buckets of ``w`` consecutive ranks;
-      from bucket ``r`` a bucket ``s >= r`` is drawn with probability
-      ``2**-(s - r + 1) / K``, among the buckets that still hold a free rank
-      above ``i`` (``K`` normalises over those), then a free rank uniformly in
-      it. A value can move arbitrarily far, with geometrically small probability.
-    - ``p-distribution``: ``l = i + r`` with ``r`` drawn from a normal
-      distribution with mean and standard deviation ``w / 2`` ranks, rounded;
-      a draw below 1 counts as 1, and a taken or out-of-range ``l`` is replaced
-      by the nearest free rank above ``i`` (the higher on a tie). Unbounded.
-
-    The published descriptions leave the bucket size, the normalisation and what
-    happens to a taken partner open; the choices above fill those gaps.
-
-    References
-    ----------
-    R. A. Moore, "Controlled data-swapping techniques for masking public use
-    microdata sets", U.S. Bureau of the Census (1996).
-    J. Nin, J. Herranz, V. Torra, "Rethinking rank swapping to decrease
-    disclosure risk", Data & Knowledge Engineering 64 (2008).
+    Each attribute on its own, in column order from one generator, with the window
+    ``w = floor(p * N / 100)`` ranks: walk the sorted values upwards and swap each
+    not-yet-swapped value with a not-yet-swapped partner rank ``l > i``. ``plain``:
+    ``l`` uniform in ``[i + 1, min(N - 1, i + w)]``; ``p-buckets``: a bucket of
+    ``w`` ranks drawn with geometrically decreasing probability, then a free rank
+    in it; ``p-distribution``: ``l = i + r``, ``r ~ Normal(w / 2, w / 2)`` rounded,
+    else the nearest free rank (unbounded). The module docstring gives the
+    details, how they fill the gaps of the published descriptions, and the
+    references (Moore 1996; Nin, Herranz and Torra 2008).
     """
     if variant not in VARIANTS:
         raise InputError(f"rank swapping variant={variant!r}; expected one of {list(VARIANTS)}")
@@ -192,12 +213,7 @@ def rank_swap(
     values, cols = validate_table(frame, columns=columns, name="input")
     width = swap_window(p, window, values.shape[0])
     if width == 0:
-        warnings.warn(
-            f"rank swapping with {f'p={p}' if window is None else 'window=0'} on "
-            f"{values.shape[0]} records allows a window of 0 ranks: nothing is swapped",
-            DataWarning,
-            stacklevel=2,
-        )
+        _warn_nothing_swapped(p, window, values.shape[0])
     rng = np.random.default_rng(seed)
     result = frame.copy()
     for k, column in enumerate(cols):

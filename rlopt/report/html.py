@@ -47,81 +47,90 @@ def _cell(value):
     return value
 
 
+def _weights_view(family: str, params: dict) -> dict:
+    """The view of attribute weights (``wm``, ``wm_m``): a bar chart and a table."""
+    names, values = list(params["weights"]), list(params["weights"].values())
+    return {
+        "label": f"{family}: attribute weights",
+        "note": "Which attributes carry the risk: the weight of each attribute's "
+        "squared (standardised) difference.",
+        "image": plots.bar_chart(names, values, title=f"{family} weights", ylabel="weight"),
+        "table": {
+            "columns": ["attribute", "weight"],
+            "rows": [[n, f"{v:.4f}"] for n, v in zip(names, values)],
+        },
+    }
+
+
+def _owa_view(family: str, params: dict) -> dict:
+    """The view of OWA weights by rank: a bar chart."""
+    values = params["weights_by_rank"]
+    ranks = [f"{k + 1}" for k in range(len(values))]
+    return {
+        "label": f"{family}: OWA weights",
+        "note": "Weight 1 applies to the largest squared difference of a pair, "
+        "weight 2 to the second largest, and so on.",
+        "image": plots.bar_chart(ranks, values, title=f"{family} weights by rank", ylabel="weight"),
+        "table": None,
+    }
+
+
+def _measure_view(family: str, params: dict, shapley: dict) -> dict:
+    """The view of a fuzzy measure (``choquet``): Shapley values and the largest subsets."""
+    measure = sorted(params["measure"], key=lambda m: -m["value"])
+    rows = [[", ".join(m["subset"]) or "(empty)", f"{m['value']:.4f}"] for m in measure[:MAX_SUBSET_ROWS]]
+    return {
+        "label": f"{family}: fuzzy measure",
+        "note": f"Shapley value of each attribute (its share of the measure); "
+        f"below, the {min(len(measure), MAX_SUBSET_ROWS)} subsets with "
+        f"the largest measure of {len(measure)}.",
+        "image": plots.bar_chart(
+            list(shapley),
+            list(shapley.values()),
+            title=f"{family} Shapley values",
+            ylabel="Shapley value",
+        ),
+        "table": {"columns": ["subset", "measure"], "rows": rows},
+    }
+
+
+def _matrix_view(family: str, params: dict) -> dict:
+    """The view of a bilinear matrix ``Q``: a heatmap, or a table for 1 or 2 attributes."""
+    q, names = np.asarray(params["Q"]), params["columns"]
+    view: dict[str, Any] = {
+        "label": f"{family}: matrix Q",
+        "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; "
+        "the diagonal weights each attribute, off-diagonal "
+        "entries couple attributes.",
+        "image": None,
+        "table": None,
+    }
+    if len(names) > 2:
+        view["image"] = plots.heatmap(q, names, title=f"{family}: Q")
+    else:
+        view["table"] = {
+            "columns": [""] + list(names),
+            "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)],
+        }
+    return view
+
+
 def _params_views(figures: dict) -> list[dict]:
+    """A view (label, note, image, table) of each learned family's parameter."""
     views: list[dict[str, Any]] = []
     sources = {row["family"]: row.get("lower_source") for row in figures["families"]}
     for family, params in figures["params"].items():
         if not params:
             continue
-        label = f"{family}"
         first_view = len(views)
         if "weights" in params:  # wm, wm_m
-            names, values = list(params["weights"]), list(params["weights"].values())
-            views.append(
-                {
-                    "label": f"{label}: attribute weights",
-                    "note": "Which attributes carry the risk: the weight of each attribute's "
-                    "squared (standardised) difference.",
-                    "image": plots.bar_chart(names, values, title=f"{family} weights", ylabel="weight"),
-                    "table": {
-                        "columns": ["attribute", "weight"],
-                        "rows": [[n, f"{v:.4f}"] for n, v in zip(names, values)],
-                    },
-                }
-            )
+            views.append(_weights_view(family, params))
         elif "weights_by_rank" in params:  # owa
-            values = params["weights_by_rank"]
-            ranks = [f"{k + 1}" for k in range(len(values))]
-            views.append(
-                {
-                    "label": f"{label}: OWA weights",
-                    "note": "Weight 1 applies to the largest squared difference of a pair, "
-                    "weight 2 to the second largest, and so on.",
-                    "image": plots.bar_chart(
-                        ranks, values, title=f"{family} weights by rank", ylabel="weight"
-                    ),
-                    "table": None,
-                }
-            )
+            views.append(_owa_view(family, params))
         elif "measure" in params:  # choquet
-            shapley = figures["shapley"].get(family, {})
-            measure = sorted(params["measure"], key=lambda m: -m["value"])
-            rows = [
-                [", ".join(m["subset"]) or "(empty)", f"{m['value']:.4f}"] for m in measure[:MAX_SUBSET_ROWS]
-            ]
-            views.append(
-                {
-                    "label": f"{label}: fuzzy measure",
-                    "note": f"Shapley value of each attribute (its share of the measure); "
-                    f"below, the {min(len(measure), MAX_SUBSET_ROWS)} subsets with "
-                    f"the largest measure of {len(measure)}.",
-                    "image": plots.bar_chart(
-                        list(shapley),
-                        list(shapley.values()),
-                        title=f"{family} Shapley values",
-                        ylabel="Shapley value",
-                    ),
-                    "table": {"columns": ["subset", "measure"], "rows": rows},
-                }
-            )
+            views.append(_measure_view(family, params, figures["shapley"].get(family, {})))
         elif "Q" in params:  # bilinear
-            q, names = np.asarray(params["Q"]), params["columns"]
-            view: dict[str, Any] = {
-                "label": f"{label}: matrix Q",
-                "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; "
-                "the diagonal weights each attribute, off-diagonal "
-                "entries couple attributes.",
-                "image": None,
-                "table": None,
-            }
-            if len(names) > 2:
-                view["image"] = plots.heatmap(q, names, title=f"{family}: Q")
-            else:
-                view["table"] = {
-                    "columns": [""] + list(names),
-                    "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)],
-                }
-            views.append(view)
+            views.append(_matrix_view(family, params))
         source = describe_lower(sources.get(family))
         if source is not None and len(views) > first_view:
             # a start the solver did not improve on is not a learned parameter: say where it is from
