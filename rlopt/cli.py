@@ -6,6 +6,8 @@ import json
 import math
 import sys
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,19 +16,21 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from rlopt.data import load_table
+from rlopt.attacks import ATTACKS, attack_for, plan_attack
+from rlopt.data import load_table, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
-from rlopt.families import LEARNED
+from rlopt.families import LEARNED, get_learned_family
 from rlopt.learn import LearnedDistanceLinkage, describe_lower
 from rlopt.linkage import dbrl, pld
 from rlopt.masking import (
+    MASKING_METHODS,
     PUBLISHED_FILES,
-    additive_noise,
+    MaskingSpec,
     build,
     load_recipe,
-    microaggregate,
+    masking_method,
+    masking_spec,
     published_recipe,
-    rank_swap,
 )
 from rlopt.masking.swapping import VARIANTS
 from rlopt.status import Status
@@ -37,12 +41,6 @@ app = typer.Typer(
     add_completion=False,
     help="Worst-case re-identification risk of masked microdata.",
 )
-
-
-class MaskMethod(StrEnum):
-    mdav = "mdav"
-    rank_swap = "rank-swap"
-    noise = "noise"
 
 
 class SwapVariant(StrEnum):
@@ -71,12 +69,114 @@ class Table(StrEnum):
     table_5 = "5"
 
 
-class AttackMethod(StrEnum):
-    rank_swapping = "rank-swapping"
-    microaggregation = "microaggregation"
-
-
+# -- choices read from the registries, checked while parsing (a usage error, exit 2) --
 _LEARNED_LIST = ", ".join(LEARNED)  # the families registered when the CLI was built
+_METHODS = "|".join(MASKING_METHODS)
+_ALIASES = "; ".join(f"{m.name}: {', '.join(m.aliases)}" for m in MASKING_METHODS.values() if m.aliases)
+
+
+def _parsed(check: Callable[[str], Any]) -> Callable[[Any], Any]:
+    """A click callback: ``check(value)`` (None passes), an InputError a usage error."""
+
+    def callback(value):
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return callback
+
+
+def _family_names(text: str) -> str:
+    for name in _names(text):
+        get_learned_family(name)
+    return text
+
+
+_method = _parsed(lambda value: masking_method(value).name)
+_attacked_method = _parsed(lambda value: attack_for(value).masking)
+_families = _parsed(_family_names)
+_family = _parsed(lambda value: get_learned_family(value).name)
+
+# -- options shared by commands: one name, one meaning, one default --
+JsonOut = Annotated[
+    Path | None,
+    typer.Option(
+        "--json",
+        metavar="PATH|-",
+        help="write the figures as one JSON object to PATH ('-': standard output, the summary then on stderr)",
+    ),
+]
+Columns = Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")]
+IdColumn = Annotated[str | None, typer.Option(help="align records by this identifier column")]
+TimeLimit = Annotated[
+    float,
+    typer.Option(help="seconds per MILP, 0 for none; a MILP stopped by it reports an interval", min=0),
+]
+Threads = Annotated[int, typer.Option(help="HiGHS threads per MILP", min=1)]
+Margin = Annotated[float, typer.Option(help="margin eps of every learned re-identification (0: ties count)")]
+GroupSize = Annotated[int | None, typer.Option(help="MDAV group size k (all attributes in one group)", min=1)]
+Groups = Annotated[str | None, typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")]
+SwapP = Annotated[
+    float | None, typer.Option(help="rank swapping range in percent of the records, 0 < p <= 100")
+]
+SwapWindow = Annotated[int | None, typer.Option(help="rank swapping range in ranks (instead of --p)")]
+VarianceRatio = Annotated[
+    float | None, typer.Option(help="noise: Var(noise) = ratio x Var(attribute) (SPEC's k)")
+]
+OutDir = Annotated[Path | None, typer.Option(help="results folder")]
+
+
+@dataclass(frozen=True)
+class Solving:
+    """The solving options every command shares, as the commands pass them on."""
+
+    margin: float
+    time_limit: float | None
+    threads: int
+    seed: int
+
+
+TIME_LIMIT = 60.0
+"""Seconds per MILP unless --time-limit says otherwise, in every command."""
+THREADS = 1
+
+
+def _seconds(time_limit: float) -> float | None:
+    """``--time-limit 0``: no limit."""
+    return None if time_limit == 0 else time_limit
+
+
+def _masking(
+    method: str, *, k=None, groups=None, p=None, window=None, variant=None, variance_ratio=None, seed=None
+) -> MaskingSpec:
+    """The typed spec of ``--method`` from the masking options given (the others must be absent)."""
+    given = {
+        "k": k,
+        "groups": groups,
+        "p": p,
+        "window": window,
+        "variant": variant,
+        "variance_ratio": variance_ratio,
+    }
+    fields = set(MASKING_METHODS[method].spec.model_fields)
+    stray = [
+        f"--{name.replace('_', '-')}"
+        for name, value in given.items()
+        if value is not None and name not in fields
+    ]
+    if stray:
+        raise InputError(
+            f"{', '.join(stray)}: not a parameter of {method}; its parameters: "
+            + ", ".join(f"--{f.replace('_', '-')}" for f in sorted(fields - {"method"}))
+        )
+    if groups is not None:
+        given["groups"] = [{"columns": c, "k": size} for c, size in parse_groups(groups)]
+    if "seed" in fields:
+        given["seed"] = seed
+    return masking_spec(method, **given)
 
 
 def _names(text: str) -> list[str]:
@@ -112,7 +212,7 @@ def _check_outputs(**paths: Path | None) -> None:
     """Every output path names a file in an existing folder: checked before any work,
     so that no result is lost to a typo at the end (``option_name=path``)."""
     for option, path in paths.items():
-        if path is None:
+        if path is None or str(path) == "-":
             continue
         flag = "--" + option.replace("_", "-")
         if path.is_dir():
@@ -124,6 +224,27 @@ def _check_outputs(**paths: Path | None) -> None:
             )
 
 
+def _emit_json(target: Path, payload: dict) -> None:
+    """``--json PATH``: the figures as one JSON object in PATH, or on stdout for ``-``."""
+    if str(target) == "-":
+        typer.echo(json.dumps(payload, default=_plain))
+    else:
+        target.write_text(json.dumps(payload, indent=1, default=_plain))
+        typer.echo(f"figures -> {target}", err=True)
+
+
+def _plain(value):
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+def _summary(json_out: Path | None) -> Callable[[str], None]:
+    """Where the human summary goes: stdout, or stderr when the JSON takes stdout."""
+    to_stderr = json_out is not None and str(json_out) == "-"
+    return lambda line: typer.echo(line, err=to_stderr)
+
+
 def _write(frame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() in (".parquet", ".pq"):
@@ -132,23 +253,29 @@ def _write(frame, path: Path) -> None:
         frame.to_csv(path, index=False)
 
 
-@app.command(epilog="Example: rlopt mask data.csv --method rank-swap --p 10 --seed 1 --out masked-rs.csv")
+@app.command(
+    epilog="Example: rlopt mask data.csv --method rank_swap --p 10 --seed 1 --out masked-rs.csv; "
+    "rlopt mask --preset M4-33 --out-dir m433"
+)
 def mask(
     input: Annotated[Path | None, typer.Argument(help="CSV or Parquet file to mask")] = None,
-    *,  # --out is required: keyword-only, it needs no default after INPUT's
-    out: Annotated[Path, typer.Option(help="output file (with INPUT) or folder (with --preset/--config)")],
-    method: Annotated[MaskMethod | None, typer.Option(help="masking method")] = None,
-    groups: Annotated[
-        str | None, typer.Option(help="MDAV attribute groups with their k, e.g. 'A,B:3;C,D:8'")
+    out: Annotated[
+        Path | None, typer.Option(help="the masked file (with INPUT), CSV or Parquet by suffix")
     ] = None,
-    k: Annotated[
-        float | None, typer.Option(help="MDAV group size (one group of all columns), or noise variance ratio")
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(help="folder for original.csv, masked.csv, recipe.json (with --preset/--config)"),
     ] = None,
-    p: Annotated[
-        float | None, typer.Option(help="rank swapping range in percent of the records, 0 < p <= 100")
+    method: Annotated[
+        str | None,
+        typer.Option(metavar=f"[{_METHODS}]", callback=_method, help=f"masking method (aliases {_ALIASES})"),
     ] = None,
-    window: Annotated[int | None, typer.Option(help="rank swapping range in ranks (instead of --p)")] = None,
-    variant: Annotated[SwapVariant, typer.Option(help="rank swapping variant")] = SwapVariant.plain,
+    groups: Groups = None,
+    k: GroupSize = None,
+    p: SwapP = None,
+    window: SwapWindow = None,
+    variant: Annotated[SwapVariant | None, typer.Option(help="rank swapping variant (default plain)")] = None,
+    variance_ratio: VarianceRatio = None,
     columns: Annotated[
         str | None, typer.Option(help="comma-separated columns to mask (default: all)")
     ] = None,
@@ -159,51 +286,51 @@ def mask(
     config: Annotated[Path | None, typer.Option(help="a recipe YAML file (see configs/)")] = None,
     sample_seed: Annotated[int | None, typer.Option(help="record sample seed for --preset")] = None,
 ) -> None:
-    """Mask a file, or build a published test file (--preset) or a recipe (--config)."""
+    """Mask a file (INPUT, --method, --out), or build a published test file (--preset) or
+    a recipe (--config) into --out-dir."""
     if preset is not None or config is not None:
         if input is not None or method is not None or preset is not None and config is not None:
             raise InputError("give either INPUT with --method, or one of --preset/--config")
-        if preset is not None:
-            recipe = published_recipe(preset, sample_seed=sample_seed or 0)
-        else:
-            assert config is not None  # this branch is taken with --preset or --config
-            recipe = load_recipe(config)
-        if config is not None and sample_seed is not None:
-            recipe = recipe.model_copy(update={"sample_seed": sample_seed})
-        original, masked = build(recipe)
-        _write(original, out / "original.csv")
-        _write(masked, out / "masked.csv")
-        (out / "recipe.json").write_text(recipe.model_dump_json(indent=2))
-        typer.echo(
-            f"{recipe.name}: {len(original)} records x {original.shape[1]} attributes "
-            f"-> {out / 'original.csv'}, {out / 'masked.csv'}"
-        )
+        if out_dir is None or out is not None:
+            raise InputError("--preset/--config write three files: give --out-dir FOLDER (not --out)")
+        _build_recipe(preset, config, sample_seed, out_dir)
         return
-    if input is None or method is None:
-        raise InputError("give INPUT and --method (mdav, rank-swap, noise), or --preset/--config")
-    frame = load_table(input)
-    cols = _split(columns)
-    if method is MaskMethod.mdav:
-        if groups is not None:
-            masked = microaggregate(frame, groups=parse_groups(groups))
-        elif k is not None and float(k).is_integer():
-            masked = microaggregate(frame[cols] if cols else frame, k=int(k))
-            if cols:
-                masked = frame.assign(**{c: masked[c] for c in cols})
-        else:
-            raise InputError(f"MDAV needs --groups or an integer --k, got k={k!r}")
-    elif method is MaskMethod.rank_swap:
-        if (p is None) == (window is None):
-            raise InputError(
-                "rank swapping needs one of --p (percent of the records, 0 < p <= 100) and --window (ranks)"
-            )
-        masked = rank_swap(frame, p, window=window, variant=variant.value, seed=seed, columns=cols)
-    else:
-        if k is None:
-            raise InputError("noise needs --k (noise variance as a fraction of each attribute's variance)")
-        masked = additive_noise(frame, k, seed=seed, columns=cols)
+    if input is None or method is None or out is None or out_dir is not None:
+        raise InputError(
+            f"give INPUT, --method ({', '.join(MASKING_METHODS)}) and --out FILE, or --preset/--config with --out-dir"
+        )
+    _check_outputs(out=out)
+    spec = _masking(
+        method,
+        k=k,
+        groups=groups,
+        p=p,
+        window=window,
+        variant=None if variant is None else variant.value,
+        variance_ratio=variance_ratio,
+        seed=seed,
+    )
+    masked = spec.apply(load_table(input), _split(columns))
     _write(masked, out)
-    typer.echo(f"masked {len(masked)} records with {method.value} -> {out}")
+    typer.echo(f"masked {len(masked)} records with {spec.method} -> {out}")
+
+
+def _build_recipe(preset: str | None, config: Path | None, sample_seed: int | None, out_dir: Path) -> None:
+    if preset is not None:
+        recipe = published_recipe(preset, sample_seed=sample_seed or 0)
+    else:
+        assert config is not None  # called with --preset or --config
+        recipe = load_recipe(config)
+        if sample_seed is not None:
+            recipe = recipe.model_copy(update={"sample_seed": sample_seed})
+    original, masked = build(recipe)
+    _write(original, out_dir / "original.csv")
+    _write(masked, out_dir / "masked.csv")
+    (out_dir / "recipe.json").write_text(recipe.model_dump_json(indent=2))
+    typer.echo(
+        f"{recipe.name}: {len(original)} records x {original.shape[1]} attributes "
+        f"-> {out_dir / 'original.csv'}, {out_dir / 'masked.csv'}"
+    )
 
 
 class BundledData(StrEnum):
@@ -248,32 +375,32 @@ def data_command(
     typer.echo(f"{name.value}: {len(frame)} records x {frame.shape[1]} attributes -> {out}")
 
 
-@app.command(epilog="Example: rlopt link data.csv masked-rs.csv --distance md --json")
+@app.command(epilog="Example: rlopt link data.csv masked-rs.csv --distance md --json -")
 def link(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     distance: Annotated[BaselineDistance, typer.Option(help="distance")] = BaselineDistance.am,
-    columns: Annotated[
-        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
-    ] = None,
-    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
+    columns: Columns = None,
+    id_column: IdColumn = None,
     drop_nonfinite: Annotated[
         bool, typer.Option(help="drop records with NaN/inf instead of failing")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    json_out: JsonOut = None,
 ) -> None:
     """Record linkage (distance-based, or probabilistic with --distance pld): how many
     masked records link to their original."""
+    _check_outputs(json=json_out)
+    say = _summary(json_out)
     if distance is BaselineDistance.pld:
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
         prob = pld(load_table(original), load_table(masked), columns=_split(columns), id_column=id_column)
-        typer.echo(
-            json.dumps(prob.to_dict())
-            if as_json
-            else f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
+        say(
+            f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
             f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations"
         )
+        if json_out is not None:
+            _emit_json(json_out, prob.to_dict())
         return
     linked = dbrl(
         load_table(original),
@@ -283,66 +410,53 @@ def link(
         id_column=id_column,
         drop_nonfinite=drop_nonfinite,
     )
-    if as_json:
-        typer.echo(json.dumps(linked.to_dict()))
-    else:
-        typer.echo(
-            f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
-            f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted"
-        )
+    say(
+        f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
+        f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted"
+    )
+    if json_out is not None:
+        _emit_json(json_out, linked.to_dict())
 
 
-@app.command(epilog="Example: rlopt attack original.csv swapped.csv --method rank-swapping --p 10 --json")
+@app.command(
+    epilog="Example: rlopt attack original.csv swapped.csv --method rank_swap --p 10 --json attack.json"
+)
 def attack(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
-    method: Annotated[AttackMethod, typer.Option(help="the published masking method")],
+    method: Annotated[
+        str,
+        typer.Option(
+            metavar=f"[{'|'.join(ATTACKS)}]",
+            callback=_attacked_method,
+            help=f"the published masking method (aliases {_ALIASES})",
+        ),
+    ],
     p: Annotated[
         float | None, typer.Option(help="rank swapping: published p in percent (or an upper bound)")
     ] = None,
     window: Annotated[
         int | None, typer.Option(help="rank swapping: published range in ranks (instead of --p)")
     ] = None,
-    k: Annotated[int | None, typer.Option(help="microaggregation: k (all columns in one group)")] = None,
-    groups: Annotated[
-        str | None, typer.Option(help="microaggregation: attribute groups with their k, e.g. 'A,B:3;C,D:8'")
-    ] = None,
+    k: GroupSize = None,
+    groups: Groups = None,
     distance: Annotated[
         AttackDistance, typer.Option(help="distance inside the intersections")
     ] = AttackDistance.am,
-    columns: Annotated[
-        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
-    ] = None,
-    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    columns: Columns = None,
+    id_column: IdColumn = None,
+    json_out: JsonOut = None,
 ) -> None:
     """Transparency attack: narrow each record's candidates with the published masking
     parameters, then link inside the intersection."""
-    from rlopt.attacks import microaggregation_attack, rank_swap_attack
-
-    a, b = load_table(original), load_table(masked)
-    if method is AttackMethod.rank_swapping:
-        if k is not None or groups is not None:
-            raise InputError("--k/--groups belong to --method microaggregation")
-        result = rank_swap_attack(
-            a, b, p=p, window=window, distance=distance.value, columns=_split(columns), id_column=id_column
-        )
-    else:
-        if p is not None or window is not None:
-            raise InputError("--p/--window belong to --method rank-swapping")
-        result = microaggregation_attack(
-            a,
-            b,
-            k=k,
-            groups=parse_groups(groups) if groups else None,
-            distance=distance.value,
-            columns=_split(columns),
-            id_column=id_column,
-        )
-    if as_json:
-        typer.echo(json.dumps(result.to_dict()))
-        return
-    typer.echo(
+    _check_outputs(json=json_out)
+    say = _summary(json_out)
+    spec = _masking(method, k=k, groups=groups, p=p, window=window)
+    data = validate_pair(
+        load_table(original), load_table(masked), columns=_split(columns), id_column=id_column
+    )
+    result = plan_attack(data, spec)(distance.value)
+    say(
         f"{result.method} attack ({result.distance} inside the intersections): "
         f"{result.n_correct} of {result.n_records} records re-identified "
         f"({100 * result.rate:.2f}%); {result.n_sure_correct} sure matches "
@@ -350,10 +464,12 @@ def attack(
         f"mean intersection size {result.candidates.mean():.2f}"
     )
     if result.n_empty:
-        typer.echo(
+        say(
             "empty intersections: the assumed parameter is smaller than the one used "
             "for masking (or the file was masked otherwise)"
         )
+    if json_out is not None:
+        _emit_json(json_out, result.to_dict())
 
 
 @app.command(
@@ -362,21 +478,15 @@ def attack(
 def learn(
     original: Annotated[Path, typer.Argument(help="original file (the intruder's), CSV or Parquet")],
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
-    family: Annotated[str, typer.Option(help=f"distance family: {_LEARNED_LIST}")] = "wm",
-    columns: Annotated[
-        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
-    ] = None,
-    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
-    margin: Annotated[
-        float, typer.Option(help="margin eps of every learned re-identification (0: ties count)")
-    ] = 1e-5,
-    time_limit: Annotated[
-        float | None, typer.Option(help="seconds; a stopped run reports an interval")
-    ] = None,
+    family: Annotated[str, typer.Option(callback=_family, help=f"distance family: {_LEARNED_LIST}")] = "wm",
+    columns: Columns = None,
+    id_column: IdColumn = None,
+    margin: Margin = 1e-5,
+    time_limit: TimeLimit = TIME_LIMIT,
     rel_gap: Annotated[
         float, typer.Option(help="relative MIP gap at which to stop (0: prove the optimum)")
     ] = 0.0,
-    threads: Annotated[int | None, typer.Option(help="HiGHS threads")] = None,
+    threads: Threads = THREADS,
     log: Annotated[bool, typer.Option(help="show HiGHS's log")] = False,
     delta: Annotated[
         float | None, typer.Option(help="lower bound delta of metric variants (wm_m, ci_m, sb_pd)")
@@ -394,7 +504,7 @@ def learn(
     params_out: Annotated[Path | None, typer.Option(help="write the learned parameters as JSON")] = None,
     export: Annotated[Path | None, typer.Option(help="write the MILP as .lp or .mps")] = None,
     naive: Annotated[bool, typer.Option(help="the naive model: every pair, one big-C, no reduction")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    json_out: JsonOut = None,
     progress: Annotated[
         bool | None,
         typer.Option(
@@ -404,40 +514,36 @@ def learn(
     ] = None,
 ) -> None:
     """Learn the family's distance that re-identifies the most records (MILP, HiGHS)."""
-    _check_outputs(params_out=params_out, export=export)
-    options = {}
-    if delta is not None:
-        options["delta"] = delta
+    # (over 60 lines only by its documented options: the body is the steps below)
+    _check_outputs(params_out=params_out, export=export, json=json_out)
+    options: dict[str, Any] = {"delta": delta, "k": k_additive}
+    options = {key: value for key, value in options.items() if value is not None}
     if published_relaxation:
         options["published_relaxation"] = True
-    if k_additive is not None:
-        options["k"] = k_additive
     naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
     learner = LearnedDistanceLinkage(
         family,
         margin=margin,
-        time_limit=time_limit,
+        time_limit=_seconds(time_limit),
         rel_gap=rel_gap,
         threads=threads,
         log=log,
         family_options=options or None,
         **naive_options,
     )
-    a, b = load_table(original), load_table(masked)
-    interrupted = False
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     show = console.is_terminal if progress is None else progress
     try:
         learner.fit(
-            a,
-            b,
+            load_table(original),
+            load_table(masked),
             columns=_split(columns),
             id_column=id_column,
             drop_nonfinite=drop_nonfinite,
             export=export,
             progress=(lambda event: console.print(_interval_line(event))) if show else None,
         )
-        result = learner.result_
+        result, interrupted = learner.result_, False
     except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
         partial = getattr(exc, "partial", None)
         if partial is None or partial.n_correct_verified is None:
@@ -445,9 +551,15 @@ def learn(
         result, interrupted = partial, True
     if params_out is not None and not interrupted and learner.distance_ is not None:
         learner.save_params(params_out)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict()))
-        raise typer.Exit(130 if interrupted else 0)
+    if json_out is not None:
+        _emit_json(json_out, result.to_dict())
+    _summary(json_out)(_learned_line(result))
+    if interrupted:
+        raise typer.Exit(130)
+
+
+def _learned_line(result) -> str:
+    """``rlopt learn``'s summary: the optimum or the interval, the recounts, the times."""
     if result.status == Status.OPTIMAL:
         figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"
     else:
@@ -458,14 +570,12 @@ def learn(
     at_risk = "" if result.n_at_risk is None else f"; {result.n_at_risk} records at risk under some parameter"
     if describe_lower(result.lower_source):
         at_risk += f"; {describe_lower(result.lower_source)}"
-    typer.echo(
+    return (
         f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
         f"strict count {result.n_correct_strict}{at_risk}; search {result.seconds['search']:.1f}s, "
         f"reduce {result.seconds['reduce']:.1f}s, "
         f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s"
     )
-    if interrupted:
-        raise typer.Exit(130)
 
 
 def _interval_line(event: dict) -> Text:
@@ -477,22 +587,6 @@ def _interval_line(event: dict) -> Text:
         (f"[{lower}, {event['upper']}]", "bold"),
         f"  lower: {event['lower_source'] or 'nothing verified yet'}  upper: {event['upper_source']}",
     )
-
-
-def _attack_spec(method: str | None, p, window, k, groups) -> dict | None:
-    if method is None:
-        if any(v is not None for v in (p, window, k, groups)):
-            raise InputError(
-                "--p/--window/--k/--groups describe the published masking: give --attack-method too"
-            )
-        return None
-    if method == "rank-swapping":
-        return {"method": method, "p": p, "window": window}
-    if method == "microaggregation":
-        if k is not None and groups is not None:
-            raise InputError("give one of --k (all attributes in one group) and --groups, not both")
-        return {"method": method, "k": k, "groups": parse_groups(groups) if groups else None}
-    raise InputError(f"--attack-method {method!r}; expected rank-swapping or microaggregation")
 
 
 MAX_VALUES = 1000
@@ -534,41 +628,53 @@ def risk(
     families: Annotated[
         str | None,
         typer.Option(
+            callback=_families,
             help=f"learned families to assess, comma-separated, of {_LEARNED_LIST} (default: wm,owa,"
             "ci,sb, leaving out those the file does not suit, with ci_k, a lower end for ci, in "
-            "place of ci above 12 attributes)"
+            "place of ci above 12 attributes)",
         ),
     ] = None,
-    columns: Annotated[
-        str | None, typer.Option(help="comma-separated attributes (default: all shared)")
+    columns: Columns = None,
+    id_column: IdColumn = None,
+    report: Annotated[Path | None, typer.Option(help="write the HTML report to this file")] = None,
+    json_out: JsonOut = None,
+    records_csv: Annotated[
+        Path | None, typer.Option(help="write the per-record table to this CSV file")
     ] = None,
-    id_column: Annotated[str | None, typer.Option(help="align records by this identifier column")] = None,
-    report: Annotated[Path | None, typer.Option(help="write the HTML report here")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="write every figure as JSON here")] = None,
-    records_csv: Annotated[Path | None, typer.Option(help="write the per-record table as CSV here")] = None,
-    time_limit: Annotated[
-        float, typer.Option(help="seconds per family (a stopped family is an interval)")
-    ] = 60.0,
-    margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
-    threads: Annotated[int, typer.Option(help="HiGHS threads")] = 1,
+    time_limit: TimeLimit = TIME_LIMIT,
+    margin: Margin = 1e-5,
+    threads: Threads = THREADS,
     params: Annotated[
         list[Path] | None, typer.Option(help="saved parameters to evaluate without solving (repeatable)")
     ] = None,
     attack_method: Annotated[
-        AttackMethod | None,
-        typer.Option(help="published masking for the transparency attack"),
+        str | None,
+        typer.Option(
+            metavar=f"[{'|'.join(ATTACKS)}]",
+            callback=_attacked_method,
+            help="published masking method, for its transparency attack",
+        ),
     ] = None,
     p: Annotated[float | None, typer.Option(help="attack: published rank swapping p (%)")] = None,
     window: Annotated[int | None, typer.Option(help="attack: published rank swapping range in ranks")] = None,
-    k: Annotated[int | None, typer.Option(help="attack: published MDAV k (one group)")] = None,
+    k: Annotated[int | None, typer.Option(help="attack: published MDAV k (one group)", min=1)] = None,
     groups: Annotated[str | None, typer.Option(help="attack: published MDAV groups 'A,B:3;C,D:8'")] = None,
     folds: Annotated[int, typer.Option(help="k-fold generalisation (0: skip)")] = 5,
     generalisation: Annotated[
-        str, typer.Option(help=f"families of the generalisation check, comma-separated, of {_LEARNED_LIST}")
+        str,
+        typer.Option(
+            callback=_families,
+            help=f"families of the generalisation check, comma-separated, of {_LEARNED_LIST}",
+        ),
     ] = "wm",
     interval_p: Annotated[float, typer.Option(help="interval disclosure width (%)")] = 10.0,
     tradeoff_method: Annotated[
-        MaskMethod | None, typer.Option(help="add a risk-utility trade-off of this masking method")
+        str | None,
+        typer.Option(
+            metavar=f"[{_METHODS}]",
+            callback=_method,
+            help="add a risk-utility trade-off of this masking method",
+        ),
     ] = None,
     tradeoff_values: Annotated[
         str | None, typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")
@@ -577,49 +683,77 @@ def risk(
 ) -> None:
     """Worst-case re-identification risk of MASKED against ORIGINAL: every family's
     proven optimum (or interval), baselines, attack, records at risk, report."""
+    # (over 60 lines only by its documented options: the body is the steps below)
     from rlopt.report import render_risk_report
-    from rlopt.risk import assess_risk, tradeoff_plan
+    from rlopt.risk import assess_risk
 
     _check_outputs(report=report, json=json_out, records_csv=records_csv)
-    family_list = _split(families)
+    say = _summary(json_out)
+    if attack_method is None and any(v is not None for v in (p, window, k, groups)):
+        raise InputError("--p/--window/--k/--groups describe the published masking: give --attack-method too")
+    published = (
+        None if attack_method is None else _masking(attack_method, k=k, groups=groups, p=p, window=window)
+    )
     a, b = load_table(original), load_table(masked)
-    table = None
-    if tradeoff_method is not None:
-        if tradeoff_values is None:
-            raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
-        table = tradeoff_plan(
-            a,
-            method=tradeoff_method.value,
-            values=_numbers(tradeoff_values, "--tradeoff-values"),
-            families=_names(generalisation),
-            columns=_split(columns),
-            margin=margin,
-            time_limit=time_limit,
-            threads=threads,
-            seed=seed,
-        )
+    solving = Solving(margin=margin, time_limit=_seconds(time_limit), threads=threads, seed=seed)
+    table = _tradeoff_plan(a, tradeoff_method, tradeoff_values, generalisation, columns, solving)
     try:
         result = assess_risk(
             a,
             b,
-            families=family_list,
+            families=_split(families),
             columns=_split(columns),
             id_column=id_column,
-            margin=margin,
-            time_limit=time_limit,
-            threads=threads,
             params=params or (),
-            attack=_attack_spec(None if attack_method is None else attack_method.value, p, window, k, groups),
+            attack=published,
             folds=folds,
             generalisation_families=_names(generalisation) if folds else (),
-            seed=seed,
             interval_p=interval_p,
             tradeoff=table,
             names=(original.name, masked.name),
             progress=lambda m: typer.echo(m, err=True),
+            margin=solving.margin,
+            time_limit=solving.time_limit,
+            threads=solving.threads,
+            seed=solving.seed,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
-        raise _risk_interrupted(exc, json_out) from None
+        raise _risk_interrupted(exc, json_out, say) from None
+    _print_risk(result, say)
+    if json_out is not None:
+        _emit_json(json_out, result.figures)
+    if records_csv is not None:
+        result.records.to_csv(records_csv, index=False)
+        say(f"records -> {records_csv}")
+    if report is not None:
+        render_risk_report(result, report)
+        say(f"report -> {report}")
+
+
+def _tradeoff_plan(frame, method: str | None, values: str | None, families: str, columns, solving: Solving):
+    """``risk --tradeoff-method``: every masked file made and checked before any solving."""
+    from rlopt.risk import tradeoff_plan
+
+    if method is None:
+        if values is not None:
+            raise InputError("--tradeoff-values needs --tradeoff-method")
+        return None
+    if values is None:
+        raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
+    return tradeoff_plan(
+        frame,
+        method=method,
+        values=_numbers(values, "--tradeoff-values"),
+        families=_names(families),
+        columns=_split(columns),
+        margin=solving.margin,
+        time_limit=solving.time_limit,
+        threads=solving.threads,
+        seed=solving.seed,
+    )
+
+
+def _print_risk(result, say: Callable[[str], None]) -> None:
     for note in result.figures["inputs"]["notes"]:
         typer.echo(f"note: {note}", err=True)
     h = result.headline
@@ -630,21 +764,12 @@ def risk(
         )
         if h["status"] != Status.PROVEN:
             text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
-        typer.echo(text)
+        say(text)
     for row in result.figures["families"]:
-        _print_family(row)
-    if json_out is not None:
-        result.to_json(json_out)
-        typer.echo(f"figures -> {json_out}")
-    if records_csv is not None:
-        result.records.to_csv(records_csv, index=False)
-        typer.echo(f"records -> {records_csv}")
-    if report is not None:
-        render_risk_report(result, report)
-        typer.echo(f"report -> {report}")
+        _print_family(row, say)
 
 
-def _print_family(row: dict) -> None:
+def _print_family(row: dict, say: Callable[[str], None]) -> None:
     bound = (
         ""
         if row["status"] in (Status.OPTIMAL, Status.APPLIED) or row["bound"] is None
@@ -654,20 +779,22 @@ def _print_family(row: dict) -> None:
     source = describe_lower(row.get("lower_source"))
     start = "" if source is None else f"; {source}"
     subfamily = " (a lower end for ci)" if row["family"] == "ci_k" else ""
-    typer.echo(f"  {row['family']}{subfamily}: {rate} {row['status']}{bound}{start}")
+    say(f"  {row['family']}{subfamily}: {rate} {row['status']}{bound}{start}")
 
 
-def _risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None) -> typer.Exit:
+def _risk_interrupted(
+    exc: KeyboardInterrupt, json_out: Path | None, say: Callable[[str], None]
+) -> typer.Exit:
     """Ctrl-C during ``rlopt risk``: print (and with --json write) the finished families
     and the interrupted one's interval."""
     partial = getattr(exc, "partial", None)
     if not isinstance(partial, dict):
         return _interrupted("no family finished")
     for row in partial["families"]:
-        _print_family(row)
+        _print_family(row, say)
     current = partial["interrupted"]
     if current is not None and current.n_correct_verified is not None:
-        typer.echo(
+        say(
             f"  {current.family}: between {current.n_correct_verified} and {current.bound} "
             f"of {current.n_records} (interrupted)"
         )
@@ -678,8 +805,7 @@ def _risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None) -> typer.Ex
             "families": partial["families"],
             "interrupted_family": None if current is None else current.to_dict(),
         }
-        json_out.write_text(json.dumps(figures, indent=1, default=lambda v: v.tolist()))
-        typer.echo(f"figures of the finished part -> {json_out}")
+        _emit_json(json_out, figures)
     return _interrupted(f"{exc}; the other figures were not computed")
 
 
@@ -688,41 +814,55 @@ def _risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None) -> typer.Ex
 )
 def tradeoff_command(
     original: Annotated[Path, typer.Argument(help="original file, CSV or Parquet")],
-    method: Annotated[MaskMethod, typer.Option(help="masking method")],
-    values: Annotated[str, typer.Option(help="parameter values, e.g. '2-10', '2-20:2' or '2,3,5'")],
+    method: Annotated[
+        str,
+        typer.Option(metavar=f"[{_METHODS}]", callback=_method, help=f"masking method (aliases {_ALIASES})"),
+    ],
+    values: Annotated[
+        str,
+        typer.Option(
+            help="values of the method's parameter (mdav k, rank_swap p, noise variance ratio), "
+            "e.g. '2-10', '2-20:2' or '2,3,5'"
+        ),
+    ],
     families: Annotated[
-        str, typer.Option(help=f"learned families, comma-separated, of {_LEARNED_LIST}")
+        str, typer.Option(callback=_families, help=f"learned families, comma-separated, of {_LEARNED_LIST}")
     ] = "wm",
-    columns: Annotated[str | None, typer.Option(help="comma-separated attributes")] = None,
-    time_limit: Annotated[float, typer.Option(help="seconds per MILP")] = 60.0,
-    margin: Annotated[float, typer.Option(help="MILP margin eps")] = 1e-5,
+    columns: Columns = None,
+    time_limit: TimeLimit = TIME_LIMIT,
+    margin: Margin = 1e-5,
+    threads: Threads = THREADS,
     seed: Annotated[int, typer.Option(help="masking seed")] = 0,
-    out: Annotated[Path | None, typer.Option(help="write the table as CSV here")] = None,
+    out: Annotated[Path | None, typer.Option(help="write the table to this CSV file")] = None,
+    json_out: JsonOut = None,
 ) -> None:
     """Risk against utility: worst-case rate and information loss of one masking method
     over a range of its parameter."""
     from rlopt.risk import tradeoff
 
-    _check_outputs(out=out)
+    _check_outputs(out=out, json=json_out)
     table = tradeoff(
         load_table(original),
-        method=method.value,
+        method=method,
         values=_numbers(values, "--values"),
         families=_names(families),
         columns=_split(columns),
         margin=margin,
-        time_limit=time_limit,
+        time_limit=_seconds(time_limit),
+        threads=threads,
         seed=seed,
         progress=lambda m: typer.echo(m, err=True),
     )
-    typer.echo(table.to_string(index=False))
+    _summary(json_out)(table.to_string(index=False))
     if out is not None:
         table.to_csv(out, index=False)
+    if json_out is not None:
+        _emit_json(json_out, {"rows": table.to_dict(orient="records")})
 
 
 @app.command(epilog="Example: rlopt report runs/paper-quick")
 def report(
-    results_dir: Annotated[Path, typer.Argument(help="the --out folder of rlopt run / rlopt reproduce")],
+    results_dir: Annotated[Path, typer.Argument(help="the --out-dir folder of rlopt run / rlopt reproduce")],
     out: Annotated[Path | None, typer.Option(help="HTML file (default: RESULTS_DIR/report.html)")] = None,
 ) -> None:
     """Render an HTML report of an experiment run's results."""
@@ -754,10 +894,10 @@ def _print_summary(run, out: Path) -> None:
         typer.echo(f"failed: {message}", err=True)
 
 
-@app.command(epilog="Example: rlopt run configs/M4-33.yaml --out runs/M4-33-grid --jobs 2")
+@app.command(epilog="Example: rlopt run configs/M4-33.yaml --out-dir runs/M4-33-grid --jobs 2")
 def run(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
-    out: Annotated[Path | None, typer.Option(help="results folder (default: runs/<config name>)")] = None,
+    out_dir: Annotated[Path | None, typer.Option(help="results folder (default: runs/<config name>)")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
     scheduler: Annotated[
         str | None, typer.Option(help="Dask scheduler address, e.g. tcp://host:8786")
@@ -768,7 +908,7 @@ def run(
     from rlopt.experiments import load_config, run_grid
 
     spec = load_config(config)
-    out = out or Path("runs") / spec.name
+    out = out_dir or Path("runs") / spec.name
     try:
         result = run_grid(spec, out, base=config.parent, jobs=jobs, scheduler=scheduler, progress=progress)
     except Interrupted as exc:
@@ -778,7 +918,7 @@ def run(
         raise typer.Exit(1)
 
 
-@app.command(epilog="Example: rlopt reproduce --quick --jobs 2 --out runs/paper-quick")
+@app.command(epilog="Example: rlopt reproduce --quick --jobs 2 --out-dir runs/paper-quick")
 def reproduce(
     quick: Annotated[
         bool, typer.Option(help="Tables 1-2 families, one record sample (a few minutes)")
@@ -786,7 +926,7 @@ def reproduce(
     table: Annotated[
         Table, typer.Option(help="1 or 2: Tables 1 and 2 (one grid gives both); 5: rank swapping attacks")
     ] = Table.tables_1_2,
-    out: Annotated[Path | None, typer.Option(help="results folder")] = None,
+    out_dir: Annotated[Path | None, typer.Option(help="results folder (default: runs/<grid name>)")] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address")] = None,
     seeds: Annotated[str, typer.Option(help="Table 5: masking seeds")] = "0,1,2",
@@ -801,13 +941,13 @@ def reproduce(
     ] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
-    """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out),
+    """Regenerate the published Tables 1 and 2 (table1.md, table2.md and CSVs in --out-dir),
     or with --table 5 the rank swapping table (table5.md, table5.csv)."""
     from rlopt.experiments import paper_config, run_grid, write_tables
 
     if table == Table.table_5:
         _reproduce_table5(
-            out,
+            out_dir,
             jobs,
             scheduler,
             _split(seeds),
@@ -819,7 +959,7 @@ def reproduce(
         )
         return
     spec = paper_config(quick=quick, time_limit=time_limit)
-    out = out or Path("runs") / spec.name
+    out = out_dir or Path("runs") / spec.name
     try:
         result = run_grid(spec, out, jobs=jobs, scheduler=scheduler, progress=progress)
     except Interrupted as exc:
@@ -835,7 +975,7 @@ def reproduce(
 
 def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, learned, time_limit, progress) -> None:
     from rlopt.experiments.runner import run_tasks
-    from rlopt.experiments.transparency import TABLE5_COLUMNS, run_attack_cell, table5_cells, write_table5
+    from rlopt.experiments.transparency import run_attack_cell, table5_cells, table5_columns, write_table5
 
     try:
         seed_values = [int(s) for s in seeds]
@@ -848,7 +988,7 @@ def _reproduce_table5(out, jobs, scheduler, seeds, datasets, variant, learned, t
             cells,
             out,
             work=run_attack_cell,
-            columns=TABLE5_COLUMNS,
+            columns=table5_columns(learned),
             label="table 5",
             jobs=jobs,
             scheduler=scheduler,

@@ -277,10 +277,11 @@ def test_cli_attack_on_the_worked_example(tmp_path):
             "--window",
             "2",
             "--json",
+            "-",
         ],
     )
     assert result.exit_code == 0, result.output
-    figures = json.loads(result.output)
+    figures = json.loads(result.stdout)
     expected = rank_swap_attack(EXAMPLE_ORIGINAL, EXAMPLE_MASKED, window=2)
     assert figures["n_sure_correct"] == expected.n_sure_correct
     assert figures["n_correct"] == expected.n_correct
@@ -298,10 +299,10 @@ def test_cli_attack_on_the_worked_example(tmp_path):
     )
     assert result.exit_code == 0 and "empty intersection" in result.output
     result = runner.invoke(
-        app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--distance", "pld", "--json"]
+        app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--distance", "pld", "--json", "-"]
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["n_records"] == 10
+    assert json.loads(result.stdout)["n_records"] == 10
 
 
 # ---- the learned distance inside the intersections ------------------------------------

@@ -194,6 +194,7 @@ def test_learn_prints_the_interval_on_stderr(m433):
             "--time-limit",
             "20",
             "--json",
+            "-",
             "--progress",
         ],
     )

@@ -201,9 +201,9 @@ def test_cli_run_and_resume(tmp_path):
     from rlopt.cli import app
 
     path = write_config(tmp_path, {**TINY, "samples": [0], "families": ["am", "wm"]})
-    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o"), "--no-progress"])
+    result = CliRunner().invoke(app, ["run", str(path), "--out-dir", str(tmp_path / "o"), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "2 cell(s) computed, 0 already finished" in result.output
-    again = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o"), "--no-progress"])
+    again = CliRunner().invoke(app, ["run", str(path), "--out-dir", str(tmp_path / "o"), "--no-progress"])
     assert "0 cell(s) computed, 2 already finished" in again.output
     assert json.loads(next((tmp_path / "o" / "cells").glob("*.json")).read_text())["dataset"] == "tiny"

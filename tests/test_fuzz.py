@@ -76,7 +76,7 @@ def test_link_and_mask_end_in_a_figure_or_one_error(tmp_path, pair):
     for args in (
         ["--method", "mdav", "--k", "2"],
         ["--method", "rank-swap", "--p", "20"],
-        ["--method", "noise", "--k", "0.5"],
+        ["--method", "noise", "--variance-ratio", "0.5"],
     ):
         code, output = invoke("mask", tmp_path / "o.csv", *args, "--out", tmp_path / "x.csv")
         assert code in (0, 2), output
@@ -150,13 +150,13 @@ def test_random_bytes_give_one_error_never_a_traceback(tmp_path, content, suffix
         ["link", path, other],
         ["link", other, path],
         ["risk", path, other, "--folds", "0"],
-        ["mask", path, "--method", "noise", "--k", "0.1", "--out", tmp_path / "x.csv"],
+        ["mask", path, "--method", "noise", "--variance-ratio", "0.1", "--out", tmp_path / "x.csv"],
         ["attack", path, other, "--method", "rank-swapping", "--p", "10"],
     ):
         code, output = invoke(*args)
         assert code in (0, 2), output
     if suffix == ".yaml":
-        code, output = invoke("run", path, "--out", tmp_path / "runs", "--no-progress")
+        code, output = invoke("run", path, "--out-dir", tmp_path / "runs", "--no-progress")
         assert code in (0, 1, 2), output
 
 
@@ -165,5 +165,5 @@ def test_random_bytes_give_one_error_never_a_traceback(tmp_path, content, suffix
 def test_random_text_configs_give_one_error(tmp_path, text):
     path = tmp_path / "c.yaml"
     path.write_text(text)
-    code, output = invoke("run", path, "--out", tmp_path / "runs", "--no-progress")
+    code, output = invoke("run", path, "--out-dir", tmp_path / "runs", "--no-progress")
     assert code == 2, output

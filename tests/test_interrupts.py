@@ -110,7 +110,7 @@ def owned_by(out: Path, pid: int) -> bool:
 
 def test_ctrl_c_keeps_every_finished_cell_and_a_rerun_resumes(tmp_path, grid):
     out = tmp_path / "out"
-    run = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    run = start(tmp_path, "run", grid, "--jobs", 2, "--out-dir", out, "--no-progress")
     wait_for(lambda: finished(out) >= 4, 90, "4 finished cells")
     workers = psutil.Process(run.pid).children(recursive=True)
     code, stdout, stderr, seconds = ctrl_c(run)
@@ -126,7 +126,7 @@ def test_ctrl_c_keeps_every_finished_cell_and_a_rerun_resumes(tmp_path, grid):
     assert sorted(results["key"]) == sorted(p.stem for p in (out / "cells").glob("*.json"))
     wait_for(lambda: not alive(workers), 5, "the workers to end")
 
-    rerun = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    rerun = start(tmp_path, "run", grid, "--jobs", 2, "--out-dir", out, "--no-progress")
     wait_for(lambda: owned_by(out, rerun.pid), 60, "the re-run to start")
     time.sleep(1.0)
     code, stdout, stderr, seconds = ctrl_c(rerun)
@@ -136,7 +136,7 @@ def test_ctrl_c_keeps_every_finished_cell_and_a_rerun_resumes(tmp_path, grid):
 
 def test_workers_die_with_a_killed_parent_and_a_rerun_resumes(tmp_path, grid):
     out = tmp_path / "out"
-    run = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    run = start(tmp_path, "run", grid, "--jobs", 2, "--out-dir", out, "--no-progress")
     wait_for(lambda: finished(out) >= 1, 90, "a finished cell")
     workers = psutil.Process(run.pid).children(recursive=True)
     assert len(workers) >= 2
@@ -145,7 +145,7 @@ def test_workers_die_with_a_killed_parent_and_a_rerun_resumes(tmp_path, grid):
     wait_for(lambda: not alive(workers), 10, "the workers of the killed run to die")
 
     kept = finished(out)
-    rerun = start(tmp_path, "run", grid, "--jobs", 2, "--out", out, "--no-progress")
+    rerun = start(tmp_path, "run", grid, "--jobs", 2, "--out-dir", out, "--no-progress")
     wait_for(lambda: owned_by(out, rerun.pid), 60, "the re-run to take the folder")
     code, stdout, stderr, _ = ctrl_c(rerun)
     assert code == 130, stderr
@@ -154,7 +154,7 @@ def test_workers_die_with_a_killed_parent_and_a_rerun_resumes(tmp_path, grid):
 
 def test_a_second_run_on_the_same_folder_is_refused(tmp_path, grid):
     out = tmp_path / "out"
-    first = start(tmp_path, "run", grid, "--jobs", 1, "--out", out, "--no-progress")
+    first = start(tmp_path, "run", grid, "--jobs", 1, "--out-dir", out, "--no-progress")
     try:
         wait_for(lambda: owned_by(out, first.pid), 60, "the first run to take the folder")
         before = finished(out)
@@ -167,7 +167,7 @@ def test_a_second_run_on_the_same_folder_is_refused(tmp_path, grid):
                 str(grid),
                 "--jobs",
                 "1",
-                "--out",
+                "--out-dir",
                 str(out),
                 "--no-progress",
             ],
@@ -195,7 +195,7 @@ def test_an_unreachable_scheduler_leaves_no_folder(tmp_path, grid, address):
             "rlopt.cli",
             "run",
             str(grid),
-            "--out",
+            "--out-dir",
             "runs/interrupts",
             "--scheduler",
             address,

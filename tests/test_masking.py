@@ -135,7 +135,7 @@ def test_additive_noise_variance_and_seed():
     e = noisy - x
     np.testing.assert_allclose(e.mean(), 0, atol=0.05)
     np.testing.assert_allclose(e.var(), 0.25 * x.var(), rtol=0.05)
-    with pytest.raises(InputError, match="k=-1"):
+    with pytest.raises(InputError, match="variance_ratio=-1"):
         additive_noise(x, -1)
 
 

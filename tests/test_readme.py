@@ -47,17 +47,17 @@ NOT_RLOPT = {
 
 SKIPPED = {
     "rlopt run configs/paper.yaml --scheduler tcp://HOST:8786": "needs a Dask scheduler at a real address",
-    "rlopt reproduce --out runs/paper": "the full grid: 240 learned cells at up to 600 s each, hours on two cores",
+    "rlopt reproduce --out-dir runs/paper": "the full grid: 240 learned cells at up to 600 s each, hours on two cores",
 }
 """``rlopt`` commands never run by a test."""
 
 SLOW = {
     "rlopt learn runs/M4-33/original.csv runs/M4-33/masked.csv --family wm --naive": "the naive model, 159,600 rows: 21-64 s measured",
-    "rlopt run configs/M4-33.yaml --out runs/M4-33-grid --jobs 2": "ten families on M4-33 (600 s limits, each proven sooner): 17-66 s measured",
-    "rlopt reproduce --quick --jobs 2 --out runs/paper-quick": "36 learned cells at up to 60 s each: 6 min 7 s measured",
-    "rlopt reproduce --table 5 --out runs/table5 --jobs 2": "60 attack cells on the whole Census and EIA files: 10 min 8 s measured",
+    "rlopt run configs/M4-33.yaml --out-dir runs/M4-33-grid --jobs 2": "ten families on M4-33 (600 s limits, each proven sooner): 17-66 s measured",
+    "rlopt reproduce --quick --jobs 2 --out-dir runs/paper-quick": "36 learned cells at up to 60 s each: 6 min 7 s measured",
+    "rlopt reproduce --table 5 --out-dir runs/table5 --jobs 2": "60 attack cells on the whole Census and EIA files: 10 min 8 s measured",
     "rlopt reproduce --table 5 --datasets census --seeds 0 --learned wm --time-limit 60 "
-    "--out runs/table5-learned": "learns wm on the whole Census file for each p, 60 s per MILP: 15 min 53 s measured",
+    "--out-dir runs/table5-learned": "learns wm on the whole Census file for each p, 60 s per MILP: 15 min 53 s measured",
 }
 """``rlopt`` commands run, as written, only by the slow test."""
 

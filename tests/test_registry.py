@@ -20,16 +20,20 @@ class TwoHeavyWeights(WeightedMean):
 
     name = "toy"
 
-    def bounds(self, n):
-        low, high = super().bounds(n)
+    def bounds(self, n_attributes):
+        low, high = super().bounds(n_attributes)
         low[:2] = 0.2
         return low, high
 
-    def neutral(self, n):
+    def neutral(self, n_attributes):
         # 0.4 on each of the first two weights, the rest shared (all on them with two attributes)
-        return np.r_[0.4, 0.4, np.full(n - 2, 0.2 / (n - 2))] if n > 2 else np.full(n, 0.5)
+        return (
+            np.r_[0.4, 0.4, np.full(n_attributes - 2, 0.2 / (n_attributes - 2))]
+            if n_attributes > 2
+            else np.full(n_attributes, 0.5)
+        )
 
-    def simplex_vertices(self, n):
+    def simplex_vertices(self, n_attributes):
         return None  # not the plain simplex: no parameter-space branch and bound
 
 
@@ -59,3 +63,17 @@ def test_a_registered_family_is_learned_assessed_reported_and_tabled(toy, tmp_pa
     assert set(frame["family"]) == {"wm", toy}
     write_tables(frame, tmp_path / "tables")
     assert f"| {toy} |" in (tmp_path / "tables" / "table1.md").read_text()
+
+
+def test_a_registered_family_gets_its_table5_columns(toy, tmp_path):
+    import pandas as pd
+
+    from rlopt.experiments.transparency import table5_cells, table5_columns, write_table5
+
+    assert table5_cells(["census"], p_values=[10], seeds=[0], learned=[toy])[0].learned == (toy,)
+    columns = table5_columns([toy])
+    assert {f"learned_{toy}", f"learned_{toy}_rsld_status"} <= set(columns)
+    row = dict.fromkeys(columns, 0.0) | {"dataset": "census", "p": 10, "seed": 0, "variant": "plain"}
+    row |= {f"learned_{toy}_status": "optimal", f"learned_{toy}_rsld_status": "optimal"}
+    text = write_table5(pd.DataFrame([row], columns=columns), tmp_path, machine="test")
+    assert f"| p | {toy} " in text

@@ -88,7 +88,7 @@ def test_generalisation_and_attack_figures(m433_risk):
     assert sum(f["n_test"] for f in g["per_fold"]) == 400
     assert 0 <= g["rate"] <= 1 and g["n_correct"] == round(g["rate"] * 400)
     attack = m433_risk.figures["attack"]
-    assert attack["method"] == "microaggregation" and attack["n_missed"] == 0
+    assert attack["method"] == "mdav" and attack["n_missed"] == 0
     assert m433_risk.records["reid_attack"].sum() == attack["n_correct"]
 
 
@@ -193,7 +193,7 @@ def test_tradeoff_loss_grows_with_k():
     assert list(table["value"]) == [2, 5, 10]
     assert table["sse"].is_monotonic_increasing
     assert (table["rate"] <= table["bound_rate"]).all()
-    with pytest.raises(InputError, match="method='swap'"):
+    with pytest.raises(InputError, match="masking method 'swap'; expected one of mdav, rank_swap, noise"):
         tradeoff(census, method="swap", values=[2])
 
 
@@ -203,7 +203,7 @@ def test_bad_risk_input():
         assess_risk(frame, frame, families=["xx"])
     with pytest.raises(InputError, match="folds=1"):
         assess_risk(frame, frame, families=["wm"], folds=1)
-    with pytest.raises(InputError, match="attack method='swap'"):
+    with pytest.raises(InputError, match="no transparency attack on 'swap'; attacks exist for: rank_swap, mdav"):
         assess_risk(frame, frame, families=[], folds=0, attack={"method": "swap"})
 
 
@@ -304,7 +304,7 @@ def test_cli_tradeoff_and_risk_with_a_rank_swapping_attack(tmp_path):
     )
     assert out.exit_code == 0, out.output
     figures = json.loads((tmp_path / "r.json").read_text())
-    assert figures["attack"]["method"] == "rank-swapping" and figures["attack"]["n_missed"] == 0
+    assert figures["attack"]["method"] == "rank_swap" and figures["attack"]["n_missed"] == 0
     assert figures["headline"]["n_correct"] >= figures["attack"]["n_correct"]
     bad = runner.invoke(app, ["risk", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--p", "10"])
     assert bad.exit_code != 0

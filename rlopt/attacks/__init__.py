@@ -1,8 +1,20 @@
 """Transparency attacks: the intruder knows the masking method and its parameters
-(SPEC sections 6-7) and narrows each record's candidates before linking."""
+(SPEC sections 6-7) and narrows each record's candidates before linking.
+:data:`ATTACKS` registers them by the masking method each one exploits."""
 
 from rlopt.attacks._common import AttackResult
 from rlopt.attacks.microaggregation import microaggregation_attack
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack, rank_windows
+from rlopt.attacks.registry import ATTACKS, TransparencyAttack, attack_for, plan_attack
 
-__all__ = ["AttackResult", "RankWindows", "rank_swap_attack", "rank_windows", "microaggregation_attack"]
+__all__ = [
+    "AttackResult",
+    "RankWindows",
+    "rank_swap_attack",
+    "rank_windows",
+    "microaggregation_attack",
+    "ATTACKS",
+    "TransparencyAttack",
+    "attack_for",
+    "plan_attack",
+]

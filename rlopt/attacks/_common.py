@@ -26,7 +26,7 @@ class AttackResult:
     Attributes
     ----------
     method : str
-        ``"rank-swapping"`` or ``"microaggregation"``.
+        the masking method attacked, a name of :data:`rlopt.attacks.ATTACKS` (``"rank_swap"``, ``"mdav"``).
     n_records, n_correct : int
         A record is correct when its own masked record is in its candidate set
         and strictly nearer than every other candidate (a tie is not correct).
@@ -96,11 +96,11 @@ def link_in_candidates(
 ) -> AttackResult:
     """Link every original record to its nearest masked record inside its candidate set
     (``candidates[x, j]``: masked record ``j`` may be original record ``x``'s)."""
-    zm, zx = standardise(data.masked), standardise(data.original)
-    dist = resolve_distance(distance, zm, zx, data.columns)
+    za, zb = standardise(data.masked), standardise(data.original)
+    dist = resolve_distance(distance, za, zb, data.columns)
     # the intruder's side: original records are linked to masked ones (the families'
     # distances depend on the differences only, so d(x, m) = d(m, x))
-    linked = link_records(zx, zm, dist, candidates=candidates)
+    linked = link_records(zb, za, dist, candidates=candidates)
     sizes = candidates.sum(axis=1)
     contains_own = candidates.diagonal().copy()
     sure = sizes == 1

@@ -69,7 +69,7 @@ def microaggregation_attack(
     Returns
     -------
     AttackResult
-        ``method="microaggregation"``. With one attribute group the candidate set
+        ``method="mdav"``. With one attribute group the candidate set
         is the record's MDAV group; with several, the intersection of its groups
         is often a single record: a sure match.
 
@@ -120,6 +120,4 @@ def microaggregation_attack_validated(data: LinkageData, groups, distance) -> At
         candidates &= labels[:, None] == inferred[None, :]
 
     parameters = {"groups": [{"columns": list(c), "k": int(g)} for c, g in groups], "n_misfits": misfits}
-    return link_in_candidates(
-        data, candidates, method="microaggregation", distance=distance, parameters=parameters
-    )
+    return link_in_candidates(data, candidates, method="mdav", distance=distance, parameters=parameters)

@@ -108,7 +108,7 @@ def rank_swap_attack(
     Returns
     -------
     AttackResult
-        ``method="rank-swapping"``; ``n_sure_correct`` records are re-identified
+        ``method="rank_swap"``; ``n_sure_correct`` records are re-identified
         with certainty, ``n_empty`` intersections are empty.
 
     Warns
@@ -141,7 +141,7 @@ def rank_swap_attack_validated(data: LinkageData, width: int, distance, p=None) 
     return link_in_candidates(
         data,
         windows.intersection(0, data.n_records),
-        method="rank-swapping",
+        method="rank_swap",
         distance=distance,
         parameters={"window": width, "p": p},
     )

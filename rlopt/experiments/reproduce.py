@@ -99,50 +99,82 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
         cells1, cells2 = [], []
         for k, name in enumerate(_FILES):
             rows = results[(results["family"] == family) & (results["dataset"] == name)]
-            rate, spread, status = _cell_summary(rows, "rate_pct")
-            published = PUBLISHED_TABLE1.get(family, [None] * 6)[k]
-            diff = None if rate is None or published is None else rate - published
-            proven = status in (Status.OPTIMAL, Status.BASELINE)
-            text = _fmt(rate) + (f" ({spread})" if spread else "")
-            upper = None
-            if not proven and not rows.empty and "bound" in rows and rows["bound"].notna().all():
-                # a stopped cell is an interval: the verified count up to the proven bound
-                upper = float((100 * rows["bound"].astype(float) / rows["n_records"].astype(float)).mean())
-                text = f"{_fmt(rate)}..{_fmt(upper)}" + (f" ({spread})" if spread else "")
-            if published and rate is not None and upper is not None:  # the difference is an interval too
-                text += f" [{_fmt(published)}, {rate - published:+.2f}..{upper - published:+.2f}]"
-            elif published:
-                text += f" [{_fmt(published)}, {'+' if diff and diff > 0 else ''}{_fmt(diff)}]"
-            cells1.append(text + ("" if proven else f" **{status}**"))
-            t1_rows.append(
-                {
-                    "family": family,
-                    "file": name,
-                    "rate": rate,
-                    "spread": spread,
-                    "status": status,
-                    "bound": upper,
-                    "published": published,
-                    "difference": diff,
-                }
-            )
+            text, row = _rate_cell(rows, family, k, name)
+            cells1.append(text)
+            t1_rows.append(row)
             if family not in ("am", "md"):
-                seconds, sspread, _ = _cell_summary(rows, "total_seconds")
-                pub_s = PUBLISHED_TABLE2.get(family, [None] * 6)[k]
-                text2 = _fmt(seconds, 1)
-                if pub_s:  # a ratio only for a proven cell: a stopped one is not comparable
-                    text2 += (
-                        f" [{_fmt(pub_s, 1)}, {pub_s / seconds:.1f}x]"
-                        if proven and seconds
-                        else f" [{_fmt(pub_s, 1)}, not comparable]"
-                    )
-                cells2.append(text2 + ("" if proven else f" **{status}**"))
-                t2_rows.append(
-                    {"family": family, "file": name, "seconds": seconds, "status": status, "published": pub_s}
-                )
+                text, row = _seconds_cell(rows, family, k, name, row["status"])
+                cells2.append(text)
+                t2_rows.append(row)
         md1.append(f"| {family} | " + " | ".join(cells1) + " |")
         if cells2:
             md2.append(f"| {family} | " + " | ".join(cells2) + " |")
+    table1, table2 = _table_texts(results, families, md1, md2, t2_rows, machine)
+    (out / "table1.md").write_text(table1)
+    (out / "table2.md").write_text(table2)
+    pd.DataFrame(t1_rows).to_csv(out / "table1.csv", index=False)
+    pd.DataFrame(t2_rows).to_csv(out / "table2.csv", index=False)
+    return table1, table2
+
+
+def _proven(status) -> bool:
+    return status in (Status.OPTIMAL, Status.BASELINE)
+
+
+def _rate_cell(rows: pd.DataFrame, family: str, k: int, name: str) -> tuple[str, dict]:
+    """Table 1's cell of ``family`` on published file ``name`` (the ``k``-th): its
+    markdown text and its CSV row; a stopped cell is the interval verified..bound."""
+    rate, spread, status = _cell_summary(rows, "rate_pct")
+    published = PUBLISHED_TABLE1.get(family, [None] * 6)[k]
+    diff = None if rate is None or published is None else rate - published
+    text = _fmt(rate) + (f" ({spread})" if spread else "")
+    upper = None
+    if not _proven(status) and not rows.empty and "bound" in rows and rows["bound"].notna().all():
+        # a stopped cell is an interval: the verified count up to the proven bound
+        upper = float((100 * rows["bound"].astype(float) / rows["n_records"].astype(float)).mean())
+        text = f"{_fmt(rate)}..{_fmt(upper)}" + (f" ({spread})" if spread else "")
+    if published and rate is not None and upper is not None:  # the difference is an interval too
+        text += f" [{_fmt(published)}, {rate - published:+.2f}..{upper - published:+.2f}]"
+    elif published:
+        text += f" [{_fmt(published)}, {'+' if diff and diff > 0 else ''}{_fmt(diff)}]"
+    row = {
+        "family": family,
+        "file": name,
+        "rate": rate,
+        "spread": spread,
+        "status": status,
+        "bound": upper,
+        "published": published,
+        "difference": diff,
+    }
+    return text + ("" if _proven(status) else f" **{status}**"), row
+
+
+def _seconds_cell(rows: pd.DataFrame, family: str, k: int, name: str, status) -> tuple[str, dict]:
+    """Table 2's cell: our mean seconds beside the published ones (a ratio only for a
+    proven cell: a stopped one is not comparable)."""
+    seconds, _, _ = _cell_summary(rows, "total_seconds")
+    published = PUBLISHED_TABLE2.get(family, [None] * 6)[k]
+    text = _fmt(seconds, 1)
+    if published:
+        text += (
+            f" [{_fmt(published, 1)}, {published / seconds:.1f}x]"
+            if _proven(status) and seconds
+            else f" [{_fmt(published, 1)}, not comparable]"
+        )
+    row = {"family": family, "file": name, "seconds": seconds, "status": status, "published": published}
+    return text + ("" if _proven(status) else f" **{status}**"), row
+
+
+def _table_texts(
+    results: pd.DataFrame,
+    families: list[str],
+    md1: list[str],
+    md2: list[str],
+    t2_rows: list[dict],
+    machine: str,
+) -> tuple[str, str]:
+    """The two markdown files: a shared head (samples, margin, proven cells, machine)."""
     learned = results[~results["family"].isin(["am", "md"])]
     n_optimal = int((learned["status"] == Status.OPTIMAL).sum())
     total = sum(r["seconds"] for r in t2_rows if r["seconds"] is not None)
@@ -166,8 +198,4 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
         + f"\n\nSum of our per-cell means: {total:.1f} s; "
         f"sum of the published times of the same families: {published_total:.1f} s.\n"
     )
-    (out / "table1.md").write_text(table1)
-    (out / "table2.md").write_text(table2)
-    pd.DataFrame(t1_rows).to_csv(out / "table1.csv", index=False)
-    pd.DataFrame(t2_rows).to_csv(out / "table2.csv", index=False)
     return table1, table2

@@ -31,6 +31,7 @@ __all__ = [
     "PUBLISHED_TABLE5",
     "P_VALUES",
     "TABLE5_COLUMNS",
+    "table5_columns",
     "AttackCell",
     "run_attack_cell",
     "table5_cells",
@@ -53,7 +54,7 @@ PUBLISHED_TABLE5 = {
     },
 }
 DATASETS = ("census", "eia")
-TABLE5_COLUMNS = [
+TABLE5_COLUMNS = [  # the attack columns; table5_columns adds the learned families''
     "dataset",
     "p",
     "seed",
@@ -75,12 +76,18 @@ TABLE5_COLUMNS = [
     "seconds_pld",
     "rlopt_version",
     "key",
-] + [
-    f"learned_{f}{suffix}{part}"
-    for f in ("wm", "owa", "ci", "sb")
-    for suffix in ("", "_rsld")
-    for part in ("", "_bound", "_status", "_seconds")
 ]
+
+
+def table5_columns(learned: Sequence[str] = ()) -> list[str]:
+    """The columns of Table 5's ``results.csv``: the attacks', then four per learned
+    family (any registered one) and linkage (``_rsld``: inside the rank windows)."""
+    return TABLE5_COLUMNS + [
+        f"learned_{f}{suffix}{part}"
+        for f in learned
+        for suffix in ("", "_rsld")
+        for part in ("", "_bound", "_status", "_seconds")
+    ]
 
 
 def _dataset(name: str) -> pd.DataFrame:
@@ -253,6 +260,13 @@ def _learned_lines(results: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _published5(dataset: str, measure: str, p: float) -> float | None:
+    """The published Table 5 figure (%), ``None`` for a p the publication did not run."""
+    if float(p).is_integer() and int(p) in P_VALUES:
+        return PUBLISHED_TABLE5[dataset][measure][P_VALUES.index(int(p))]
+    return None
+
+
 def write_table5(results: pd.DataFrame, out: str | Path, *, machine: str | None = None) -> str:
     """``table5.md``/``table5.csv``: per dataset and p, our mean (min-max over seeds) of
     RSLD, DLD and PLD next to the published figure and the difference."""
@@ -271,11 +285,7 @@ def write_table5(results: pd.DataFrame, out: str | Path, *, machine: str | None 
             texts = []
             for measure in ("rsld", "dld", "pld"):
                 values = cell[measure].astype(float)
-                published = (
-                    PUBLISHED_TABLE5[dataset][measure][P_VALUES.index(int(p))]
-                    if float(p).is_integer() and int(p) in P_VALUES
-                    else None
-                )
+                published = _published5(dataset, measure, p)
                 mean = float(values.mean())
                 diff = None if published is None else mean - published
                 text = f"{mean:.2f} ({values.min():.2f}-{values.max():.2f})"

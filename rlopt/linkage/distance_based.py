@@ -62,6 +62,17 @@ class LinkageResult:
         }
 
 
+def _finite(d: np.ndarray, start: int, family: str) -> np.ndarray:
+    """``d`` (distances from masked records ``start...``) when all finite, else an error."""
+    if not np.isfinite(d).all():
+        i = start + int(np.argmax(~np.isfinite(d).all(axis=1)))
+        raise NonFiniteError(
+            f"{family}: a distance from masked record {i} is not finite; expected finite "
+            "distances (no figure is computed from a NaN or an infinity)"
+        )
+    return d
+
+
 def link_records(
     za: np.ndarray,
     zb: np.ndarray,
@@ -83,22 +94,15 @@ def link_records(
     other candidate is correct (separation ``inf``), one with no candidate at
     all is linked to ``-1``.
     """
-    n = za.shape[0]
-    correct = np.zeros(n, dtype=bool)
-    tied = np.zeros(n, dtype=bool)
-    linked_to = np.zeros(n, dtype=np.int64)
-    separation = np.zeros(n)
-    step = chunk_rows(n, za.shape[1], max_bytes=max_bytes)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        d = distance.pairwise(za[start:stop], zb)
-        if not np.isfinite(d).all():
-            i = start + int(np.argmax(~np.isfinite(d).all(axis=1)))
-            raise NonFiniteError(
-                f"{distance.family}: a distance from masked record {i} is not "
-                "finite; expected finite distances (no figure is computed "
-                "from a NaN or an infinity)"
-            )
+    n_records = za.shape[0]
+    correct = np.zeros(n_records, dtype=bool)
+    tied = np.zeros(n_records, dtype=bool)
+    linked_to = np.zeros(n_records, dtype=np.int64)
+    separation = np.zeros(n_records)
+    step = chunk_rows(n_records, za.shape[1], max_bytes=max_bytes)
+    for start in range(0, n_records, step):
+        stop = min(n_records, start + step)
+        d = _finite(distance.pairwise(za[start:stop], zb), start, distance.family)
         rows = np.arange(stop - start)
         if candidates is not None:
             allowed = candidates[start:stop]
@@ -118,7 +122,15 @@ def link_records(
         tied[start:stop] = np.abs(gap) <= tol
     n_correct = int(correct.sum())
     return LinkageResult(
-        n, n_correct, int(tied.sum()), n_correct / n, distance.family, correct, tied, linked_to, separation
+        n_records,
+        n_correct,
+        int(tied.sum()),
+        n_correct / n_records,
+        distance.family,
+        correct,
+        tied,
+        linked_to,
+        separation,
     )
 
 

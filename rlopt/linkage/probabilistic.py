@@ -243,21 +243,21 @@ def pld(
 def pld_validated(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int) -> PLDResult:
     """:func:`pld` for a caller that holds validated data and checked thresholds ``cuts``."""
     za, zb = standardise(data.masked), standardise(data.original)
-    n = data.n_records
+    n_records = data.n_records
     patterns, counts = _pattern_counts(za, zb, cuts, max_bytes)
-    em = fit_em(patterns, counts, cuts.size + 1, match_share=1.0 / n)
+    em = fit_em(patterns, counts, cuts.size + 1, match_share=1.0 / n_records)
     weights = em.weights()
-    shuffle = np.random.default_rng(seed).permutation(n)  # random tie-break
-    score = np.empty((n, n))
+    shuffle = np.random.default_rng(seed).permutation(n_records)  # random tie-break
+    score = np.empty((n_records, n_records))
     attributes = np.arange(data.n_attributes)
-    step = chunk_rows(n, data.n_attributes, max_bytes=max_bytes)
-    for start in range(0, n, step):
+    step = chunk_rows(n_records, data.n_attributes, max_bytes=max_bytes)
+    for start in range(0, n_records, step):
         levels = agreement_levels(za[start : start + step], zb[shuffle], cuts)
         score[start : start + step] = weights[attributes, levels].sum(axis=2)
     rows, cols = linear_sum_assignment(score, maximize=True)
-    linked_to = np.empty(n, dtype=np.int64)
+    linked_to = np.empty(n_records, dtype=np.int64)
     linked_to[rows] = shuffle[cols]
-    correct = linked_to == np.arange(n)
+    correct = linked_to == np.arange(n_records)
     return PLDResult(
-        n, int(correct.sum()), float(correct.mean()), em, tuple(cuts.tolist()), correct, linked_to
+        n_records, int(correct.sum()), float(correct.mean()), em, tuple(cuts.tolist()), correct, linked_to
     )

@@ -9,24 +9,17 @@ the pair (original sample, masked file).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rlopt.data import load_census, load_eia, load_table
 from rlopt.exceptions import InputError
-from rlopt.masking.mdav import microaggregate
-from rlopt.masking.noise import additive_noise
-from rlopt.masking.swapping import rank_swap
+from rlopt.masking.methods import AttributeGroup, MaskingSpec, MDAVSpec, masking_method
 
 __all__ = [
-    "AttributeGroup",
-    "MDAVSpec",
-    "RankSwapSpec",
-    "NoiseSpec",
     "Recipe",
     "PUBLISHED_FILES",
     "published_recipe",
@@ -36,38 +29,11 @@ __all__ = [
 ]
 
 
-class _Strict(BaseModel):
+class Recipe(BaseModel):
+    """A protected file: which data, which records and attributes, which masking
+    (``masking.method`` a registered name or alias, :data:`rlopt.masking.MASKING_METHODS`)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AttributeGroup(_Strict):
-    columns: list[str] = Field(min_length=1)
-    k: int = Field(ge=1)
-
-
-class MDAVSpec(_Strict):
-    method: Literal["mdav"] = "mdav"
-    groups: list[AttributeGroup] = Field(min_length=1)
-
-
-class RankSwapSpec(_Strict):
-    method: Literal["rank_swap"] = "rank_swap"
-    p: float = Field(gt=0, le=100)
-    variant: Literal["plain", "p-buckets", "p-distribution"] = "plain"
-    seed: int = 0
-
-
-class NoiseSpec(_Strict):
-    method: Literal["noise"] = "noise"
-    k: float = Field(ge=0)
-    seed: int = 0
-
-
-MaskingSpec = Annotated[MDAVSpec | RankSwapSpec | NoiseSpec, Field(discriminator="method")]
-
-
-class Recipe(_Strict):
-    """A protected file: which data, which records and attributes, which masking."""
 
     name: str
     data: str = Field(description="'census', 'eia', or a path to a CSV/Parquet file")
@@ -76,9 +42,19 @@ class Recipe(_Strict):
     sample_seed: int = 0
     masking: MaskingSpec
 
+    @field_validator("masking", mode="before")
+    @classmethod
+    def _canonical_method(cls, value):
+        if isinstance(value, dict) and isinstance(value.get("method"), str):
+            try:
+                return {**value, "method": masking_method(value["method"]).name}
+            except InputError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
     @model_validator(mode="after")
     def _groups_use_known_columns(self):
-        if isinstance(self.masking, MDAVSpec):
+        if isinstance(self.masking, MDAVSpec) and self.masking.groups is not None:
             grouped = [c for g in self.masking.groups for c in g.columns]
             unknown = sorted(set(grouped) - set(self.columns))
             if unknown:
@@ -169,11 +145,4 @@ def build(recipe: Recipe) -> tuple[pd.DataFrame, pd.DataFrame]:
             f"{recipe.data!r}; available: {list(map(str, frame.columns))}"
         )
     original = sample_records(frame[recipe.columns], recipe.n_records, recipe.sample_seed)
-    spec = recipe.masking
-    if isinstance(spec, MDAVSpec):
-        masked = microaggregate(original, groups=[(g.columns, g.k) for g in spec.groups])
-    elif isinstance(spec, RankSwapSpec):
-        masked = rank_swap(original, spec.p, variant=spec.variant, seed=spec.seed)
-    else:
-        masked = additive_noise(original, spec.k, seed=spec.seed)
-    return original, masked
+    return original, recipe.masking.apply(original)

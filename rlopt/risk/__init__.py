@@ -4,7 +4,7 @@ risk-utility trade-off. Computes figures; :mod:`rlopt.report` renders them."""
 
 from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk, shapley_values
 from rlopt.risk.measures import information_loss, interval_disclosure
-from rlopt.risk.risk_utility import TRADEOFF_METHODS, tradeoff, tradeoff_plan
+from rlopt.risk.risk_utility import tradeoff, tradeoff_plan
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -13,7 +13,6 @@ __all__ = [
     "shapley_values",
     "information_loss",
     "interval_disclosure",
-    "TRADEOFF_METHODS",
     "tradeoff",
     "tradeoff_plan",
 ]

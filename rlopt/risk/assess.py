@@ -16,9 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlopt.attacks import AttackResult
-from rlopt.attacks.microaggregation import microaggregation_attack_validated
-from rlopt.attacks.rank_swap import rank_swap_attack_validated
+from rlopt.attacks import AttackResult, attack_for, plan_attack
 from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import get_learned_family, learned_families
@@ -26,8 +24,7 @@ from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
-from rlopt.masking import check_k
-from rlopt.masking.swapping import swap_window
+from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
 from rlopt.risk.measures import check_percentage, information_loss_validated, interval_disclosure_validated
@@ -83,22 +80,25 @@ def _plain(value):
 def shapley_values(measure: list[dict], columns: Sequence[str]) -> dict[str, float]:
     """Shapley value of each attribute for a fuzzy measure given as ``[{subset, value}]``.
 
-    ``phi_i = sum_{S not containing i} |S|! (n - |S| - 1)! / n! (mu(S + i) - mu(S))``;
+    ``phi_i = sum_{S not containing i} |S|! (n_attributes - |S| - 1)! / n_attributes! (mu(S + i) - mu(S))``;
     the values sum to ``mu(all) - mu(empty)``.
     """
-    n = len(columns)
+    n_attributes = len(columns)
     index = {c: k for k, c in enumerate(columns)}
-    mu = np.zeros(2**n)
+    mu = np.zeros(2**n_attributes)
     for item in measure:
         mu[sum(1 << index[c] for c in item["subset"])] = item["value"]
-    factorial = [float(np.prod(range(1, m + 1))) for m in range(n + 1)]
-    phi = np.zeros(n)
-    for mask in range(2**n):
+    factorial = [float(np.prod(range(1, m + 1))) for m in range(n_attributes + 1)]
+    phi = np.zeros(n_attributes)
+    for mask in range(2**n_attributes):
         size = bin(mask).count("1")
-        for i in range(n):
+        for i in range(n_attributes):
             if not mask >> i & 1:
                 phi[i] += (
-                    factorial[size] * factorial[n - size - 1] / factorial[n] * (mu[mask | 1 << i] - mu[mask])
+                    factorial[size]
+                    * factorial[n_attributes - size - 1]
+                    / factorial[n_attributes]
+                    * (mu[mask | 1 << i] - mu[mask])
                 )
     return {c: float(phi[k]) for c, k in index.items()}
 
@@ -108,13 +108,13 @@ def _generalisation(
 ) -> dict:
     """k-fold: learn on the other folds' records, link each held-out masked record
     against the whole original file; both files standardised as a whole."""
-    zm, zo = standardise(data.masked), standardise(data.original)
+    za, zb = standardise(data.masked), standardise(data.original)
     order = np.random.default_rng(seed).permutation(data.n_records)
     held = np.zeros(data.n_records, dtype=bool)
     per_fold = []
     for k, test in enumerate(np.array_split(order, folds)):
         train = np.setdiff1d(order, test)
-        part = LinkageData(zo[train], zm[train], data.columns)
+        part = LinkageData(zb[train], za[train], data.columns)
         result, distance = learn(
             part,
             get_learned_family(family),
@@ -127,7 +127,7 @@ def _generalisation(
         correct = (
             np.zeros(len(test), dtype=bool)
             if distance is None
-            else link_records(zm[test], zo[np.concatenate([test, train])], distance).correct
+            else link_records(za[test], zb[np.concatenate([test, train])], distance).correct
         )
         held[test] = correct
         per_fold.append(
@@ -150,29 +150,21 @@ def _generalisation(
     }
 
 
-def _attack_plan(data: LinkageData, attack: dict) -> Callable[[], AttackResult]:
-    """Check the published masking's parameters now; the returned call runs the attack
-    (so that a bad parameter is an error before any solving, not after it)."""
-    method = attack.get("method")
-    if method == "rank-swapping":
-        width = swap_window(attack.get("p"), attack.get("window"), data.n_records)
-        return lambda: rank_swap_attack_validated(data, width, "am", attack.get("p"))
-    if method == "microaggregation":
-        groups = attack.get("groups") or [(list(data.columns), attack.get("k"))]
-        if any(k is None for _, k in groups):
-            raise InputError(
-                "the microaggregation attack needs the published k (CLI: --k) or "
-                "attribute groups (CLI: --groups)"
-            )
-        for columns, k in groups:
-            unknown = [c for c in columns if c not in data.columns]
-            if unknown:
-                raise InputError(
-                    f"attack group column(s) {unknown} are not among the attributes {list(data.columns)}"
-                )
-            check_k(k, data.n_records)
-        return lambda: microaggregation_attack_validated(data, groups, "am")
-    raise InputError(f"attack method={method!r}; expected 'rank-swapping' or 'microaggregation'")
+def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
+    """The published masking of a transparency attack as a validated spec: a spec, or a
+    dict ``{"method": name or alias, **parameters}`` (MDAV groups as ``(columns, k)``
+    pairs or dicts)."""
+    if not isinstance(attack, dict):
+        return attack
+    fields = dict(attack)
+    method = fields.pop("method", None)
+    if method is None:
+        raise InputError(f"attack={attack!r}; expected a 'method' (a masking method name)")
+    if fields.get("groups") is not None:
+        fields["groups"] = [
+            g if isinstance(g, dict) else {"columns": list(g[0]), "k": g[1]} for g in fields["groups"]
+        ]
+    return masking_spec(attack_for(method).masking, **fields)
 
 
 def assess_risk(
@@ -186,7 +178,7 @@ def assess_risk(
     time_limit: float | None = 60.0,
     threads: int | None = 1,
     params: Sequence[str | Path] = (),
-    attack: dict | None = None,
+    attack: dict | MaskingSpec | None = None,
     folds: int = 5,
     generalisation_families: Sequence[str] = ("wm",),
     seed: int = 0,
@@ -212,10 +204,11 @@ def assess_risk(
     params : sequence of paths
         Previously learned parameter files (``rlopt learn --params-out``): evaluated
         on these files without solving.
-    attack : dict, default=None
-        The published masking, for the transparency attack:
-        ``{"method": "rank-swapping", "p": 10}`` (or ``"window"``), or
-        ``{"method": "microaggregation", "k": 3}`` (or ``"groups"``).
+    attack : dict or masking spec, default=None
+        The published masking, for the transparency attack of
+        :data:`rlopt.attacks.ATTACKS`: ``{"method": "rank_swap", "p": 10}`` (or
+        ``"window"``), ``{"method": "mdav", "k": 3}`` (or ``"groups"``), or a spec of
+        :func:`rlopt.masking.masking_spec`; method aliases are accepted.
     folds, generalisation_families, seed
         k-fold generalisation (0 folds: skipped).
     interval_p : float
@@ -236,7 +229,8 @@ def assess_risk(
         generalisation_families, "generalisation_families (CLI: --generalisation)"
     )
     interval_p = check_percentage(interval_p)
-    options = _checked_options(attack, folds, margin, time_limit, threads)  # before any work
+    options = _checked_options(folds, margin, time_limit, threads)  # before any work
+    published = None if attack is None else published_masking(attack)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         data = validate_pair(original, masked, columns=columns, id_column=id_column)
@@ -246,12 +240,12 @@ def assess_risk(
         get_learned_family(name).check_attributes(data.n_attributes)
     if folds and folds > data.n_records:
         raise InputError(f"folds={folds} for {data.n_records} records; expected at most {data.n_records}")
-    run_attack = None if attack is None else _attack_plan(data, attack)
+    run_attack = None if published is None else plan_attack(data, published)
 
     _baselines(work, seed)
     _saved_parameters(work, params)
     _learned_families(work, families, margin=margin, time_limit=time_limit, threads=threads)
-    attacked = None if run_attack is None else work.attack(run_attack, attack)
+    attacked = None if run_attack is None else work.attack(run_attack)
     generalisation = [
         work.generalisation(
             family, folds=folds, seed=seed, margin=margin, options=options, n_families=len(families)
@@ -269,7 +263,7 @@ def assess_risk(
         "threads": threads,
         "families": list(families),
         "params_files": [str(p) for p in params],
-        "attack": attack,
+        "attack": None if published is None else published.model_dump(),
         "folds": folds,
         "seed": seed,
         "interval_p": interval_p,
@@ -281,12 +275,8 @@ def assess_risk(
 
 
 def _checked_options(
-    attack: dict | None, folds: int, margin: float, time_limit: float | None, threads: int | None
+    folds: int, margin: float, time_limit: float | None, threads: int | None
 ) -> SolverOptions:
-    if attack is not None and attack.get("method") not in ("rank-swapping", "microaggregation"):
-        raise InputError(
-            f"attack method={attack.get('method')!r}; expected 'rank-swapping' or 'microaggregation'"
-        )
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 0 or folds == 1:
         raise InputError(f"folds={folds!r}; expected 0 (no generalisation) or an integer >= 2")
     options = SolverOptions(time_limit=time_limit, threads=threads)
@@ -344,8 +334,8 @@ class _Work:
     so far (a lower end of the families that contain it)."""
 
     data: LinkageData
-    zm: np.ndarray
-    zo: np.ndarray
+    za: np.ndarray
+    zb: np.ndarray
     records: pd.DataFrame
     notes: list[str]
     say: Callable[[str], None]
@@ -386,9 +376,9 @@ class _Work:
             },
         )
 
-    def attack(self, run_attack: Callable[[], AttackResult], attack: dict | None) -> AttackResult:
-        self.say(f"transparency attack ({(attack or {}).get('method')})")
-        attacked = run_attack()
+    def attack(self, run_attack: Callable[[str], AttackResult]) -> AttackResult:
+        self.say("transparency attack")
+        attacked = run_attack("am")
         self.records["reid_attack"] = attacked.correct
         self.records["attack_candidates"] = attacked.candidates
         return attacked
@@ -454,11 +444,11 @@ def _baselines(work: _Work, seed: int) -> None:
     work.say("baselines (am, md, pld)")
     for name in ("am", "md"):
         try:
-            baseline = resolve_distance(name, work.zm, work.zo, work.data.columns)
+            baseline = resolve_distance(name, work.za, work.zb, work.data.columns)
         except InputError as exc:  # e.g. MD on a file whose differences have no covariance
             work.baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
             continue
-        linked = link_records(work.zm, work.zo, baseline)
+        linked = link_records(work.za, work.zb, baseline)
         work.baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": Status.EXACT}
         work.records[f"reid_{name}"] = linked.correct
         if name == "md":
@@ -476,7 +466,7 @@ def _saved_parameters(work: _Work, params: Sequence[str | Path]) -> None:
         assert saved is not None  # load_params always sets the distance
         work.say(f"applying saved parameters {path}")
         same_columns = tuple(learner.columns_) == work.data.columns
-        linked = link_records(work.zm, work.zo, saved) if same_columns else learner.link(*work.frames)
+        linked = link_records(work.za, work.zb, saved) if same_columns else learner.link(*work.frames)
         label = f"{learner.family} ({Path(path).name})"
         work.rows.append(
             _row(label, "saved parameters", Status.APPLIED, rate=linked.rate, n_correct=linked.n_correct)
@@ -492,7 +482,7 @@ def _learned_families(
 ) -> None:
     """Each family learned, smallest first, from every parameter met so far; a family
     whose solve fails is a ``failed`` row and the others are kept."""
-    n = work.data.n_records
+    n_records = work.data.n_records
     for family in families:
         work.say(f"learning {family} (time limit {time_limit} s)")
         learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
@@ -513,7 +503,7 @@ def _learned_families(
                 rate=result.rate,
                 n_correct=result.n_correct_verified,
                 bound=result.bound,
-                bound_rate=None if result.bound is None else result.bound / n,
+                bound_rate=None if result.bound is None else result.bound / n_records,
                 gap=result.gap,
                 seconds=result.seconds["total"],
                 n_at_risk=result.n_at_risk,
@@ -525,7 +515,7 @@ def _learned_families(
         work.learned_params[family] = result.params
         if learner.distance_ is not None:
             work.known.append((f"{family}'s best parameter", learner.distance_))
-        correct = result.correct if result.correct is not None else np.zeros(n, dtype=bool)
+        correct = result.correct if result.correct is not None else np.zeros(n_records, dtype=bool)
         work.records[f"reid_{family}"] = correct
         if result.at_risk is not None:
             work.records[f"at_risk_{family}"] = result.at_risk
@@ -568,7 +558,7 @@ def _learned_names(names: Sequence[str], option: str) -> list[str]:
     return sorted(set(names), key=order.index)
 
 
-def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) -> dict:
+def _headline(baselines: dict, rows: list[dict], attack: dict | None, n_records: int) -> dict:
     """The worst case over everything the run measured.
 
     Its lower end is the largest count of any baseline (AM, MD, PLD), family,
@@ -586,13 +576,17 @@ def _headline(baselines: dict, rows: list[dict], attack: dict | None, n: int) ->
         return {"rate": None, "status": Status.NONE, "source": None}
     low, source = max(figures, key=lambda item: item[0]) if figures else (0, None)
     # without a learned family nothing bounds the worst case from above
-    high = max([low] + [r["bound"] if r["bound"] is not None else n for r in learned]) if learned else n
+    high = (
+        max([low] + [r["bound"] if r["bound"] is not None else n_records for r in learned])
+        if learned
+        else n_records
+    )
     return {
-        "rate": low / n,
+        "rate": low / n_records,
         "n_correct": low,
-        "upper_rate": high / n,
+        "upper_rate": high / n_records,
         "upper_n_correct": high,
         "status": Status.PROVEN if low == high else Status.INTERVAL,
         "source": source,
-        "n_records": n,
+        "n_records": n_records,
     }

@@ -52,8 +52,8 @@ def interval_disclosure(
 
 def interval_disclosure_validated(data: LinkageData, p: float) -> pd.DataFrame:
     """:func:`interval_disclosure` for a caller that holds validated data and a checked ``p``."""
-    n = data.n_records
-    half = p * n / 200  # half the window, in ranks
+    n_records = data.n_records
+    half = p * n_records / 200  # half the window, in ranks
     rows = []
     for j, column in enumerate(data.columns):
         ordered = np.sort(data.original[:, j])
@@ -90,29 +90,32 @@ def information_loss(original, masked, *, columns: Sequence[str] | None = None) 
 
 def information_loss_validated(data: LinkageData) -> dict:
     """:func:`information_loss` for a caller that already holds validated data."""
-    a, b = data.original, data.masked
+    original, masked = data.original, data.masked
+    # both files in the original's z-scores (not each its own, unlike za/zb of linkage);
     # every moment in the original's unit (a power of two per column): no overflow
-    unit = Standardisation.fit(a)
+    unit = Standardisation.fit(original)
     with np.errstate(all="ignore"):
-        b_unit = b / unit.scale
-        za, zb = (a / unit.scale - unit.mean) / unit.sd, (b_unit - unit.mean) / unit.sd
-        mean_b, sd_b = b_unit.mean(axis=0), b_unit.std(axis=0, ddof=1)
-    if not (np.isfinite(zb).all() and np.isfinite(sd_b).all()):
+        masked_unit = masked / unit.scale
+        z_original = (original / unit.scale - unit.mean) / unit.sd
+        z_masked = (masked_unit - unit.mean) / unit.sd
+        mean_masked, sd_masked = masked_unit.mean(axis=0), masked_unit.std(axis=0, ddof=1)
+    if not (np.isfinite(z_masked).all() and np.isfinite(sd_masked).all()):
         raise NonFiniteError(
             "masked: its values are too large against the original's "
             "standard deviation to compare (non-finite z-scores)"
         )
-    n_attr = a.shape[1]
-    if n_attr > 1:
-        off = ~np.eye(n_attr, dtype=bool)
+    n_attributes = original.shape[1]
+    if n_attributes > 1:
+        off = ~np.eye(n_attributes, dtype=bool)
         with np.errstate(invalid="ignore", divide="ignore"):
-            corr_a, corr_b = np.corrcoef(za, rowvar=False), np.corrcoef(zb, rowvar=False)
-        corr_change = float(np.nanmean(np.abs(corr_a - corr_b)[off]))
+            corr_original = np.corrcoef(z_original, rowvar=False)
+            corr_masked = np.corrcoef(z_masked, rowvar=False)
+        corr_change = float(np.nanmean(np.abs(corr_original - corr_masked)[off]))
     else:
         corr_change = 0.0
     return {
-        "mean_change": float(np.mean(np.abs(mean_b - unit.mean) / unit.sd)),
-        "variance_change": float(np.mean(np.abs(sd_b**2 - unit.sd**2) / unit.sd**2)),
+        "mean_change": float(np.mean(np.abs(mean_masked - unit.mean) / unit.sd)),
+        "variance_change": float(np.mean(np.abs(sd_masked**2 - unit.sd**2) / unit.sd**2)),
         "correlation_change": corr_change,
-        "sse": float(((za - zb) ** 2).sum() / (za**2).sum()),
+        "sse": float(((z_original - z_masked) ** 2).sum() / (z_original**2).sum()),
     }

@@ -12,17 +12,11 @@ from rlopt.exceptions import InputError
 from rlopt.families import get_learned_family
 from rlopt.learn import learn
 from rlopt.linkage.distance_based import dbrl_validated
-from rlopt.masking import additive_noise, microaggregate, rank_swap
+from rlopt.masking import masking_method
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss_validated
 
-__all__ = ["tradeoff", "tradeoff_plan", "TRADEOFF_METHODS"]
-
-TRADEOFF_METHODS = {
-    "mdav": ("k", lambda frame, value, seed: microaggregate(frame, k=int(value))),
-    "rank-swap": ("p", lambda frame, value, seed: rank_swap(frame, float(value), seed=seed)),
-    "noise": ("k", lambda frame, value, seed: additive_noise(frame, float(value), seed=seed)),
-}
+__all__ = ["tradeoff", "tradeoff_plan"]
 
 
 def tradeoff(
@@ -44,9 +38,10 @@ def tradeoff(
     Parameters
     ----------
     original : DataFrame or array-like
-    method : {"mdav", "rank-swap", "noise"}
-        MDAV with ``k`` (all columns in one group), rank swapping with ``p`` (%),
-        additive noise with variance ratio ``k``.
+    method : str
+        A method of :data:`rlopt.masking.MASKING_METHODS` (or an alias); ``values``
+        are its trade-off ``parameter``: MDAV's ``k`` (all columns in one group),
+        rank swapping's ``p`` (%), additive noise's variance ratio ``k``.
     values : sequence of numbers
         The parameter values (e.g. ``range(2, 11)`` for MDAV).
     families : sequence of str, default=("wm",)
@@ -88,8 +83,7 @@ def tradeoff_plan(
     """Check every option of :func:`tradeoff` and mask the file at every value now
     (seconds); the returned call, given an optional progress callback, solves the
     MILPs. A bad value or family is thus an error before any solving."""
-    if method not in TRADEOFF_METHODS:
-        raise InputError(f"trade-off method={method!r}; expected one of {list(TRADEOFF_METHODS)}")
+    registered = masking_method(method)
     if not values:
         raise InputError("trade-off values: expected at least one parameter value")
     frame = as_frame(original, name="original")
@@ -103,14 +97,15 @@ def tradeoff_plan(
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
         raise InputError(f"margin={margin!r}; expected a number >= 0")
     options = SolverOptions(time_limit=time_limit, threads=threads)
-    parameter, mask = TRADEOFF_METHODS[method]
-    masked_files = [(value, validate_pair(frame, mask(frame, value, seed))) for value in values]
+    parameter = registered.parameter
+    specs = [(value, registered.spec_at(value, seed)) for value in values]  # every value checked first
+    masked_files = [(value, validate_pair(frame, spec.apply(frame))) for value, spec in specs]
 
     def run(progress: Callable[[str], None] | None = None) -> pd.DataFrame:
         rows = []
         for value, data in masked_files:
             if progress:
-                progress(f"{method} {parameter}={value:g}")
+                progress(f"{registered.name} {parameter}={value:g}")
             loss = information_loss_validated(data)
             am = dbrl_validated(data, "am").rate
             for family in families:

@@ -1,0 +1,79 @@
+"""The registry of transparency attacks, keyed by the masking method each one exploits.
+
+An attack's assumption is the published masking's spec (:mod:`rlopt.masking.methods`):
+``plan_attack(data, masking_spec("rank_swap", p=10))`` checks the parameters against
+the file now and returns the call that runs the attack with a given distance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rlopt.attacks._common import AttackResult
+from rlopt.attacks.microaggregation import microaggregation_attack_validated
+from rlopt.attacks.rank_swap import rank_swap_attack_validated
+from rlopt.data import LinkageData
+from rlopt.exceptions import InputError
+from rlopt.masking import MASKING_METHODS, MaskingSpec, MDAVSpec, RankSwapSpec, check_k, masking_method
+from rlopt.masking.swapping import swap_window
+
+__all__ = ["TransparencyAttack", "ATTACKS", "attack_for", "plan_attack"]
+
+AttackRun = Callable[[object], AttackResult]
+"""Runs a planned attack with a distance (a baseline name or a fitted distance)."""
+
+
+@dataclass(frozen=True)
+class TransparencyAttack:
+    """The attack on files masked by ``masking`` (a registered method's name)."""
+
+    masking: str
+    title: str
+    plan: Callable[[LinkageData, MaskingSpec], AttackRun]
+
+
+def _plan_rank_swap(data: LinkageData, spec: MaskingSpec) -> AttackRun:
+    assert isinstance(spec, RankSwapSpec)
+    width = swap_window(spec.p, spec.window, data.n_records)
+    return lambda distance: rank_swap_attack_validated(data, width, distance, spec.p)
+
+
+def _plan_mdav(data: LinkageData, spec: MaskingSpec) -> AttackRun:
+    assert isinstance(spec, MDAVSpec)
+    groups = spec.group_list(data.columns)
+    for columns, k in groups:
+        unknown = [c for c in columns if c not in data.columns]
+        if unknown:
+            raise InputError(
+                f"attack group column(s) {unknown} are not among the attributes {list(data.columns)}"
+            )
+        check_k(k, data.n_records)
+    return lambda distance: microaggregation_attack_validated(data, groups, distance)
+
+
+ATTACKS: dict[str, TransparencyAttack] = {
+    a.masking: a
+    for a in (
+        TransparencyAttack("rank_swap", "rank swapping intersection attack", _plan_rank_swap),
+        TransparencyAttack("mdav", "microaggregation intersection attack", _plan_mdav),
+    )
+}
+assert set(ATTACKS) <= set(MASKING_METHODS), "an attack must name a registered masking method"
+
+
+def attack_for(method: str) -> TransparencyAttack:
+    """The transparency attack on files masked by ``method`` (a name or alias)."""
+    try:
+        name = masking_method(method).name
+    except InputError:
+        name = str(method)
+    if name not in ATTACKS:
+        raise InputError(f"no transparency attack on {name!r}; attacks exist for: {', '.join(ATTACKS)}")
+    return ATTACKS[name]
+
+
+def plan_attack(data: LinkageData, spec: MaskingSpec) -> AttackRun:
+    """Check the published masking ``spec`` against ``data`` now; the returned call
+    runs the attack (so a bad parameter is an error before any other work)."""
+    return attack_for(spec.method).plan(data, spec)

@@ -1,0 +1,185 @@
+"""The registry of masking methods: one typed parameter spec per method, one canonical
+name with the aliases users type, and the parameter a trade-off varies.
+
+The CLI (``rlopt mask``), the recipes of ``configs/``, the trade-off and the
+transparency attacks all read a method's parameters from its spec, so a new method
+is its module, its spec class here and one :data:`MASKING_METHODS` entry.
+
+>>> masking_spec("rank-swapping", p=10).method
+'rank_swap'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rlopt.exceptions import InputError
+from rlopt.masking.mdav import microaggregate
+from rlopt.masking.noise import additive_noise
+from rlopt.masking.swapping import rank_swap
+
+__all__ = [
+    "AttributeGroup",
+    "MDAVSpec",
+    "RankSwapSpec",
+    "NoiseSpec",
+    "MaskingSpec",
+    "MaskingMethod",
+    "MASKING_METHODS",
+    "masking_method",
+    "masking_spec",
+    "mask",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AttributeGroup(_Strict):
+    columns: list[str] = Field(min_length=1)
+    k: int = Field(ge=1)
+
+
+class MDAVSpec(_Strict):
+    """MDAV microaggregation: ``groups`` (attribute groups with their k), or ``k`` for
+    one group of all the masked columns."""
+
+    method: Literal["mdav"] = "mdav"
+    groups: list[AttributeGroup] | None = Field(default=None, min_length=1)
+    k: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_of_k_and_groups(self):
+        if (self.groups is None) == (self.k is None):
+            raise ValueError(
+                "MDAV needs exactly one of k (CLI --k: one group of all attributes) and groups "
+                "(CLI --groups 'A,B:3;C,D:8')"
+            )
+        return self
+
+    def group_list(self, columns: Sequence[str]) -> list[tuple[list[str], int]]:
+        """The attribute groups as ``(columns, k)`` pairs (``k``: one group of ``columns``)."""
+        if self.groups is None:
+            assert self.k is not None  # the validator keeps exactly one
+            return [(list(columns), self.k)]
+        return [(g.columns, g.k) for g in self.groups]
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        if self.groups is not None:
+            return microaggregate(frame, groups=self.group_list(()))
+        chosen = list(columns) if columns else list(frame.columns)
+        masked = microaggregate(frame[chosen], k=self.k)
+        return frame.assign(**{c: masked[c] for c in chosen})
+
+
+class RankSwapSpec(_Strict):
+    """Rank swapping: ``p`` (percent of the records) or ``window`` (ranks), a variant."""
+
+    method: Literal["rank_swap"] = "rank_swap"
+    p: float | None = Field(default=None, gt=0, le=100)
+    window: int | None = Field(default=None, ge=0)
+    variant: Literal["plain", "p-buckets", "p-distribution"] = "plain"
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _one_of_p_and_window(self):
+        if (self.p is None) == (self.window is None):
+            raise ValueError(
+                "rank swapping needs exactly one of p (CLI --p, percent of the records) and "
+                "window (CLI --window, ranks)"
+            )
+        return self
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return rank_swap(
+            frame, self.p, window=self.window, variant=self.variant, seed=self.seed, columns=columns
+        )
+
+
+class NoiseSpec(_Strict):
+    """Additive noise ``X + e`` with ``Var(e) = k Var(X)`` per attribute, ``k =
+    variance_ratio``."""
+
+    method: Literal["noise"] = "noise"
+    variance_ratio: float = Field(ge=0, allow_inf_nan=False)
+    seed: int = 0
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return additive_noise(frame, self.variance_ratio, seed=self.seed, columns=columns)
+
+
+MaskingSpec = Annotated[MDAVSpec | RankSwapSpec | NoiseSpec, Field(discriminator="method")]
+
+
+@dataclass(frozen=True)
+class MaskingMethod:
+    """A registered masking method: ``name`` (canonical), ``aliases``, its ``spec``
+    class, and ``parameter``, the spec field a trade-off varies."""
+
+    name: str
+    title: str
+    spec: type[BaseModel]
+    parameter: str
+    aliases: tuple[str, ...] = ()
+
+    def spec_at(self, value: float, seed: int = 0) -> MaskingSpec:
+        """The spec with ``parameter = value`` (a trade-off's point), seeded if seedable."""
+        fields = {self.parameter: value}
+        if "seed" in self.spec.model_fields:
+            fields["seed"] = seed
+        return _validated(self.spec, fields, self.name)  # type: ignore[return-value]
+
+
+MASKING_METHODS: dict[str, MaskingMethod] = {
+    m.name: m
+    for m in (
+        MaskingMethod("mdav", "MDAV microaggregation", MDAVSpec, "k", ("microaggregation",)),
+        MaskingMethod(
+            "rank_swap", "rank swapping", RankSwapSpec, "p", ("rank-swap", "rank-swapping", "rank_swapping")
+        ),
+        MaskingMethod(
+            "noise", "additive noise", NoiseSpec, "variance_ratio", ("additive-noise", "additive_noise")
+        ),
+    )
+}
+
+
+def masking_method(name: str) -> MaskingMethod:
+    """The registered method called ``name`` or one of its aliases (any case)."""
+    key = str(name).strip().lower()
+    for method in MASKING_METHODS.values():
+        if key == method.name or key in method.aliases:
+            return method
+    raise InputError(f"masking method {name!r}; expected one of {', '.join(MASKING_METHODS)}")
+
+
+def _validated(spec: type[BaseModel], fields: dict, name: str) -> BaseModel:
+    try:
+        return spec.model_validate({"method": name, **fields})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'parameters'}: {e['msg']} (got {e.get('input')!r})"
+            if e["loc"]
+            else e["msg"]
+            for e in exc.errors()
+        )
+        raise InputError(f"{name} parameters {fields}: {problems}") from None
+
+
+def masking_spec(method: str, **parameters) -> MaskingSpec:
+    """The validated spec of ``method`` (a name or alias) with ``parameters``
+    (``None`` values are left out): ``masking_spec("mdav", k=3)``."""
+    registered = masking_method(method)
+    fields = {key: value for key, value in parameters.items() if value is not None}
+    return _validated(registered.spec, fields, registered.name)  # type: ignore[return-value]
+
+
+def mask(frame: pd.DataFrame, spec: MaskingSpec, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """``frame`` masked by ``spec`` (only ``columns`` when given; MDAV groups name their own)."""
+    return spec.apply(frame, columns)
