@@ -34,8 +34,7 @@ from rlopt import PUBLISHED_FILES, build, dbrl
 from rlopt.data import CENSUS_ATTRIBUTES
 from rlopt.experiments.reproduce import PUBLISHED_TABLE1
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.masking import Recipe
-from rlopt.masking.recipes import AttributeGroup, MDAVSpec
+from rlopt.masking import AttributeGroup, MDAVSpec, Recipe
 
 
 def candidate(name: str, rng: np.random.Generator) -> Recipe:
