@@ -72,6 +72,7 @@ class Table(StrEnum):
 # -- choices read from the registries, checked while parsing (a usage error, exit 2) --
 _LEARNED_LIST = ", ".join(LEARNED)  # the families registered when the CLI was built
 _METHODS = "|".join(MASKING_METHODS)
+_PARAMETERS = ", ".join(f"{m.name}: {m.parameter}" for m in MASKING_METHODS.values())
 _ALIASES = "; ".join(f"{m.name}: {', '.join(m.aliases)}" for m in MASKING_METHODS.values() if m.aliases)
 
 
@@ -821,8 +822,7 @@ def tradeoff_command(
     values: Annotated[
         str,
         typer.Option(
-            help="values of the method's parameter (mdav k, rank_swap p, noise variance ratio), "
-            "e.g. '2-10', '2-20:2' or '2,3,5'"
+            help=f"values of the method's parameter ({_PARAMETERS}), e.g. '2-10', '2-20:2' or '2,3,5'"
         ),
     ],
     families: Annotated[

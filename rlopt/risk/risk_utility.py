@@ -41,7 +41,7 @@ def tradeoff(
     method : str
         A method of :data:`rlopt.masking.MASKING_METHODS` (or an alias); ``values``
         are its trade-off ``parameter``: MDAV's ``k`` (all columns in one group),
-        rank swapping's ``p`` (%), additive noise's variance ratio ``k``.
+        rank swapping's ``p`` (%), additive noise's ``variance_ratio``.
     values : sequence of numbers
         The parameter values (e.g. ``range(2, 11)`` for MDAV).
     families : sequence of str, default=("wm",)
