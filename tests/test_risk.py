@@ -15,7 +15,7 @@ from rlopt.cli import app
 from rlopt.data import load_census, standardise, validate_pair
 from rlopt.exceptions import InputError
 from rlopt.learn import LearnedDistanceLinkage, recount
-from rlopt.masking import build, microaggregate, published_recipe
+from rlopt.masking import additive_noise, build, microaggregate, published_recipe
 from rlopt.report import render_results_report, render_risk_report
 from rlopt.risk import assess_risk, information_loss, interval_disclosure, shapley_values, tradeoff
 
@@ -181,10 +181,25 @@ def test_interval_disclosure_and_information_loss_by_hand():
         "mean_change": 0.0,
         "variance_change": 0.0,
         "correlation_change": 0.0,
+        "covariance_change": 0.0,
         "sse": 0.0,
+        "il1s": 0.0,
+        "pmse": 0.0,
     }
     with pytest.raises(InputError, match="interval disclosure p=0"):
         interval_disclosure(original, masked, p=0)
+
+
+def test_il1s_and_covariance_by_hand_and_pmse_orders_files():
+    # x = (0, 2, 4), masked (1, 2, 3): sd 2, z-scores (-1, 0, 1) and (-0.5, 0, 0.5);
+    # IL1s = mean |dz| / sqrt(2) = (0.5 + 0 + 0.5) / 3 / sqrt(2)
+    original, masked = pd.DataFrame({"x": [0.0, 2, 4]}), pd.DataFrame({"x": [1.0, 2, 3]})
+    loss = information_loss(original, masked)
+    assert loss["il1s"] == pytest.approx(1 / 3 / np.sqrt(2))
+    assert loss["covariance_change"] == pytest.approx(1 - 0.25)  # var 1 -> 1/4 in z units
+    census = load_census().iloc[:300, :4]
+    near, far = additive_noise(census, 0.05, seed=0), additive_noise(census, 2.0, seed=0)
+    assert 0 <= information_loss(census, near)["pmse"] < information_loss(census, far)["pmse"] <= 0.25
 
 
 def test_tradeoff_loss_grows_with_k():
@@ -203,7 +218,9 @@ def test_bad_risk_input():
         assess_risk(frame, frame, families=["xx"])
     with pytest.raises(InputError, match="folds=1"):
         assess_risk(frame, frame, families=["wm"], folds=1)
-    with pytest.raises(InputError, match="no transparency attack on 'swap'; attacks exist for: rank_swap, mdav"):
+    with pytest.raises(
+        InputError, match="no transparency attack on 'swap'; attacks exist for: rank_swap, mdav"
+    ):
         assess_risk(frame, frame, families=[], folds=0, attack={"method": "swap"})
 
 

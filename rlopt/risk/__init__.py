@@ -1,9 +1,10 @@
 """Risk assessment of a user's own files: the worst case over distance families, the
 baselines and attacks, records at risk, generalisation, interval disclosure and the
-risk-utility trade-off. Computes figures; :mod:`rlopt.report` renders them."""
+risk-utility trade-off, the permutation paradigm's decomposition. Computes figures; :mod:`rlopt.report` renders them."""
 
 from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk, shapley_values
-from rlopt.risk.measures import information_loss, interval_disclosure
+from rlopt.risk.measures import information_loss, interval_disclosure, propensity_mse
+from rlopt.risk.permutation import permutation_analysis, reverse_mapping
 from rlopt.risk.risk_utility import tradeoff, tradeoff_plan
 
 __all__ = [
@@ -13,6 +14,9 @@ __all__ = [
     "shapley_values",
     "information_loss",
     "interval_disclosure",
+    "propensity_mse",
+    "permutation_analysis",
+    "reverse_mapping",
     "tradeoff",
     "tradeoff_plan",
 ]

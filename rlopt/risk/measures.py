@@ -17,6 +17,7 @@ __all__ = [
     "check_percentage",
     "interval_disclosure_validated",
     "information_loss_validated",
+    "propensity_mse",
 ]
 
 
@@ -80,9 +81,17 @@ def information_loss(original, masked, *, columns: Sequence[str] | None = None) 
         ``mean_change``: mean over attributes of ``|mean' - mean| / sd``;
         ``variance_change``: mean of ``|var' - var| / var``;
         ``correlation_change``: mean absolute change of the off-diagonal
-        correlations; ``sse``: the sum of squared differences of the z-scores
-        (standardised with the original's mean and sd) divided by the total sum
-        of squares, ``SSE / SST`` (the microaggregation literature's loss).
+        correlations; ``covariance_change``: mean absolute change of the
+        covariances (diagonal included) in units of ``sd_j sd_k``; ``sse``: the
+        sum of squared differences of the z-scores (standardised with the
+        original's mean and sd) divided by the total sum of squares, ``SSE / SST``
+        (the microaggregation literature's loss); ``il1s``: mean over records and
+        attributes of ``|x - x'| / (sqrt(2) sd)`` (Yancey, Winkler and Creecy
+        2002); ``pmse``: the propensity-score mean squared error (Woo, Reiter,
+        Oganian and Karr 2009): original and masked records stacked, labelled 0/1,
+        a logistic regression fitted, and
+        ``mean (p_hat - 1/2)^2`` (:func:`propensity_mse`): 0 when the files cannot be
+        told apart, at most 1/4.
     """
     data = validate_pair(original, masked, columns=columns)
     return information_loss_validated(data)
@@ -113,9 +122,35 @@ def information_loss_validated(data: LinkageData) -> dict:
         corr_change = float(np.nanmean(np.abs(corr_original - corr_masked)[off]))
     else:
         corr_change = 0.0
+    cov_change = np.abs(np.atleast_2d(np.cov(z_masked, rowvar=False) - np.cov(z_original, rowvar=False)))
     return {
         "mean_change": float(np.mean(np.abs(mean_masked - unit.mean) / unit.sd)),
         "variance_change": float(np.mean(np.abs(sd_masked**2 - unit.sd**2) / unit.sd**2)),
         "correlation_change": corr_change,
+        "covariance_change": float(np.mean(cov_change[np.triu_indices(n_attributes)])),
         "sse": float(((z_original - z_masked) ** 2).sum() / (z_original**2).sum()),
+        "il1s": float(np.mean(np.abs(z_original - z_masked)) / np.sqrt(2)),
+        "pmse": propensity_mse(z_original, z_masked),
     }
+
+
+def propensity_mse(z_original: np.ndarray, z_masked: np.ndarray) -> float:
+    """The pMSE of two files in the same units: a logistic regression separating the
+    stacked records, then the mean of ``(p_hat - 1/2)^2`` (both files have the same
+    number of records). Its terms are the attributes, their squares and pairwise
+    products (degree 2: main effects alone cannot tell a file from one with the same
+    means, such as every microaggregated file), standardised, with scikit-learn's
+    default L2 penalty."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    stacked = np.vstack([z_original, z_masked])
+    labels = np.r_[np.zeros(len(z_original)), np.ones(len(z_masked))]
+    if np.allclose(z_original, z_masked):
+        return 0.0  # the same records: nothing to tell apart (and no solver noise)
+    model = make_pipeline(
+        PolynomialFeatures(2, include_bias=False), StandardScaler(), LogisticRegression(max_iter=2000)
+    ).fit(stacked, labels)
+    p_hat = model.predict_proba(stacked)[:, 1]
+    return float(np.mean((p_hat - 0.5) ** 2))
