@@ -19,6 +19,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rlopt.exceptions import InputError
+from rlopt.masking.dp import dp_microaggregate, laplace_noise
 from rlopt.masking.mdav import microaggregate
 from rlopt.masking.noise import additive_noise
 from rlopt.masking.swapping import rank_swap
@@ -28,6 +29,8 @@ __all__ = [
     "MDAVSpec",
     "RankSwapSpec",
     "NoiseSpec",
+    "DPMicroaggregationSpec",
+    "LaplaceSpec",
     "MaskingSpec",
     "MaskingMethod",
     "MASKING_METHODS",
@@ -114,7 +117,45 @@ class NoiseSpec(_Strict):
         return additive_noise(frame, self.variance_ratio, seed=self.seed, columns=columns)
 
 
-MaskingSpec = Annotated[MDAVSpec | RankSwapSpec | NoiseSpec, Field(discriminator="method")]
+Domain = dict[str, tuple[float, float]]
+
+
+class DPMicroaggregationSpec(_Strict):
+    """Differential privacy through microaggregation (Soria-Comas, Domingo-Ferrer,
+    Sanchez and Martinez 2014): insensitive microaggregation with groups of ``k``,
+    Laplace noise on the centroids for ``epsilon`` (:func:`rlopt.masking.dp.dp_microaggregate`).
+    ``bounds`` is the published domain per column (default: the data's range, with a
+    warning that it is not private)."""
+
+    method: Literal["dp_microaggregation"] = "dp_microaggregation"
+    k: int = Field(ge=2)
+    epsilon: float = Field(gt=0, allow_inf_nan=False)
+    bounds: Domain | None = None
+    seed: int = 0
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return dp_microaggregate(
+            frame, self.k, self.epsilon, bounds=self.bounds, seed=self.seed, columns=columns
+        )
+
+
+class LaplaceSpec(_Strict):
+    """Plain epsilon-DP Laplace noise on every record over a bounded domain
+    (:func:`rlopt.masking.dp.laplace_noise`): the baseline of DP microaggregation."""
+
+    method: Literal["laplace"] = "laplace"
+    epsilon: float = Field(gt=0, allow_inf_nan=False)
+    bounds: Domain | None = None
+    seed: int = 0
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return laplace_noise(frame, self.epsilon, bounds=self.bounds, seed=self.seed, columns=columns)
+
+
+MaskingSpec = Annotated[
+    MDAVSpec | RankSwapSpec | NoiseSpec | DPMicroaggregationSpec | LaplaceSpec,
+    Field(discriminator="method"),
+]
 
 
 @dataclass(frozen=True)
@@ -145,6 +186,16 @@ MASKING_METHODS: dict[str, MaskingMethod] = {
         ),
         MaskingMethod(
             "noise", "additive noise", NoiseSpec, "variance_ratio", ("additive-noise", "additive_noise")
+        ),
+        MaskingMethod(
+            "dp_microaggregation",
+            "DP microaggregation",
+            DPMicroaggregationSpec,
+            "epsilon",
+            ("dp-microaggregation", "dp_mdav", "dp-mdav"),
+        ),
+        MaskingMethod(
+            "laplace", "Laplace noise (epsilon-DP)", LaplaceSpec, "epsilon", ("dp-laplace", "dp_laplace")
         ),
     )
 }
