@@ -860,6 +860,81 @@ def tradeoff_command(
         _emit_json(json_out, {"rows": table.to_dict(orient="records")})
 
 
+@app.command(
+    epilog="Example: rlopt compare data.csv --methods 'mdav:k=3..7:2; rank_swap:p=5|15' "
+    "--families wm --time-limit 30 --out-dir runs/compare --jobs 2"
+)
+def compare(
+    original: Annotated[Path, typer.Argument(help="original file, CSV or Parquet")],
+    methods: Annotated[
+        str,
+        typer.Option(
+            help="methods and parameter values: 'METHOD:PARAM=VALUES,PARAM=VALUES; ...', VALUES a "
+            "number, a range '2..10' or '2..20:2', or alternatives '0.05|0.5'; methods: "
+            f"{', '.join(MASKING_METHODS)} (their parameters: {_PARAMETERS}, ...)"
+        ),
+    ],
+    out_dir: Annotated[Path, typer.Option(help="results folder (compare.html, compare.csv, results.csv)")],
+    families: Annotated[
+        str, typer.Option(callback=_families, help=f"learned families, comma-separated, of {_LEARNED_LIST}")
+    ] = "wm",
+    columns: Columns = None,
+    confidential: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated confidential attributes: released unchanged, used by the privacy models"
+        ),
+    ] = None,
+    loss: Annotated[
+        str,
+        typer.Option(
+            help="information loss across the map: il1s, sse, pmse, mean_change, variance_change, covariance_change, correlation_change"
+        ),
+    ] = "il1s",
+    time_limit: TimeLimit = TIME_LIMIT,
+    margin: Margin = 1e-5,
+    threads: Threads = THREADS,
+    seed: Annotated[int, typer.Option(help="masking seed")] = 0,
+    jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address")] = None,
+    progress: Annotated[bool, typer.Option(help="progress bar")] = True,
+) -> None:
+    """Every masking method and parameter on one risk-utility map: the worst case (learned
+    families, baselines, the method's attack), privacy models, information loss."""
+    from rlopt.experiments.compare import run_compare
+
+    try:
+        result = run_compare(
+            original,
+            methods,
+            out_dir,
+            families=_names(families),
+            columns=_split(columns),
+            confidential=_split(confidential) or (),
+            time_limit=_seconds(time_limit),
+            margin=margin,
+            threads=threads,
+            seed=seed,
+            loss=loss,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+        )
+    except Interrupted as exc:
+        raise _resumable(exc, out_dir) from None
+    _print_summary(result.run, out_dir)
+    for row, on_front in zip(result.frame.to_dict(orient="records"), result.front):
+        interval = "" if row["risk_status"] == Status.PROVEN else f"..{100 * row['risk_upper']:.2f}"
+        mark = "  (Pareto front)" if on_front else ""
+        typer.echo(
+            f"  {row['label']}: {100 * row['risk']:.2f}{interval}% by {row['risk_source']}, "
+            f"{loss} {row[loss]:.4f}{mark}"
+        )
+    typer.echo(f"map -> {result.page}; table -> {result.csv}")
+    if result.run.failed:
+        raise typer.Exit(1)
+
+
 @app.command(epilog="Example: rlopt report runs/paper-quick")
 def report(
     results_dir: Annotated[Path, typer.Argument(help="the --out-dir folder of rlopt run / rlopt reproduce")],

@@ -84,3 +84,28 @@ def run_main(args: list[str]) -> int:
     finally:
         sys.argv, warnings.showwarning = argv, show
     return 0
+
+
+def dump_dom(page, tmp_path) -> str:
+    """The DOM of an HTML page after headless Chromium rendered it (its images
+    loaded); skipped without Chromium unless ``RLOPT_REQUIRE_BROWSER`` is set."""
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("RLOPT_REQUIRE_BROWSER"):
+            pytest.fail("chromium is required (RLOPT_REQUIRE_BROWSER is set) but not installed")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+    flags += ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    return subprocess.run(
+        [browser, *flags, f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
+         "--dump-dom", page.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout  # fmt: skip

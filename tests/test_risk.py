@@ -1,10 +1,7 @@
 """The risk assessment and its HTML report (issue: risk report)."""
 
 import json
-import os
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -18,6 +15,7 @@ from rlopt.learn import LearnedDistanceLinkage, recount
 from rlopt.masking import additive_noise, build, microaggregate, published_recipe
 from rlopt.report import render_results_report, render_risk_report
 from rlopt.risk import assess_risk, information_loss, interval_disclosure, shapley_values, tradeoff
+from tests._helpers import dump_dom
 
 FAMILIES = ["wm", "owa", "ci", "sb"]
 
@@ -236,37 +234,8 @@ def test_results_report_renders_a_run_folder(tmp_path):
         render_results_report(tmp_path / "nothing")
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def test_report_as_rendered_by_headless_chromium(m433_risk, tmp_path):
-    browser = _chromium()
-    if browser is None:
-        if os.environ.get("RLOPT_REQUIRE_BROWSER"):
-            pytest.fail("chromium is required (RLOPT_REQUIRE_BROWSER is set) but not installed")
-        pytest.skip("chromium not installed (apt-get install chromium)")
-    path = render_risk_report(m433_risk, tmp_path / "report.html")
-    dom = subprocess.run(
-        [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            path.resolve().as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
+    dom = dump_dom(render_risk_report(m433_risk, tmp_path / "report.html"), tmp_path)
     headline = re.search(r'id="headline-rate">([^<]+)<', dom)
     assert headline, dom[:2000]
     assert headline.group(1) == f"{100 * m433_risk.headline['rate']:.2f}%"

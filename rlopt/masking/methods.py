@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from rlopt.exceptions import InputError
 from rlopt.masking.dp import dp_microaggregate, laplace_noise
-from rlopt.masking.mdav import microaggregate
+from rlopt.masking.mdav import check_k, microaggregate
 from rlopt.masking.noise import additive_noise
 from rlopt.masking.swapping import rank_swap
 
@@ -42,6 +42,10 @@ __all__ = [
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def check(self, n_records: int) -> None:
+        """Raise :class:`InputError` when a parameter cannot apply to ``n_records``
+        records (before any masking: a grid of methods fails before its first cell)."""
 
 
 class AttributeGroup(_Strict):
@@ -65,6 +69,10 @@ class MDAVSpec(_Strict):
                 "(CLI --groups 'A,B:3;C,D:8')"
             )
         return self
+
+    def check(self, n_records: int) -> None:
+        for _, k in self.group_list(()):
+            check_k(k, n_records)
 
     def group_list(self, columns: Sequence[str]) -> list[tuple[list[str], int]]:
         """The attribute groups as ``(columns, k)`` pairs (``k``: one group of ``columns``)."""
@@ -132,6 +140,9 @@ class DPMicroaggregationSpec(_Strict):
     epsilon: float = Field(gt=0, allow_inf_nan=False)
     bounds: Domain | None = None
     seed: int = 0
+
+    def check(self, n_records: int) -> None:
+        check_k(self.k, n_records)
 
     def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
         return dp_microaggregate(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from rlopt.exceptions import InputError
 from rlopt.learn import describe_lower
 from rlopt.report import plots
 
-__all__ = ["render_risk_report", "render_results_report"]
+__all__ = ["render_risk_report", "render_results_report", "render_compare_report"]
 
 MAX_RECORD_ROWS = 100
 MAX_SUBSET_ROWS = 30
@@ -302,5 +303,39 @@ def render_results_report(results_dir: str | Path, path: str | Path | None = Non
         )
     )
     path = Path(path) if path is not None else results_dir / "report.html"
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+COMPARE_SHOWN = ["label", "risk", "risk_upper", "risk_status", "risk_source", "attack_rate", "k_anonymity"]
+"""The columns of the compare page's tables before the loss measures (all are in the CSV)."""
+
+
+def render_compare_report(
+    frame: pd.DataFrame, path: str | Path, *, loss: str, front: Sequence[bool], about: dict
+) -> Path:
+    """The page of ``rlopt compare``: the risk-utility map, its Pareto front and every
+    cell (``about``: name, n_records, qis, confidential, families, time_limit, failed)."""
+    rows = frame.to_dict(orient="records")
+    shown = [c for c in COMPARE_SHOWN if c in frame.columns]
+    losses = [c for c in ("il1s", "sse", "pmse", "correlation_change") if c in frame.columns]
+    models = [c for c in frame.columns if c in ("l_diversity", "t_closeness", "dp_ratio_epsilon", "epsilon")]
+    table = frame[shown + losses + models]
+    keep = np.asarray(front, dtype=bool)
+    html = (
+        _environment()
+        .get_template("compare.html")
+        .render(
+            title=f"rlopt compare: {about['name']}",
+            image=plots.risk_utility_map(rows, loss=loss, front=list(keep)) if rows else "",
+            front=_table(table[keep].sort_values(loss)),
+            cells=_table(table),
+            n_cells=len(frame),
+            n_front=int(keep.sum()),
+            loss=loss,
+            **about,
+        )
+    )
+    path = Path(path)
     path.write_text(html, encoding="utf-8")
     return path

@@ -15,7 +15,15 @@ import numpy as np  # noqa: E402
 
 from rlopt.status import Status  # noqa: E402
 
-__all__ = ["bar_chart", "heatmap", "family_chart", "interval_chart", "tradeoff_chart", "png_data_uri"]
+__all__ = [
+    "bar_chart",
+    "heatmap",
+    "family_chart",
+    "interval_chart",
+    "tradeoff_chart",
+    "risk_utility_map",
+    "png_data_uri",
+]
 
 
 def png_data_uri(figure) -> str:
@@ -137,4 +145,37 @@ def tradeoff_chart(rows: list[dict]) -> str:
     ax.set_ylabel("correct re-identifications (%)")
     ax.grid(alpha=0.3)
     ax.legend()
+    return png_data_uri(figure)
+
+
+def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> str:
+    """Every compared cell: ``loss`` across, the worst case up (its interval as an error
+    bar, never a point at its lower end alone), one colour per method; the Pareto
+    front's cells ringed, joined and labelled."""
+    figure, ax = plt.subplots(figsize=(8, 5))
+    for i, method in enumerate(sorted({r["method"] for r in rows})):
+        own = [r for r in rows if r["method"] == method]
+        x = [r[loss] for r in own]
+        low = [100 * r["risk"] for r in own]
+        high = [100 * r["risk_upper"] for r in own]
+        ax.scatter(x, low, s=28, color=f"C{i}", label=method, zorder=3)
+        ax.errorbar(
+            x, low, yerr=[np.zeros(len(low)), np.subtract(high, low)], fmt="none",
+            ecolor=f"C{i}", capsize=3, zorder=2,
+        )  # fmt: skip
+    best = sorted((r for r, keep in zip(rows, front) if keep), key=lambda r: r[loss])
+    if best:
+        ax.plot([r[loss] for r in best], [100 * r["risk"] for r in best], color="black", lw=1, zorder=1)
+        ax.scatter(
+            [r[loss] for r in best], [100 * r["risk"] for r in best], s=90,
+            facecolors="none", edgecolors="black", label="Pareto front", zorder=4,
+        )  # fmt: skip
+        for r in best:
+            ax.annotate(
+                r["label"], (r[loss], 100 * r["risk"]), fontsize=7, textcoords="offset points", xytext=(4, 4)
+            )
+    ax.set_xlabel(f"information loss ({loss})")
+    ax.set_ylabel("worst-case re-identification (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     return png_data_uri(figure)

@@ -1,0 +1,388 @@
+"""``rlopt compare``: every masking method and parameter on one risk-utility map whose
+risk axis is the worst case rlopt can prove (or bracket).
+
+Each cell masks the original with one method at one parameter setting, then computes
+the worst case (the largest verified count of the learned families, the AM and MD
+baselines and the method's transparency attack; the ceiling the families' MILPs
+prove), the privacy models the released file satisfies, and its information loss.
+Cells run through the grid runner (local processes or Dask, resumable).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rlopt.attacks import ATTACKS, plan_attack
+from rlopt.data import load_table, validate_pair
+from rlopt.exceptions import DataWarning, InputError
+from rlopt.experiments.runner import GridRun
+from rlopt.families import get_learned_family
+from rlopt.learn import learn
+from rlopt.linkage.distance_based import dbrl_validated
+from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_method, masking_spec
+from rlopt.milp import SolverOptions
+from rlopt.risk.measures import information_loss_validated
+from rlopt.risk.permutation import permutation_analysis_validated
+from rlopt.status import Status
+
+__all__ = [
+    "CompareCell",
+    "Comparison",
+    "parse_methods",
+    "compare_cells",
+    "compare_columns",
+    "run_compare_cell",
+    "run_compare",
+    "pareto_front",
+    "LOSSES",
+    "MAX_CELLS",
+]
+
+MAX_CELLS = 2000
+"""The most cells one comparison takes."""
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _values(text: str, where: str) -> list[float]:
+    """``3``, ``2..10`` (step 1), ``2..20:2`` or ``0.05|0.1|0.5``."""
+    text = text.strip()
+    range_match = re.fullmatch(rf"({_NUMBER})\.\.({_NUMBER})(?::({_NUMBER}))?", text)
+    try:
+        if range_match:
+            low, high = float(range_match[1]), float(range_match[2])
+            step = float(range_match[3]) if range_match[3] else 1.0
+            if not (high >= low and step > 0 and (high - low) / step < MAX_CELLS):
+                raise ValueError
+            count = int(math.floor((high - low) / step + 1e-9)) + 1
+            return [round(low + i * step, 12) for i in range(count)]
+        values = [float(v) for v in text.split("|")]
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError
+        return values
+    except ValueError:
+        raise InputError(
+            f"{where}: values {text!r}; expected a number, a rising range like '2..10' or "
+            f"'2..20:2', or alternatives like '0.05|0.1|0.5'"
+        ) from None
+
+
+def parse_methods(text: str) -> list[tuple[str, dict[str, list[float]]]]:
+    """``"mdav:k=2..10; rank_swap:p=2..20:2; noise:variance_ratio=0.05|0.5"`` into
+    ``[(method, {parameter: values})]`` (method aliases accepted, parameters checked
+    against the method's spec)."""
+    methods = []
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, sep, assignments = part.partition(":")
+        method = masking_method(name.strip())
+        fields = set(method.spec.model_fields) - {"method", "seed"}
+        grid: dict[str, list[float]] = {}
+        for assignment in filter(None, (a.strip() for a in assignments.split(",")) if sep else ()):
+            key, eq, values = assignment.partition("=")
+            key = key.strip()
+            if not eq or key not in fields:
+                raise InputError(
+                    f"--methods {part!r}: {assignment!r}; expected PARAMETER=VALUES with a "
+                    f"parameter of {method.name}: {', '.join(sorted(fields))}"
+                )
+            grid[key] = _values(values, f"--methods {part!r}")
+        methods.append((method.name, grid))
+    if not methods:
+        raise InputError(f"--methods {text!r}; expected e.g. 'mdav:k=2..10; rank_swap:p=2..20:2'")
+    return methods
+
+
+@dataclass(frozen=True)
+class CompareCell:
+    """One masked file of the map: a method at one parameter setting."""
+
+    data_path: str
+    data_digest: str
+    method: str
+    parameters: tuple[tuple[str, float], ...]
+    families: tuple[str, ...]
+    confidential: tuple[str, ...]
+    time_limit: float | None
+    margin: float
+    threads: int
+    seed: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} " + ", ".join(f"{k}={v:g}" for k, v in self.parameters)
+
+    @property
+    def key(self) -> str:
+        spec = "-".join(f"{k}{v:g}" for k, v in self.parameters)
+        limit = "none" if self.time_limit is None else f"{self.time_limit:g}s"
+        return (
+            f"compare-{self.method}-{spec}-seed{self.seed}-{'-'.join(self.families)}-{limit}-"
+            f"m{self.margin:g}-{self.data_digest[:10]}"
+        )
+
+    def describe(self) -> str:
+        return self.label
+
+    def spec(self) -> MaskingSpec:
+        fields = dict(self.parameters)
+        if "seed" in MASKING_METHODS[self.method].spec.model_fields:
+            fields["seed"] = self.seed
+        return masking_spec(self.method, **fields)
+
+
+def compare_cells(
+    data_path: str | Path,
+    methods: Sequence[tuple[str, dict[str, list[float]]]],
+    *,
+    families: Sequence[str] = ("wm",),
+    confidential: Sequence[str] = (),
+    time_limit: float | None = 60.0,
+    margin: float = 1e-5,
+    threads: int = 1,
+    seed: int = 0,
+) -> list[CompareCell]:
+    """Every method at every combination of its parameter values, each checked now
+    (a bad value is an error before any cell runs)."""
+    path = Path(data_path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    n_records = len(load_table(path))
+    for family in families:
+        get_learned_family(family)
+    SolverOptions(time_limit=time_limit, threads=threads)  # raises on a bad limit
+    cells = []
+    for method, grid in methods:
+        names = list(grid)
+        for values in itertools.product(*(grid[n] for n in names)):
+            cell = CompareCell(
+                str(path), digest, method, tuple(zip(names, values)), tuple(families),
+                tuple(confidential), time_limit, margin, threads, seed,
+            )  # fmt: skip
+            cell.spec().check(n_records)  # raises on a bad parameter
+            cells.append(cell)
+    if len(cells) > MAX_CELLS:
+        raise InputError(f"{len(cells)} cells; expected at most {MAX_CELLS}")
+    return cells
+
+
+def _masked_pair(cell: CompareCell, spec: MaskingSpec):
+    """The original's quasi-identifiers (every column not confidential) and the
+    released file: those masked, the confidential ones unchanged."""
+    original = load_table(cell.data_path)
+    unknown = [c for c in cell.confidential if c not in original.columns]
+    if unknown:
+        raise InputError(
+            f"confidential column(s) {unknown} not in the file; available: {list(original.columns)}"
+        )
+    qis = [c for c in original.columns if c not in cell.confidential]
+    masked_qis = spec.apply(original[qis])
+    released = original.assign(**{c: masked_qis[c] for c in qis})
+    return original[qis], released, qis
+
+
+def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
+    """Every verified count (baselines, attack, families) and the families' ceilings."""
+    counts: dict[str, int] = {}
+    row: dict = {}
+    for name in ("am", "md"):
+        counts[name] = dbrl_validated(data, name).n_correct
+        row[f"{name}_rate"] = counts[name] / data.n_records
+    if spec.method in ATTACKS:
+        attacked = plan_attack(data, spec)("am")
+        counts["attack"] = attacked.n_correct
+        row["attack_rate"] = attacked.rate
+    options = SolverOptions(time_limit=cell.time_limit, threads=cell.threads)
+    known: list = []
+    ceilings = []
+    for family in cell.families:
+        result, distance = learn(
+            data, get_learned_family(family), margin=cell.margin, options=options, known=known
+        )
+        if distance is not None:
+            known.append((f"{family}'s best parameter", distance))
+        if result.n_correct_verified is not None:
+            counts[family] = result.n_correct_verified
+        ceilings.append(data.n_records if result.bound is None else result.bound)
+        row[f"{family}_rate"] = (
+            None if result.n_correct_verified is None else result.n_correct_verified / data.n_records
+        )
+        row[f"{family}_bound_rate"] = None if result.bound is None else result.bound / data.n_records
+        row[f"{family}_status"] = str(result.status)
+    source = max(counts, key=lambda k: counts[k])
+    lower = counts[source]
+    upper = max([lower, *ceilings])
+    row |= {  # proven when the ceiling meets a verified count, whichever step found it
+        "risk": lower / data.n_records,
+        "risk_upper": upper / data.n_records,
+        "risk_status": str(Status.PROVEN if upper == lower else Status.INTERVAL),
+        "risk_source": source,
+    }
+    return row
+
+
+def run_compare_cell(cell: CompareCell) -> dict:
+    """Mask, then the worst case, the privacy models and the information loss."""
+    started = time.perf_counter()
+    spec = cell.spec()
+    original, released, qis = _masked_pair(cell, spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # e.g. MDAV's identical records, expected here
+        data = validate_pair(original, released[qis])
+    row: dict = {
+        "method": cell.method,
+        "parameters": ", ".join(f"{k}={v:g}" for k, v in cell.parameters),
+        "label": cell.label,
+        "seed": cell.seed,
+        "n_records": data.n_records,
+        "n_attributes": data.n_attributes,
+        "epsilon": dict(cell.parameters).get("epsilon"),
+    }
+    row |= _worst_case(cell, data, spec)
+    row |= information_loss_validated(data)
+    permutation = permutation_analysis_validated(data)
+    row["mean_displacement"] = float(permutation["mean_displacement"].mean())
+    row["residual_noise"] = float(permutation["residual_noise"].mean())
+    row |= _model_columns(released, qis, list(cell.confidential))
+    row |= {"seconds": time.perf_counter() - started, "rlopt_version": version("rlopt"), "key": cell.key}
+    return row
+
+
+def _model_columns(released: pd.DataFrame, qis: list[str], confidential: list[str]) -> dict:
+    """The privacy models the released file satisfies, by the level it reaches."""
+    classes = released.groupby(qis, dropna=False).size()
+    return {"k_anonymity": int(classes.min())}
+
+
+def pareto_front(frame: pd.DataFrame, loss: str) -> np.ndarray:
+    """Cells no other cell surely dominates: another cell dominates when its risk's
+    upper end is at most this cell's lower end and its ``loss`` at most this one's,
+    one of the two strictly. A cell with an interval is dropped only when dominated
+    for every value in its interval, never on its lower end alone."""
+    low, high = frame["risk"].to_numpy(float), frame["risk_upper"].to_numpy(float)
+    cost = frame[loss].to_numpy(float)
+    keep = np.ones(len(frame), dtype=bool)
+    for i in range(len(frame)):
+        better = (high <= low[i]) & (cost <= cost[i]) & ((high < low[i]) | (cost < cost[i]))
+        keep[i] = not better.any()
+    return keep
+
+
+LOSSES = ("il1s", "sse", "pmse", "mean_change", "variance_change", "covariance_change", "correlation_change")
+"""The information-loss measures the map can put across."""
+
+
+def compare_columns(families: Sequence[str]) -> list[str]:
+    """The columns of ``results.csv``, one row per cell."""
+    per_family = [f"{f}_{part}" for f in families for part in ("rate", "bound_rate", "status")]
+    return [
+        "method", "parameters", "label", "seed", "n_records", "n_attributes", "epsilon",
+        "risk", "risk_upper", "risk_status", "risk_source", "am_rate", "md_rate", "attack_rate",
+        *per_family, *LOSSES, "mean_displacement", "residual_noise",
+        "k_anonymity", "l_diversity", "t_closeness", "dp_ratio_epsilon",
+        "seconds", "rlopt_version", "key",
+    ]  # fmt: skip
+
+
+@dataclass
+class Comparison:
+    """A finished (or resumed) comparison: the cells' rows, its Pareto front, its files."""
+
+    frame: pd.DataFrame
+    front: np.ndarray
+    run: GridRun  # the grid runner's record: computed, skipped and failed cells
+    csv: Path
+    page: Path
+
+
+def _input_file(original, out: Path, columns: Sequence[str] | None, confidential: Sequence[str]) -> Path:
+    """The original's chosen columns written once into ``out`` (cells read that copy,
+    so a resumed run and every worker see the same records)."""
+    from rlopt.data import as_frame, validate_table
+
+    frame = load_table(original) if isinstance(original, (str, Path)) else as_frame(original, name="original")
+    both = sorted(set(columns or ()) & set(confidential))
+    if both:
+        raise InputError(
+            f"column(s) {both} given as quasi-identifiers (--columns) and as confidential; "
+            "expected each attribute in one role"
+        )
+    unknown = [c for c in confidential if c not in frame.columns]
+    if unknown:
+        raise InputError(
+            f"confidential column(s) {unknown} not in the file; available: {list(frame.columns)}"
+        )
+    qis = list(columns) if columns else [str(c) for c in frame.columns if c not in confidential]
+    if not qis:
+        raise InputError("every column is confidential; expected at least one quasi-identifier to mask")
+    validate_table(frame, columns=qis, name="original")  # numeric, finite, named
+    chosen = qis + list(confidential)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "original.csv"
+    frame[chosen].to_csv(path, index=False)
+    return path
+
+
+def run_compare(
+    original,
+    methods: str | Sequence[tuple[str, dict[str, list[float]]]],
+    out: str | Path,
+    *,
+    families: Sequence[str] = ("wm",),
+    columns: Sequence[str] | None = None,
+    confidential: Sequence[str] = (),
+    time_limit: float | None = 60.0,
+    margin: float = 1e-5,
+    threads: int = 1,
+    seed: int = 0,
+    loss: str = "il1s",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> Comparison:
+    """Mask ``original`` with every method and parameter of ``methods`` (text as in
+    :func:`parse_methods`), assess each masked file (:func:`run_compare_cell`) and
+    write ``results.csv``, ``compare.csv`` (with the ``pareto`` column) and
+    ``compare.html`` into ``out``. A re-run with the same ``out`` skips finished cells."""
+    from rlopt.experiments.runner import run_tasks
+    from rlopt.report import render_compare_report
+
+    if loss not in LOSSES:
+        raise InputError(f"loss={loss!r}; expected one of {', '.join(LOSSES)}")
+    out = Path(out)
+    parsed = parse_methods(methods) if isinstance(methods, str) else list(methods)
+    data_path = _input_file(original, out, columns, confidential)
+    cells = compare_cells(
+        data_path, parsed, families=families, confidential=confidential, time_limit=time_limit,
+        margin=margin, threads=threads, seed=seed,
+    )  # fmt: skip
+    run = run_tasks(
+        cells, out, work=run_compare_cell, columns=compare_columns(families), label="compare",
+        jobs=jobs, scheduler=scheduler, progress=progress,
+    )  # fmt: skip
+    frame = run.frame
+    front = pareto_front(frame, loss) if len(frame) else np.zeros(0, dtype=bool)
+    csv = out / "compare.csv"
+    frame.assign(pareto=front).to_csv(csv, index=False)
+    qis = [c for c in pd.read_csv(data_path, nrows=0).columns if c not in confidential]
+    about = {
+        "name": Path(original).name if isinstance(original, (str, Path)) else "data frame",
+        "n_records": int(frame["n_records"].iloc[0]) if len(frame) else 0,
+        "qis": ", ".join(qis),
+        "confidential": ", ".join(confidential),
+        "families": ", ".join(families),
+        "time_limit": "no time limit" if time_limit is None else f"{time_limit:g} s",
+        "failed": list(run.failed.values()),
+    }
+    page = render_compare_report(frame, out / "compare.html", loss=loss, front=list(front), about=about)
+    return Comparison(frame, front, run, csv, page)

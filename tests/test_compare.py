@@ -1,0 +1,103 @@
+"""``rlopt compare``: the methods grammar, the Pareto front by hand, a small map end to
+end (figures consistent with their parts, resumable, rendered), bad input."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlopt.data import load_census
+from rlopt.exceptions import InputError
+from rlopt.experiments.compare import pareto_front, parse_methods, run_compare
+from tests._helpers import dump_dom, run_main
+
+
+def test_methods_grammar():
+    parsed = parse_methods("mdav:k=2..6:2; rank-swapping:p=5|15.5; noise:variance_ratio=0.1")
+    assert parsed == [
+        ("mdav", {"k": [2.0, 4.0, 6.0]}),
+        ("rank_swap", {"p": [5.0, 15.5]}),
+        ("noise", {"variance_ratio": [0.1]}),
+    ]
+    assert parse_methods("dp_mdav:k=20,epsilon=1|10")[0] == (
+        "dp_microaggregation",
+        {"k": [20.0], "epsilon": [1.0, 10.0]},
+    )
+    for bad, message in [
+        ("mdav:q=3", "a parameter of mdav: groups, k"),
+        ("mdav:k=5..2", "rising range"),
+        ("mdav:k=inf", "expected a number"),
+        ("pram:p=1", "masking method 'pram'"),
+        ("  ;  ", "expected e.g."),
+    ]:
+        with pytest.raises(InputError, match=message):
+            parse_methods(bad)
+
+
+def test_pareto_front_by_hand_keeps_what_an_interval_might_win():
+    frame = pd.DataFrame(
+        {
+            "risk": [0.10, 0.20, 0.30, 0.05, 0.12],
+            "risk_upper": [0.10, 0.20, 0.30, 0.40, 0.12],
+            "il1s": [0.50, 0.30, 0.40, 0.45, 0.60],
+        }
+    )
+    # cell 2 (0.30, 0.40) is dominated by cell 1 (0.20 <= 0.30, 0.30 < 0.40); cell 4 by
+    # cell 0 (0.10 < 0.12, 0.50 < 0.60); cell 3's interval [0.05, 0.40] could be lower
+    # than cell 0 (its lower end 0.05 < 0.10) and no cell's upper end is <= 0.05: kept
+    assert pareto_front(frame, "il1s").tolist() == [True, True, False, True, False]
+
+
+@pytest.fixture(scope="module")
+def small_map(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("compare")
+    load_census().iloc[:120, :3].to_csv(folder / "o.csv", index=False)
+    methods = "mdav:k=3|8; rank_swap:p=10; noise:variance_ratio=0.2"
+    result = run_compare(folder / "o.csv", methods, folder / "out", time_limit=10, progress=False)
+    return folder, methods, result
+
+
+def test_a_small_map_is_consistent_with_its_parts(small_map):
+    folder, _, result = small_map
+    frame = result.frame
+    assert list(frame["label"]) == ["mdav k=3", "mdav k=8", "rank_swap p=10", "noise variance_ratio=0.2"]
+    for row in frame.to_dict(orient="records"):
+        parts = [row["am_rate"], row["md_rate"], row["wm_rate"]]
+        if not pd.isna(row["attack_rate"]):
+            parts.append(row["attack_rate"])
+        assert row["risk"] == max(parts)  # the lower end is the best verified count
+        assert row["risk"] <= row["risk_upper"] and row["risk_upper"] >= row["wm_bound_rate"]
+        assert (row["risk_status"] == "proven") == (row["risk"] == row["risk_upper"])
+    assert list(frame["k_anonymity"][:2]) == [3, 8] and frame["k_anonymity"][2] == 1
+    written = pd.read_csv(folder / "out" / "compare.csv")
+    assert written["pareto"].tolist() == pareto_front(frame, "il1s").tolist()
+
+
+def test_a_map_resumes_and_renders(small_map, tmp_path):
+    folder, methods, result = small_map
+    again = run_compare(folder / "o.csv", methods, folder / "out", time_limit=10, progress=False)
+    assert again.run.computed == [] and len(again.run.skipped) == 4
+    pd.testing.assert_frame_equal(again.frame, result.frame)
+    dom = dump_dom(result.page, tmp_path)
+    assert "Pareto front" in dom
+    rendered = re.findall(r'data-rendered="(\d+)x(\d+)"', dom)
+    assert len(rendered) == 1 and all(int(w) > 50 and int(h) > 50 for w, h in rendered)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--methods", "mdav:k=500"], "k=500 is larger than the number of records"),
+        (["--methods", "dp_mdav:k=2,epsilon=0"], "epsilon: Input should be greater than 0"),
+        (["--methods", "mdav:k=3", "--confidential", "AGI,AFNLWGT,EMCONTRB"], "every column is confidential"),
+        (["--methods", "mdav:k=3", "--columns", "AGI,AFNLWGT", "--confidential", "AGI"], "in one role"),
+        (["--methods", "mdav:k=3", "--loss", "nope"], "loss='nope'"),
+    ],
+)
+def test_bad_parameters_end_in_one_error_line(tmp_path, capsys, args, message):
+    load_census().iloc[:40, :3].to_csv(tmp_path / "o.csv", index=False)
+    code = run_main(["compare", str(tmp_path / "o.csv"), "--out-dir", str(tmp_path / "out"), *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
+    assert np.all([not (tmp_path / "out" / "results.csv").exists()])
