@@ -150,18 +150,9 @@ def _seconds(time_limit: float) -> float | None:
     return None if time_limit == 0 else time_limit
 
 
-def _masking(
-    method: str, *, k=None, groups=None, p=None, window=None, variant=None, variance_ratio=None, seed=None
-) -> MaskingSpec:
-    """The typed spec of ``--method`` from the masking options given (the others must be absent)."""
-    given = {
-        "k": k,
-        "groups": groups,
-        "p": p,
-        "window": window,
-        "variant": variant,
-        "variance_ratio": variance_ratio,
-    }
+def _masking(method: str, *, seed: int | None = None, **given) -> MaskingSpec:
+    """The typed spec of ``--method`` from the masking options given (``None``: not
+    given); an option the method does not take is an error naming its own."""
     fields = set(MASKING_METHODS[method].spec.model_fields)
     stray = [
         f"--{name.replace('_', '-')}"
@@ -171,13 +162,32 @@ def _masking(
     if stray:
         raise InputError(
             f"{', '.join(stray)}: not a parameter of {method}; its parameters: "
-            + ", ".join(f"--{f.replace('_', '-')}" for f in sorted(fields - {"method"}))
+            + ", ".join(f"--{f.replace('_', '-')}" for f in sorted(fields - {"method", "seed"}))
         )
-    if groups is not None:
-        given["groups"] = [{"columns": c, "k": size} for c, size in parse_groups(groups)]
+    if given.get("groups") is not None:
+        given["groups"] = [{"columns": c, "k": size} for c, size in parse_groups(given["groups"])]
+    if given.get("bounds") is not None:
+        given["bounds"] = parse_bounds(given["bounds"])
     if "seed" in fields:
         given["seed"] = seed
     return masking_spec(method, **given)
+
+
+def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
+    """``"A:0:100;B:-5:5"`` into ``{"A": (0.0, 100.0), "B": (-5.0, 5.0)}``."""
+    bounds = {}
+    for part in text.split(";"):
+        column, _, rest = part.strip().partition(":")
+        low, _, high = rest.partition(":")
+        try:
+            if not column or ":" in high:
+                raise ValueError
+            bounds[column] = (float(low), float(high))
+        except ValueError:
+            raise InputError(
+                f"domain {part!r} in --bounds {text!r}; expected COLUMN:LOWER:UPPER parts separated by ';'"
+            ) from None
+    return bounds
 
 
 def _names(text: str) -> list[str]:
@@ -277,6 +287,11 @@ def mask(
     window: SwapWindow = None,
     variant: Annotated[SwapVariant | None, typer.Option(help="rank swapping variant (default plain)")] = None,
     variance_ratio: VarianceRatio = None,
+    epsilon: Annotated[float | None, typer.Option(help="DP methods: the privacy budget epsilon > 0")] = None,
+    bounds: Annotated[
+        str | None,
+        typer.Option(help="DP methods: the published domain, 'A:0:100;B:-5:5' (default: the data's range)"),
+    ] = None,
     columns: Annotated[
         str | None, typer.Option(help="comma-separated columns to mask (default: all)")
     ] = None,
@@ -309,6 +324,8 @@ def mask(
         window=window,
         variant=None if variant is None else variant.value,
         variance_ratio=variance_ratio,
+        epsilon=epsilon,
+        bounds=bounds,
         seed=seed,
     )
     masked = spec.apply(load_table(input), _split(columns))

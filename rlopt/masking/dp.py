@@ -89,7 +89,7 @@ def _domain(values: np.ndarray, cols: list[str], bounds: Bounds | None) -> tuple
         warnings.warn(
             "bounds=None: each attribute's domain is taken from the data's min and max, which are "
             "not differentially private by themselves (and make the cluster order depend on the "
-            "data); give a published domain, bounds={column: (lower, upper)}, for a formal "
+            "data); give a published domain, bounds={column: (lower, upper)} (CLI: --bounds 'A:0:100;B:0:1'), for a formal "
             "epsilon-DP guarantee",
             DataWarning,
             stacklevel=4,  # _domain <- _prepare <- the public function <- its caller
