@@ -52,9 +52,11 @@ def test_pareto_front_by_hand_keeps_what_an_interval_might_win():
 @pytest.fixture(scope="module")
 def small_map(tmp_path_factory):
     folder = tmp_path_factory.mktemp("compare")
-    load_census().iloc[:120, :3].to_csv(folder / "o.csv", index=False)
+    load_census().iloc[:120, :4].to_csv(folder / "o.csv", index=False)  # FEDTAX confidential
     methods = "mdav:k=3|8; rank_swap:p=10; noise:variance_ratio=0.2"
-    result = run_compare(folder / "o.csv", methods, folder / "out", time_limit=10, progress=False)
+    result = run_compare(
+        folder / "o.csv", methods, folder / "out", confidential=["FEDTAX"], time_limit=10, progress=False
+    )
     return folder, methods, result
 
 
@@ -70,13 +72,18 @@ def test_a_small_map_is_consistent_with_its_parts(small_map):
         assert row["risk"] <= row["risk_upper"] and row["risk_upper"] >= row["wm_bound_rate"]
         assert (row["risk_status"] == "proven") == (row["risk"] == row["risk_upper"])
     assert list(frame["k_anonymity"][:2]) == [3, 8] and frame["k_anonymity"][2] == 1
+    assert (frame["n_attributes"] == 3).all()  # the confidential attribute is released as it is
+    assert (frame["l_diversity"] <= frame["k_anonymity"]).all() and frame["l_diversity"][1] >= 2
+    assert frame["t_closeness"].between(0, 1).all() and (frame["dp_ratio_epsilon"] > 0).all()
     written = pd.read_csv(folder / "out" / "compare.csv")
     assert written["pareto"].tolist() == pareto_front(frame, "il1s").tolist()
 
 
 def test_a_map_resumes_and_renders(small_map, tmp_path):
     folder, methods, result = small_map
-    again = run_compare(folder / "o.csv", methods, folder / "out", time_limit=10, progress=False)
+    again = run_compare(
+        folder / "o.csv", methods, folder / "out", confidential=["FEDTAX"], time_limit=10, progress=False
+    )
     assert again.run.computed == [] and len(again.run.skipped) == 4
     pd.testing.assert_frame_equal(again.frame, result.frame)
     dom = dump_dom(result.page, tmp_path)

@@ -259,9 +259,19 @@ def run_compare_cell(cell: CompareCell) -> dict:
 
 
 def _model_columns(released: pd.DataFrame, qis: list[str], confidential: list[str]) -> dict:
-    """The privacy models the released file satisfies, by the level it reaches."""
-    classes = released.groupby(qis, dropna=False).size()
-    return {"k_anonymity": int(classes.min())}
+    """The level of each privacy model the released file reaches (k-anonymity on the
+    quasi-identifiers; with confidential attributes, distinct l-diversity, t-closeness
+    and the epsilon implied by the ratio distance), by :mod:`rlopt.models`."""
+    from rlopt.models import check_models
+
+    names = {
+        "k-anonymity": "k_anonymity",
+        "l-diversity (distinct)": "l_diversity",
+        "t-closeness": "t_closeness",
+        "dp-ratio": "dp_ratio_epsilon",
+    }
+    checks = check_models(released, qis, confidential)
+    return {names[c.model]: c.value for c in checks if c.model in names}
 
 
 def pareto_front(frame: pd.DataFrame, loss: str) -> np.ndarray:
