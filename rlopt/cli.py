@@ -952,6 +952,51 @@ def compare(
         raise typer.Exit(1)
 
 
+@app.command(
+    epilog="Example: rlopt models released.csv --quasi-identifiers AGE,ZIP --confidential INCOME --k 3 --l 2"
+)
+def models(
+    released: Annotated[Path, typer.Argument(help="the released file, CSV or Parquet")],
+    quasi_identifiers: Annotated[str, typer.Option(help="comma-separated quasi-identifiers")],
+    confidential: Annotated[str | None, typer.Option(help="comma-separated confidential attributes")] = None,
+    k: Annotated[int | None, typer.Option(help="k-anonymity level to check")] = None,
+    p: Annotated[int | None, typer.Option(help="p-sensitive k-anonymity level (with --k)")] = None,
+    l: Annotated[float | None, typer.Option("--l", help="l-diversity level (distinct and entropy)")] = None,
+    t: Annotated[float | None, typer.Option(help="t-closeness level (earth mover's distance)")] = None,
+    epsilon: Annotated[
+        float | None, typer.Option(help="epsilon to check against the ratio-distance bound")
+    ] = None,
+    json_out: JsonOut = None,
+) -> None:
+    """Privacy models of a released file: the level of each it reaches (k-anonymity,
+    p-sensitive k-anonymity, l-diversity, t-closeness, the epsilon implied by
+    t-closeness in the ratio distance) and whether it meets the levels asked."""
+    from rlopt.models import check_models
+
+    _check_outputs(json=json_out)
+    say = _summary(json_out)
+    checks = check_models(
+        load_table(released),
+        _names(quasi_identifiers),
+        _split(confidential) or (),
+        k=k,
+        p=p,
+        l=l,
+        t=t,
+        epsilon=epsilon,
+    )
+    for check in checks:
+        verdict = (
+            "" if check.satisfied is None else (" - satisfied" if check.satisfied else " - NOT satisfied")
+        )
+        asked = ", ".join(f"{key}={value:g}" for key, value in check.parameter.items())
+        say(f"{check.model}: {check.value:.4g}{f' (asked {asked})' if asked else ''}{verdict}")
+        if check.note:
+            say(f"  note: {check.note}")
+    if json_out is not None:
+        _emit_json(json_out, {"checks": [c.to_dict() for c in checks]})
+
+
 @app.command(epilog="Example: rlopt report runs/paper-quick")
 def report(
     results_dir: Annotated[Path, typer.Argument(help="the --out-dir folder of rlopt run / rlopt reproduce")],

@@ -154,7 +154,7 @@ def test_every_command_shows_an_example_with_its_own_options():
     import re
 
     commands = [c.name or c.callback.__name__ for c in app.registered_commands]
-    assert len(commands) == 11
+    assert len(commands) == 12
     for command in commands:
         text = runner.invoke(app, [command, "--help"]).output
         example = " ".join(text.replace("│", " ").split()).split("Example: ", 1)

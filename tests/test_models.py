@@ -407,3 +407,33 @@ def test_documented_differences_from_pycanon(pycanon):
         == t_closeness(ordered, "zip", "s", distance="equal").value
     )
     assert t_closeness(ordered, "zip", "s", distance="equal").value == 10 / 16
+
+
+def test_cli_models_prints_each_level_and_bad_roles_are_one_error_line(tmp_path, capsys):
+    from tests._helpers import run_main
+
+    frame = pd.DataFrame({"age": [30, 30, 40, 40], "zip": [1, 1, 2, 2], "income": [10, 20, 10, 10]})
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    code = run_main(
+        [
+            "models",
+            tmp_path / "r.csv",
+            "--quasi-identifiers",
+            "age,zip",
+            "--confidential",
+            "income",
+            "--k",
+            "2",
+            "--l",
+            "2",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "k-anonymity: 2 (asked k=2) - satisfied" in out
+    assert "l-diversity (distinct): 1 (asked l=2) - NOT satisfied" in out
+    code = run_main(
+        ["models", tmp_path / "r.csv", "--quasi-identifiers", "age,income", "--confidential", "income"]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "also among the quasi-identifiers" in err[0]
