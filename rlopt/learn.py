@@ -173,7 +173,7 @@ def learn(
     ``standardised=True``: the files are already z-scores (e.g. of larger files
     that these records were drawn from) and are used as they are.
 
-    ``candidates`` (bool, ``n x n``): masked record ``i`` can only be linked to
+    ``candidates`` (bool, ``n_records x n_records``): masked record ``i`` can only be linked to
     the originals ``j`` with ``candidates[i, j]`` (an intruder who first narrows
     the file, e.g. by a transparency attack). Only the rows of candidate pairs
     enter the model, a record whose own original is not a candidate is fixed as
@@ -198,11 +198,11 @@ def learn(
         if standardised
         else (standardise(data.masked), standardise(data.original))
     )
-    n = za.shape[0]
+    n_records = za.shape[0]
     if candidates is not None:
-        candidates, reductions = _restricted(candidates, reductions, n)
+        candidates, reductions = _restricted(candidates, reductions, n_records)
     companion = _companion(za, zb, family, margin, options, t0) if reductions.parameter_bb else None
-    certificate = Certificate(n, t0=t0, progress=progress)
+    certificate = Certificate(n_records, t0=t0, progress=progress)
     run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
     try:
         return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
@@ -211,13 +211,13 @@ def learn(
             companion.close()
 
 
-def _restricted(candidates, reductions: Reductions, n: int) -> tuple[np.ndarray, Reductions]:
+def _restricted(candidates, reductions: Reductions, n_records: int) -> tuple[np.ndarray, Reductions]:
     """The candidate matrix checked, and the reductions that look at all pairs switched off."""
     candidates = np.asarray(candidates)
-    if candidates.shape != (n, n) or candidates.dtype != bool:
+    if candidates.shape != (n_records, n_records) or candidates.dtype != bool:
         raise InputError(
             f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
-            f"expected a boolean ({n}, {n}) matrix"
+            f"expected a boolean ({n_records}, {n_records}) matrix"
         )
     off = dict(fix_unreachable=False, conflicts=False, lazy=False, warm_start=False, parameter_bb=False)
     return candidates, dataclasses.replace(reductions, **off)
@@ -256,7 +256,7 @@ class _Run:
     companion_found: list[Incumbent] = field(default_factory=list)  # its parameters, recounted
 
     @property
-    def n(self) -> int:
+    def n_records(self) -> int:
         return self.za.shape[0]
 
     def deadline(self, share: float = 1.0, since: float | None = None) -> float | None:
@@ -414,7 +414,7 @@ def _reduce(run: _Run, starts: list[Incumbent], *, skip_conflicts: bool) -> _Red
     REDUCE_SHARE of the time limit (stopping them early is exact)."""
     t_reduce = time.perf_counter()
     reduced = _Reduced(
-        fixed=np.zeros(run.n, dtype=bool) if run.candidates is None else ~run.candidates.diagonal(),
+        fixed=np.zeros(run.n_records, dtype=bool) if run.candidates is None else ~run.candidates.diagonal(),
         deadline=run.deadline(REDUCE_SHARE, since=t_reduce),
     )
     reductions, options = run.reductions, run.options
@@ -457,7 +457,7 @@ def _build(run: _Run, reduced: _Reduced, big_c: str | float, export: str | Path 
     )
     pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
     if run.candidates is not None:
-        pairs = run.candidates & ~np.eye(run.n, dtype=bool)
+        pairs = run.candidates & ~np.eye(run.n_records, dtype=bool)
     model, info = build_model(
         za,
         zb,
@@ -563,7 +563,7 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float) -> Solv
 
     def on_improve(incumbent, bound, theta):  # a round's figures: the bound is proven, theta recounted
         if bound is not None and math.isfinite(bound):
-            run.certificate.bounded(run.n - int(math.ceil(bound - 1e-6)), "MILP bound")
+            run.certificate.bounded(run.n_records - int(math.ceil(bound - 1e-6)), "MILP bound")
         if (
             theta is not None
             and incumbent is not None
@@ -601,7 +601,7 @@ def _conclude(
 ) -> tuple[LearnResult, Distance | None]:
     """The result: the solver's figures checked by the recount and compared with every
     start; the status ``optimal`` wherever the two ends meet."""
-    family, n = run.family, run.n
+    family, n_records = run.family, run.n_records
 
     def mismatch(message: str) -> None:
         if on_mismatch == "raise":
@@ -621,7 +621,7 @@ def _conclude(
     screening = reduced.screening
     result = LearnResult(
         family=family.name,
-        n_records=n,
+        n_records=n_records,
         n_correct=n_correct,
         n_correct_verified=verified,
         n_correct_strict=strict,
@@ -681,10 +681,14 @@ def _solver_figures(run: _Run, solved: SolveResult, reduced: _Reduced):
     """``(status, theta, n_correct, bound)`` as the solve left them: the bound also
     capped by the records at risk and the branch and bound's ceiling; a parameter that
     violates a family cut repaired (only a repaired one gives a count)."""
-    family, n = run.family, run.n
+    family, n_records = run.family, run.n_records
     theta, status = solved.theta, solved.status
-    n_correct = None if solved.incumbent is None else n - int(round(solved.incumbent))
-    bound = n if solved.bound is None else n - int(math.ceil(solved.bound - 1e-6))
+    n_correct = None if solved.incumbent is None else n_records - int(round(solved.incumbent))
+    bound = (
+        n_records
+        if solved.objective_bound is None
+        else n_records - int(math.ceil(solved.objective_bound - 1e-6))
+    )
     if reduced.screening is not None:  # at_risk over-approximates where not exact: still a bound
         bound = min(bound, reduced.screening.n_at_risk)
     if run.companion is not None and run.companion.upper is not None:

@@ -200,7 +200,8 @@ def test_learn_prints_the_interval_on_stderr(m433):
     )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)  # stdout holds the JSON alone
-    lines = result.stderr.splitlines()
+    *lines, summary = result.stderr.splitlines()  # with --json -, the summary is on stderr too
+    assert summary.startswith("wm: ")
     assert len(lines) == len(figures["history"]) >= 1
     assert all(re.match(LINE, line) for line in lines), lines
     last = re.match(LINE, lines[-1])

@@ -100,49 +100,50 @@ class LearnedFamily(Family):
             )
         self.options = options
 
-    def check_attributes(self, n: int) -> None:
+    def check_attributes(self, n_attributes: int) -> None:
         """Raise :class:`InputError`, before any work, when the family cannot be learned
-        on ``n`` attributes (too few or too many, or an option that no parameter meets)."""
-        if n < self.min_attributes:
+        on ``n_attributes`` attributes (too few or too many, or an option that no parameter meets)."""
+        if n_attributes < self.min_attributes:
             raise InputError(
-                f"family {self.name!r} needs at least {self.min_attributes} attributes; the file has {n}"
+                f"family {self.name!r} needs at least {self.min_attributes} attributes; "
+                f"the file has {n_attributes}"
             )
-        if self.max_attributes is not None and n > self.max_attributes:
+        if self.max_attributes is not None and n_attributes > self.max_attributes:
             raise InputError(
                 f"family {self.name!r} takes at most {self.max_attributes} "
-                f"attributes (it has 2^n - 2 parameters); the file has {n}: "
+                f"attributes (it has 2^n - 2 parameters); the file has {n_attributes}: "
                 "choose fewer with --columns (Python: columns=[...])"
             )
         if "delta" in self.option_names:
-            self.delta(n)
+            self.delta(n_attributes)
 
-    def max_delta(self, n: int) -> float:
+    def max_delta(self, n_attributes: int) -> float:
         """The largest ``delta`` some admissible parameter meets (metric variants)."""
-        return 1.0 / n
+        return 1.0 / n_attributes
 
-    def delta(self, n: int) -> float:
+    def delta(self, n_attributes: int) -> float:
         """The lower bound ``delta`` of a metric variant: the option, else ``1e-3 / n``."""
         delta = self.options.get("delta")
         if delta is None:
-            return default_delta(n)
-        if delta > self.max_delta(n):
+            return default_delta(n_attributes)
+        if delta > self.max_delta(n_attributes):
             raise InputError(
-                f"{self.name} delta={delta!r} for {n} attributes; expected "
-                f"0 < delta <= {self.max_delta(n):g} (no parameter of the family "
+                f"{self.name} delta={delta!r} for {n_attributes} attributes; expected "
+                f"0 < delta <= {self.max_delta(n_attributes):g} (no parameter of the family "
                 "meets a larger one)"
             )
         return float(delta)
 
     @abstractmethod
-    def n_params(self, n: int) -> int:
-        """Length of the parameter vector for ``n`` attributes."""
+    def n_params(self, n_attributes: int) -> int:
+        """Length of the parameter vector for ``n_attributes`` attributes."""
 
     @abstractmethod
-    def bounds(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def bounds(self, n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of each parameter."""
 
     @abstractmethod
-    def constraints(self, n: int) -> LinearRows:
+    def constraints(self, n_attributes: int) -> LinearRows:
         """The family's linear constraints on the parameter (SPEC section 4)."""
 
     @abstractmethod
@@ -163,13 +164,13 @@ class LearnedFamily(Family):
             ``za_i - zb_j``.
         """
 
-    def simplex_vertices(self, n: int) -> np.ndarray | None:
+    def simplex_vertices(self, n_attributes: int) -> np.ndarray | None:
         """The vertices (one per row) when the admissible set is a simplex given by
         them, else ``None`` (see :mod:`rlopt.milp.regions`)."""
         return None
 
     @abstractmethod
-    def neutral(self, n: int) -> np.ndarray:
+    def neutral(self, n_attributes: int) -> np.ndarray:
         """The admissible parameter that treats all attributes alike (the ordering
         of AM): the first incumbent handed to the solver."""
 
@@ -198,14 +199,14 @@ class LearnedFamily(Family):
     def is_admissible(self, theta: np.ndarray, za: np.ndarray, zb: np.ndarray, *, tol: float = 1e-9) -> bool:
         """Whether ``theta`` meets the family's bounds, rows and cutting planes (on these
         standardised files, for the families whose conditions involve the records)."""
-        n = za.shape[1]
+        n_attributes = za.shape[1]
         theta = np.asarray(theta, dtype=float)
-        if theta.shape != (self.n_params(n),) or not np.isfinite(theta).all():
+        if theta.shape != (self.n_params(n_attributes),) or not np.isfinite(theta).all():
             return False
-        lo, hi = self.bounds(n)
+        lo, hi = self.bounds(n_attributes)
         if (theta < lo - tol).any() or (theta > hi + tol).any():
             return False
-        return self.constraints(n).violation(theta) <= tol and not self.separate(theta, za, zb)
+        return self.constraints(n_attributes).violation(theta) <= tol and not self.separate(theta, za, zb)
 
     def repair(self, theta: np.ndarray) -> np.ndarray | None:
         """An admissible parameter near ``theta`` when cutting planes stopped early."""

@@ -18,20 +18,20 @@ SEPARATION_TOL = 1e-9
 """A cutting plane is added when ``theta`` violates it by more than this."""
 
 
-def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(n)
+def _upper(n_attributes: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n_attributes)
 
 
-def _pair_weights(n: int) -> np.ndarray:
-    k, l = _upper(n)
+def _pair_weights(n_attributes: int) -> np.ndarray:
+    k, l = _upper(n_attributes)
     return np.where(k == l, 1.0, 2.0)
 
 
 def _quadratic_features(delta: np.ndarray) -> np.ndarray:
     """``phi`` with ``delta^T Q delta = phi @ theta`` (last axis of ``delta`` = attributes)."""
-    n = delta.shape[-1]
-    k, l = _upper(n)
-    return delta[..., k] * delta[..., l] * _pair_weights(n)
+    n_attributes = delta.shape[-1]
+    k, l = _upper(n_attributes)
+    return delta[..., k] * delta[..., l] * _pair_weights(n_attributes)
 
 
 def quadratic_pairwise(za: np.ndarray, zb: np.ndarray, matrix: np.ndarray) -> np.ndarray:
@@ -60,15 +60,15 @@ class Bilinear(LearnedFamily):
 
     name = "sb"
 
-    def n_params(self, n):
-        return n * (n + 1) // 2
+    def n_params(self, n_attributes):
+        return n_attributes * (n_attributes + 1) // 2
 
-    def bounds(self, n):
-        return -np.ones(self.n_params(n)), np.ones(self.n_params(n))
+    def bounds(self, n_attributes):
+        return -np.ones(self.n_params(n_attributes)), np.ones(self.n_params(n_attributes))
 
-    def constraints(self, n):
-        rows = LinearRows(self.n_params(n))
-        k, l = _upper(n)
+    def constraints(self, n_attributes):
+        rows = LinearRows(self.n_params(n_attributes))
+        k, l = _upper(n_attributes)
         rows.add({int(t): 1.0 for t in np.flatnonzero(k == l)}, 1.0, 1.0, name="trace Q = 1")
         return rows
 
@@ -84,20 +84,20 @@ class Bilinear(LearnedFamily):
         summing to 1: with ``n + 1 = 2q + r``, the ``q`` largest ``M_kk`` get +1,
         then (if ``r = 1``) one gets 0, the rest -1.
         """
-        n = own.shape[-1]
+        n_attributes = own.shape[-1]
         own = np.broadcast_to(own, other.shape)
         m = own[..., :, None] * own[..., None, :] - other[..., :, None] * other[..., None, :]
         off = np.abs(m).sum(axis=(-2, -1)) - np.abs(np.diagonal(m, axis1=-2, axis2=-1)).sum(axis=-1)
         diag = -np.sort(-np.diagonal(m, axis1=-2, axis2=-1), axis=-1)
-        q, r = divmod(n + 1, 2)
+        q, r = divmod(n_attributes + 1, 2)
         return off + diag[..., :q].sum(axis=-1) - diag[..., q + r :].sum(axis=-1)
 
-    def neutral(self, n):
-        return (np.eye(n) / n)[_upper(n)]
+    def neutral(self, n_attributes):
+        return (np.eye(n_attributes) / n_attributes)[_upper(n_attributes)]
 
-    def matrix(self, theta, n):
-        k, l = _upper(n)
-        q = np.zeros((n, n))
+    def matrix(self, theta, n_attributes):
+        k, l = _upper(n_attributes)
+        q = np.zeros((n_attributes, n_attributes))
         q[k, l] = theta
         q[l, k] = theta
         return q
@@ -139,12 +139,12 @@ class NonNegativeBilinear(Bilinear):
         """The positive semi-definite part of ``Q`` (eigenvalues clipped at 0) over its
         trace: non-negative on every pair, and ``|Q_kl| <= sqrt(Q_kk Q_ll) <= 1``;
         ``None`` when ``Q`` has no positive eigenvalue."""
-        n = int(round((np.sqrt(8 * len(theta) + 1) - 1) / 2))
-        values, vectors = np.linalg.eigh(self.matrix(theta, n))
+        n_attributes = int(round((np.sqrt(8 * len(theta) + 1) - 1) / 2))
+        values, vectors = np.linalg.eigh(self.matrix(theta, n_attributes))
         if not values.max() > 0:
             return None
         q = vectors @ np.diag(np.maximum(values, 0.0)) @ vectors.T
-        return (q / np.trace(q))[_upper(n)]
+        return (q / np.trace(q))[_upper(n_attributes)]
 
 
 class PositiveDefiniteBilinear(Bilinear):
@@ -159,9 +159,9 @@ class PositiveDefiniteBilinear(Bilinear):
     option_names = ("delta",)
 
     def separate(self, theta, za, zb):
-        n = za.shape[1]
-        delta = self.delta(n)
-        values, vectors = np.linalg.eigh(self.matrix(theta, n))
+        n_attributes = za.shape[1]
+        delta = self.delta(n_attributes)
+        values, vectors = np.linalg.eigh(self.matrix(theta, n_attributes))
         return [
             (_quadratic_features(vectors[:, t]), delta)
             for t in np.flatnonzero(values < delta - SEPARATION_TOL)
@@ -170,13 +170,13 @@ class PositiveDefiniteBilinear(Bilinear):
     def repair(self, theta):
         """Clip the eigenvalues at ``delta``, rescale to trace 1, and mix with ``I / n``
         until the smallest eigenvalue is ``delta`` (entries stay within [-1, 1])."""
-        n = int(round((np.sqrt(8 * len(theta) + 1) - 1) / 2))
-        delta = self.delta(n)
-        values, vectors = np.linalg.eigh(self.matrix(theta, n))
+        n_attributes = int(round((np.sqrt(8 * len(theta) + 1) - 1) / 2))
+        delta = self.delta(n_attributes)
+        values, vectors = np.linalg.eigh(self.matrix(theta, n_attributes))
         q = vectors @ np.diag(np.maximum(values, delta)) @ vectors.T
         q /= np.trace(q)
         low = np.linalg.eigvalsh(q)[0]
         if low < delta:
-            t = (delta - low) / (1 / n - low)
-            q = (1 - t) * q + t * np.eye(n) / n
-        return q[_upper(n)]
+            t = (delta - low) / (1 / n_attributes - low)
+            q = (1 - t) * q + t * np.eye(n_attributes) / n_attributes
+        return q[_upper(n_attributes)]

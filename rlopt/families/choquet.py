@@ -131,56 +131,58 @@ class Choquet(LearnedFamily):
         super().__init__(**options)
         self._rows: dict[int, tuple] = {}
 
-    def check_attributes(self, n):
+    def check_attributes(self, n_attributes):
         """Also refuse, before any work, a width whose rows would not fit in
         :data:`MAX_ROW_BYTES` (the message names the size and the way out)."""
-        super().check_attributes(n)
-        size = self.row_bytes(n)
+        super().check_attributes(n_attributes)
+        size = self.row_bytes(n_attributes)
         if size > MAX_ROW_BYTES:
             widest = max(
-                (m for m in range(self.min_attributes, n) if self.row_bytes(m) <= MAX_ROW_BYTES),
+                (m for m in range(self.min_attributes, n_attributes) if self.row_bytes(m) <= MAX_ROW_BYTES),
                 default=self.min_attributes,
             )
             raise InputError(
-                f"family {self.name!r} takes at most {widest} attributes; the file has {n}: "
-                f"{n} attributes give {2**n - 2:,} measure values (2^n - 2) and "
-                f"{self.n_family_rows(n):,} rows of the admissible set, a {size_text(size)} "
+                f"family {self.name!r} takes at most {widest} attributes; the file has {n_attributes}: "
+                f"{n_attributes} attributes give {2**n_attributes - 2:,} measure values (2^n - 2) and "
+                f"{self.n_family_rows(n_attributes):,} rows of the admissible set, a {size_text(size)} "
                 f"dense matrix in each screening LP (the limit is {MAX_ROW_BYTES / 2**30:g} GiB). "
                 f"Choose at most {widest} attributes with --columns (Python: columns=[...]), or learn ci_k "
                 "(k-additive measures, default k = 2: n(n+1)/2 values; a lower end for ci)"
             )
 
-    def n_family_rows(self, n: int) -> int:
-        """How many rows :meth:`constraints` has for ``n`` attributes."""
-        return n * 2 ** (n - 1) - 2 * n + self._n_modularity_rows(n)
+    def n_family_rows(self, n_attributes: int) -> int:
+        """How many rows :meth:`constraints` has for ``n_attributes`` attributes."""
+        return (
+            n_attributes * 2 ** (n_attributes - 1) - 2 * n_attributes + self._n_modularity_rows(n_attributes)
+        )
 
-    def _n_modularity_rows(self, n: int) -> int:
+    def _n_modularity_rows(self, n_attributes: int) -> int:
         return 0
 
-    def row_bytes(self, n: int) -> int:
+    def row_bytes(self, n_attributes: int) -> int:
         """The size of the family's rows as one dense float64 matrix with a column
         more (what each screening LP builds): the size :meth:`check_attributes` limits."""
-        return self.n_family_rows(n) * (2**n - 1) * 8
+        return self.n_family_rows(n_attributes) * (2**n_attributes - 1) * 8
 
-    def n_params(self, n):
-        self.check_attributes(n)
-        return 2**n - 2
+    def n_params(self, n_attributes):
+        self.check_attributes(n_attributes)
+        return 2**n_attributes - 2
 
-    def singleton_lower(self, n) -> float:
+    def singleton_lower(self, n_attributes) -> float:
         return 0.0
 
-    def bounds(self, n):
-        lo = np.zeros(self.n_params(n))
-        for k in range(n):
-            lo[(1 << k) - 1] = self.singleton_lower(n)
-        return lo, np.ones(self.n_params(n))
+    def bounds(self, n_attributes):
+        lo = np.zeros(self.n_params(n_attributes))
+        for k in range(n_attributes):
+            lo[(1 << k) - 1] = self.singleton_lower(n_attributes)
+        return lo, np.ones(self.n_params(n_attributes))
 
-    def constraints(self, n):
+    def constraints(self, n_attributes):
         """``mu(S) <= mu(S + k)`` for every proper non-empty ``S`` and ``k`` not in it
         with ``S + k`` proper (the other cases are bounds), then the family's
         modularity rows; built at once as one int8 matrix and kept per width."""
-        if n not in self._rows:
-            parts = [self._monotone_rows(n), *self._modularity(n)]
+        if n_attributes not in self._rows:
+            parts = [self._monotone_rows(n_attributes), *self._modularity(n_attributes)]
             matrix = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
             matrix.flags.writeable = False  # shared by every call
             offsets = np.cumsum([0] + [p[0].shape[0] for p in parts])
@@ -188,20 +190,20 @@ class Choquet(LearnedFamily):
                 np.concatenate([p[3] + at for p, at in zip(parts, offsets)]),
                 np.concatenate([p[4] for p in parts]),
             )
-            self._rows[n] = (
+            self._rows[n_attributes] = (
                 matrix,
                 np.concatenate([p[1] for p in parts]),
                 [name for p in parts for name in p[2]],
                 nonzeros,
             )
-        matrix, lo, names, nonzeros = self._rows[n]
+        matrix, lo, names, nonzeros = self._rows[n_attributes]
         return MatrixRows(matrix, lo, np.full(len(lo), np.inf), names, nonzeros)
 
-    def _monotone_rows(self, n):
-        full = 2**n - 1
+    def _monotone_rows(self, n_attributes):
+        full = 2**n_attributes - 1
         masks = np.arange(1, full)
         small, big = [], []
-        for k in range(n):
+        for k in range(n_attributes):
             below = masks[(masks >> k & 1) == 0]
             keep = (below | 1 << k) != full
             small.append(below[keep])
@@ -222,18 +224,18 @@ class Choquet(LearnedFamily):
             np.concatenate([big - 1, small - 1]),
         )
 
-    def _modularity(self, n) -> list[tuple]:
+    def _modularity(self, n_attributes) -> list[tuple]:
         """Sub- or supermodularity rows ``(matrix, lo, names, rows, columns)`` (the last
         two: the non-zeros); none for plain CI."""
         return []
 
-    def _local_modularity(self, n, sign: float, *, pairs_only: bool) -> list[tuple]:
+    def _local_modularity(self, n_attributes, sign: float, *, pairs_only: bool) -> list[tuple]:
         # sign * (mu(S+i) + mu(S+j) - mu(S+i+j) - mu(S)) >= 0 for i < j not in S
-        full = 2**n - 1
+        full = 2**n_attributes - 1
         bases = np.zeros(1, dtype=np.int64) if pairs_only else np.arange(full + 1)
         blocks = []
-        for i in range(n):
-            for j in range(i + 1, n):
+        for i in range(n_attributes):
+            for j in range(i + 1, n_attributes):
                 free = bases[(bases >> i & 1) == 0]
                 free = free[(free >> j & 1) == 0]
                 blocks.append(np.column_stack([free, np.full(free.size, i), np.full(free.size, j)]))
@@ -255,15 +257,15 @@ class Choquet(LearnedFamily):
 
     def features(self, za, zb):
         diff = squared_diffs(za, zb)
-        rows, records, n = diff.shape
+        rows, records, n_attributes = diff.shape
         order = np.argsort(diff, axis=2, kind="stable")
         ascending = np.take_along_axis(diff, order, axis=2)
         steps = np.diff(ascending, axis=2, prepend=0.0)
         # A_(k): attributes at ascending positions k..n-1, as a bitmask
         masks = np.flip(np.cumsum(np.flip(np.left_shift(1, order), axis=2), axis=2), axis=2)
-        phi = np.zeros((rows, records, 2**n - 2))
+        phi = np.zeros((rows, records, 2**n_attributes - 2))
         r_idx, j_idx = np.indices((rows, records))
-        for k in range(1, n):
+        for k in range(1, n_attributes):
             phi[r_idx, j_idx, masks[..., k] - 1] = steps[..., k]
         return phi, steps[..., 0]  # mu(V) = 1 multiplies the smallest difference
 
@@ -271,8 +273,8 @@ class Choquet(LearnedFamily):
         # CI is monotone and translation-equivariant when mu(V) = 1 (SPEC section 3)
         return (own * own - other * other).max(axis=2)
 
-    def neutral(self, n):
-        return np.array([bin(mask).count("1") / n for mask in range(1, 2**n - 1)])
+    def neutral(self, n_attributes):
+        return np.array([bin(mask).count("1") / n_attributes for mask in range(1, 2**n_attributes - 1)])
 
     def _measure(self, theta):
         return np.concatenate([[0.0], theta, [1.0]])
@@ -299,17 +301,23 @@ class MetricChoquet(Choquet):
     name = "ci_m"
     option_names = ("delta", "published_relaxation")
 
-    def max_delta(self, n):
+    def max_delta(self, n_attributes):
         return 1.0  # mu({k}) = 1 for every k is monotone and submodular
 
-    def singleton_lower(self, n):
-        return self.delta(n)
+    def singleton_lower(self, n_attributes):
+        return self.delta(n_attributes)
 
-    def _n_modularity_rows(self, n):
-        return comb(n, 2) if self.options.get("published_relaxation") else comb(n, 2) * 2 ** (n - 2)
+    def _n_modularity_rows(self, n_attributes):
+        return (
+            comb(n_attributes, 2)
+            if self.options.get("published_relaxation")
+            else comb(n_attributes, 2) * 2 ** (n_attributes - 2)
+        )
 
-    def _modularity(self, n):
-        return self._local_modularity(n, 1.0, pairs_only=bool(self.options.get("published_relaxation")))
+    def _modularity(self, n_attributes):
+        return self._local_modularity(
+            n_attributes, 1.0, pairs_only=bool(self.options.get("published_relaxation"))
+        )
 
 
 class SupermodularChoquet(Choquet):
@@ -317,8 +325,8 @@ class SupermodularChoquet(Choquet):
 
     name = "ci_super"
 
-    def _n_modularity_rows(self, n):
-        return comb(n, 2) * 2 ** (n - 2)
+    def _n_modularity_rows(self, n_attributes):
+        return comb(n_attributes, 2) * 2 ** (n_attributes - 2)
 
-    def _modularity(self, n):
-        return self._local_modularity(n, -1.0, pairs_only=False)
+    def _modularity(self, n_attributes):
+        return self._local_modularity(n_attributes, -1.0, pairs_only=False)

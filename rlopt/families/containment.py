@@ -46,18 +46,18 @@ MAX_MOBIUS_ATTRIBUTES = 20
 """The widest file on which a measure is transformed (``n 2^n`` operations)."""
 
 
-def _weights(distance: Distance, n: int) -> np.ndarray | None:
+def _weights(distance: Distance, n_attributes: int) -> np.ndarray | None:
     """The attribute weights (summing to 1) of a weighted mean, else ``None``."""
     if isinstance(distance, ArithmeticMeanDistance):
-        return np.full(n, 1.0 / n)
+        return np.full(n_attributes, 1.0 / n_attributes)
     if isinstance(distance, WeightedMeanDistance):
         return distance.weights
     return None
 
 
-def _matrix(distance: Distance, n: int) -> np.ndarray | None:
+def _matrix(distance: Distance, n_attributes: int) -> np.ndarray | None:
     """The symmetric matrix of a quadratic form, scaled to trace 1, else ``None``."""
-    weights = _weights(distance, n)
+    weights = _weights(distance, n_attributes)
     if weights is not None:
         return np.diag(weights)
     if isinstance(distance, BilinearDistance):
@@ -68,19 +68,19 @@ def _matrix(distance: Distance, n: int) -> np.ndarray | None:
     return None
 
 
-def _measure(distance: Distance, n: int) -> np.ndarray | None:
+def _measure(distance: Distance, n_attributes: int) -> np.ndarray | None:
     """A fuzzy measure (length ``2^n``, by bitmask) whose Choquet integral is ``distance``."""
     if isinstance(distance, ChoquetDistance):
         return distance.measure
     if isinstance(distance, KAdditiveDistance):  # over mu(V) = sum m = 1 up to the solver's tolerance
-        if n > MAX_MOBIUS_ATTRIBUTES:
+        if n_attributes > MAX_MOBIUS_ATTRIBUTES:
             return None
         measure = distance.measure()
         return measure / measure[-1] if measure[-1] > 0 else None
-    weights = _weights(distance, n)
-    masks = np.arange(2**n)
+    weights = _weights(distance, n_attributes)
+    masks = np.arange(2**n_attributes)
     if weights is not None:  # additive: mu(S) = sum of the weights in S
-        members = (masks[:, None] >> np.arange(n)) & 1
+        members = (masks[:, None] >> np.arange(n_attributes)) & 1
         return members @ weights
     if isinstance(distance, OWADistance):  # symmetric: mu(S) = w_1 + ... + w_|S|
         sizes = np.array([int(m).bit_count() for m in masks])
@@ -88,49 +88,57 @@ def _measure(distance: Distance, n: int) -> np.ndarray | None:
     return None
 
 
-def embed(distance: Distance, family: LearnedFamily, n: int) -> np.ndarray | None:
-    """The parameter of ``family`` (on ``n`` attributes, in the same column order)
+def embed(distance: Distance, family: LearnedFamily, n_attributes: int) -> np.ndarray | None:
+    """The parameter of ``family`` (on ``n_attributes`` attributes, in the same column order)
     whose distance is ``distance`` up to a positive factor, or ``None`` when the
     family's form does not contain it. The family's extra conditions are not
     checked here (see :meth:`LearnedFamily.is_admissible`)."""
     if isinstance(distance, ArithmeticMeanDistance):
-        return family.neutral(n)
+        return family.neutral(n_attributes)
     if isinstance(family, WeightedMean):
-        return _weights(distance, n)
+        return _weights(distance, n_attributes)
     if isinstance(family, OrderedWeightedAverage):
         return distance.weights if isinstance(distance, OWADistance) else None
     if isinstance(family, KAdditiveChoquet):
-        return _k_additive(distance, family, n)
+        return _k_additive(distance, family, n_attributes)
     if isinstance(family, Choquet):
-        if isinstance(distance, KAdditiveDistance) and family.row_bytes(n) > MAX_ROW_BYTES:
+        if isinstance(distance, KAdditiveDistance) and family.row_bytes(n_attributes) > MAX_ROW_BYTES:
             return None  # wider than the full measure takes
-        measure = _measure(distance, n)
+        measure = _measure(distance, n_attributes)
         return None if measure is None else measure[1:-1]
     if isinstance(family, Bilinear):
-        matrix = _matrix(distance, n)
-        return None if matrix is None else matrix[np.triu_indices(n)]
+        matrix = _matrix(distance, n_attributes)
+        return None if matrix is None else matrix[np.triu_indices(n_attributes)]
     return None
 
 
-def _k_additive(distance: Distance, family: KAdditiveChoquet, n: int) -> np.ndarray | None:
+def _k_additive(distance: Distance, family: KAdditiveChoquet, n_attributes: int) -> np.ndarray | None:
     """The parameter of ``ci_k`` for a weighted mean, a ``ci_k'`` with ``k' <= k``, or a
     measure whose Möbius masses are k-additive; else ``None``."""
-    weights = _weights(distance, n)
+    weights = _weights(distance, n_attributes)
     if weights is not None:  # additive: the masses of single attributes
-        return family.theta_from_mobius(np.concatenate([weights, np.zeros(family.n_mobius(n) - n)]), n)
+        return family.theta_from_mobius(
+            np.concatenate([weights, np.zeros(family.n_mobius(n_attributes) - n_attributes)]), n_attributes
+        )
     if isinstance(distance, KAdditiveDistance):
         if distance.k > family.k:
             return (
                 None
-                if n > MAX_MOBIUS_ATTRIBUTES
-                else embed_mobius(measure_to_mobius(distance.measure(), n), n, family, tol=MOBIUS_TOL)
+                if n_attributes > MAX_MOBIUS_ATTRIBUTES
+                else embed_mobius(
+                    measure_to_mobius(distance.measure(), n_attributes), n_attributes, family, tol=MOBIUS_TOL
+                )
             )
-        index = {a: p for p, a in enumerate(subsets(n, family.k))}
-        mobius = np.zeros(family.n_mobius(n))
+        index = {a: p for p, a in enumerate(subsets(n_attributes, family.k))}
+        mobius = np.zeros(family.n_mobius(n_attributes))
         for subset, value in zip(distance.subsets, distance.mobius):
             mobius[index[subset]] = value
-        return family.theta_from_mobius(mobius, n)
-    if n > MAX_MOBIUS_ATTRIBUTES:
+        return family.theta_from_mobius(mobius, n_attributes)
+    if n_attributes > MAX_MOBIUS_ATTRIBUTES:
         return None
-    measure = _measure(distance, n)
-    return None if measure is None else embed_mobius(measure_to_mobius(measure, n), n, family, tol=MOBIUS_TOL)
+    measure = _measure(distance, n_attributes)
+    return (
+        None
+        if measure is None
+        else embed_mobius(measure_to_mobius(measure, n_attributes), n_attributes, family, tol=MOBIUS_TOL)
+    )

@@ -74,39 +74,39 @@ MAX_MEASURE_ATTRIBUTES = 20
 
 
 @functools.cache
-def subsets(n: int, k: int) -> tuple[tuple[int, ...], ...]:
+def subsets(n_attributes: int, k: int) -> tuple[tuple[int, ...], ...]:
     """The subsets of ``range(n)`` of 1 to ``k`` attributes, by size, then in
     lexicographic order: the order of the Möbius masses in ``theta``."""
-    return tuple(a for size in range(1, k + 1) for a in combinations(range(n), size))
+    return tuple(a for size in range(1, k + 1) for a in combinations(range(n_attributes), size))
 
 
 def _mask(subset) -> int:
     return sum(1 << i for i in subset)
 
 
-def mobius_to_measure(mobius: dict[tuple[int, ...], float] | np.ndarray, n: int) -> np.ndarray:
+def mobius_to_measure(mobius: dict[tuple[int, ...], float] | np.ndarray, n_attributes: int) -> np.ndarray:
     """The measure ``mu`` (length ``2^n``, by bitmask) of Möbius masses given by
     subset (a dict) or by bitmask (an array of length ``2^n``): ``mu(S) = sum_{A
     subset of S} m(A)`` (the zeta transform, ``n 2^n`` additions)."""
     if isinstance(mobius, dict):
-        mu = np.zeros(2**n)
+        mu = np.zeros(2**n_attributes)
         for subset, value in mobius.items():
             mu[_mask(subset)] += value
     else:
         mu = np.array(mobius, dtype=float)
-    masks = np.arange(2**n)
-    for i in range(n):
+    masks = np.arange(2**n_attributes)
+    for i in range(n_attributes):
         has = (masks >> i & 1) == 1
         mu[has] += mu[masks[has] ^ 1 << i]
     return mu
 
 
-def measure_to_mobius(measure: np.ndarray, n: int) -> np.ndarray:
+def measure_to_mobius(measure: np.ndarray, n_attributes: int) -> np.ndarray:
     """The Möbius masses (length ``2^n``, by bitmask) of a measure given by bitmask:
     ``m(A) = sum_{B subset of A} (-1)^{|A - B|} mu(B)``."""
     m = np.array(measure, dtype=float)
-    masks = np.arange(2**n)
-    for i in range(n):
+    masks = np.arange(2**n_attributes)
+    for i in range(n_attributes):
         has = (masks >> i & 1) == 1
         m[has] -= m[masks[has] ^ 1 << i]
     return m
@@ -146,23 +146,23 @@ class KAdditiveDistance(Distance):
 
     def pairwise_by_ranks(self, za, zb):
         """The evaluator of files wider than :data:`MAX_MEASURE_ATTRIBUTES` (any width)."""
-        n = len(self.columns)
+        n_attributes = len(self.columns)
         groups = []  # per subset size: the subsets' attributes and their masses
         for size in range(1, self.k + 1):
             chosen = [p for p, a in enumerate(self.subsets) if len(a) == size]
             if chosen:
                 groups.append((np.array([self.subsets[p] for p in chosen]), self.mobius[chosen]))
         widest = max(members.size for members, _ in groups)
-        per_row = zb.shape[0] * (widest * 2 + max(m.size for _, m in groups) * 16 + n * 32)
+        per_row = zb.shape[0] * (widest * 2 + max(m.size for _, m in groups) * 16 + n_attributes * 32)
         step = max(1, int(_CHUNK_BYTES // max(1, per_row)))
         out = np.empty((za.shape[0], zb.shape[0]))
         for start in range(0, za.shape[0], step):
             diff = squared_diffs(za[start : start + step], zb)
             order = np.argsort(-diff, axis=2, kind="stable")  # decreasing
             ranks = np.empty(order.shape, dtype=np.int16)
-            np.put_along_axis(ranks, order, np.arange(n, dtype=np.int16), axis=2)
+            np.put_along_axis(ranks, order, np.arange(n_attributes, dtype=np.int16), axis=2)
             top = np.take_along_axis(diff, order, axis=2).ravel()
-            first = np.arange(diff.shape[0] * diff.shape[1]).reshape(diff.shape[:2])[..., None] * n
+            first = np.arange(diff.shape[0] * diff.shape[1]).reshape(diff.shape[:2])[..., None] * n_attributes
             total = np.zeros(diff.shape[:2])
             for members, masses in groups:
                 # the position, in decreasing order, of the last attribute of each subset
@@ -220,91 +220,95 @@ class KAdditiveChoquet(LearnedFamily):
         """Whether the monotonicity rows are the extended ones (``k = 2``)."""
         return self.k == 2
 
-    def n_mobius(self, n: int) -> int:
+    def n_mobius(self, n_attributes: int) -> int:
         """How many Möbius masses: ``sum_{s <= k} C(n, s)`` (``n(n+1)/2`` for ``k = 2``)."""
-        return sum(comb(n, s) for s in range(1, self.k + 1))
+        return sum(comb(n_attributes, s) for s in range(1, self.k + 1))
 
-    def n_family_rows(self, n: int) -> int:
+    def n_family_rows(self, n_attributes: int) -> int:
         if self.k == 1:
             return 1
         if self.extended:
-            return 1 + comb(n, 2) + n
-        return 1 + n * (2 ** (n - 1) - 1)
+            return 1 + comb(n_attributes, 2) + n_attributes
+        return 1 + n_attributes * (2 ** (n_attributes - 1) - 1)
 
-    def row_bytes(self, n: int) -> int:
+    def row_bytes(self, n_attributes: int) -> int:
         """The rows as one dense float64 matrix with a column more (a screening LP)."""
-        return self.n_family_rows(n) * (self.n_params(n) + 1) * 8
+        return self.n_family_rows(n_attributes) * (self.n_params(n_attributes) + 1) * 8
 
-    def check_attributes(self, n):
-        super().check_attributes(n)
-        if self.k > n:
+    def check_attributes(self, n_attributes):
+        super().check_attributes(n_attributes)
+        if self.k > n_attributes:
             raise InputError(
-                f"ci_k k={self.k} for {n} attributes; expected 1 <= k <= {n} "
+                f"ci_k k={self.k} for {n_attributes} attributes; expected 1 <= k <= {n_attributes} "
                 "(k = n is the full measure, family ci)"
             )
-        if not self.extended and self.row_bytes(n) > MAX_ROW_BYTES:
+        if not self.extended and self.row_bytes(n_attributes) > MAX_ROW_BYTES:
             raise InputError(
-                f"family 'ci_k' with k={self.k} on {n} attributes has {self.n_family_rows(n):,} "
-                f"monotonicity rows over {self.n_mobius(n):,} Möbius masses, a "
-                f"{size_text(self.row_bytes(n))} dense matrix in each screening LP (the limit is "
-                f"{MAX_ROW_BYTES / 2**30:g} GiB): use k=2 (n(n+1)/2 masses, {comb(n, 2) + n + 1} rows) "
+                f"family 'ci_k' with k={self.k} on {n_attributes} attributes has "
+                f"{self.n_family_rows(n_attributes):,} "
+                f"monotonicity rows over {self.n_mobius(n_attributes):,} Möbius masses, a "
+                f"{size_text(self.row_bytes(n_attributes))} dense matrix in each screening LP (the limit is "
+                f"{MAX_ROW_BYTES / 2**30:g} GiB): use k=2 (n(n+1)/2 masses, "
+                f"{comb(n_attributes, 2) + n_attributes + 1} rows) "
                 "or fewer attributes with --columns (Python: columns=[...])"
             )
 
-    def n_params(self, n):
-        return self.n_mobius(n) + (comb(n, 2) if self.extended else 0)
+    def n_params(self, n_attributes):
+        return self.n_mobius(n_attributes) + (comb(n_attributes, 2) if self.extended else 0)
 
-    def bounds(self, n):
+    def bounds(self, n_attributes):
         # valid for every measure with values in [0, 1]: |m(A)| <= 2^(|A|-1); m({i}) in [0, 1];
         # a feasible u_ij is at most m_i <= 1
-        sizes = np.array([len(a) for a in subsets(n, self.k)])
+        sizes = np.array([len(a) for a in subsets(n_attributes, self.k)])
         width = np.where(sizes == 1, 1.0, 2.0 ** (sizes - 1))
         lo, hi = np.where(sizes == 1, 0.0, -width), width
         if self.extended:
-            lo = np.concatenate([lo, np.zeros(comb(n, 2))])
-            hi = np.concatenate([hi, np.ones(comb(n, 2))])
+            lo = np.concatenate([lo, np.zeros(comb(n_attributes, 2))])
+            hi = np.concatenate([hi, np.ones(comb(n_attributes, 2))])
         return lo, hi
 
-    def constraints(self, n):
-        if n not in self._rows:
-            self._rows[n] = self._build_rows(n)
-        rows = self._rows[n]
+    def constraints(self, n_attributes):
+        if n_attributes not in self._rows:
+            self._rows[n_attributes] = self._build_rows(n_attributes)
+        rows = self._rows[n_attributes]
         return MatrixRows(rows.matrix(), rows.lo, rows.hi, rows.names, rows._nonzeros)
 
-    def _build_rows(self, n) -> MatrixRows:
-        size = self.n_params(n)
-        mobius = self.n_mobius(n)
+    def _build_rows(self, n_attributes) -> MatrixRows:
+        size = self.n_params(n_attributes)
+        mobius = self.n_mobius(n_attributes)
         # sum m = 1, then the monotonicity rows; the non-zeros as (rows, columns)
         parts_rows, parts_cols = [np.zeros(mobius, dtype=np.int64)], [np.arange(mobius)]
         lo, hi, names = [1.0], [1.0], ["sum m = 1"]
         count = 1
         if self.extended:
-            pairs = list(combinations(range(n), 2))
-            u0 = n + len(pairs)  # the first u
+            pairs = list(combinations(range(n_attributes), 2))
+            u0 = n_attributes + len(pairs)  # the first u
             # u_ij + m_ij >= 0
             r = count + np.arange(len(pairs))
             parts_rows += [r, r]
-            parts_cols += [n + np.arange(len(pairs)), u0 + np.arange(len(pairs))]
+            parts_cols += [n_attributes + np.arange(len(pairs)), u0 + np.arange(len(pairs))]
             names += [f"u{{{i},{j}}} >= -m{{{i},{j}}}" for i, j in pairs]
             count += len(pairs)
             # m_i - sum_{j != i} u_ij >= 0
-            for i in range(n):
+            for i in range(n_attributes):
                 mine = [u0 + p for p, pair in enumerate(pairs) if i in pair]
                 parts_rows.append(np.full(len(mine) + 1, count))
                 parts_cols.append(np.array([i] + mine))
                 names.append(f"m{{{i}}} >= sum of u{{{i},.}}")
                 count += 1
-            lo += [0.0] * (len(pairs) + n)
-            hi += [np.inf] * (len(pairs) + n)
+            lo += [0.0] * (len(pairs) + n_attributes)
+            hi += [np.inf] * (len(pairs) + n_attributes)
         elif self.k > 1:
-            masks = np.array([_mask(a) for a in subsets(n, self.k)], dtype=np.int64)
-            for i in range(n):
+            masks = np.array([_mask(a) for a in subsets(n_attributes, self.k)], dtype=np.int64)
+            for i in range(n_attributes):
                 bit = 1 << i
                 params = np.flatnonzero(masks & bit)
                 rest = masks[params] ^ bit  # A for the mass m(A + i)
-                others = np.array([1 << j for j in range(n) if j != i], dtype=np.int64)
+                others = np.array([1 << j for j in range(n_attributes) if j != i], dtype=np.int64)
                 # every B not containing i, B not empty (B empty is the bound m({i}) >= 0)
-                b = (np.arange(1, 2 ** (n - 1))[:, None] >> np.arange(n - 1) & 1) @ others
+                b = (
+                    np.arange(1, 2 ** (n_attributes - 1))[:, None] >> np.arange(n_attributes - 1) & 1
+                ) @ others
                 inside = (rest[None, :] & ~b[:, None]) == 0  # A subset of B
                 r, p = np.nonzero(inside)
                 parts_rows.append(count + r)
@@ -318,8 +322,8 @@ class KAdditiveChoquet(LearnedFamily):
         matrix = np.zeros((count, size), dtype=np.int8)
         sign = np.ones(rows.size, dtype=np.int8)
         if self.extended:  # the u in "m_i - sum u_ij" rows enter with -1
-            first_i_row = 1 + comb(n, 2)
-            sign[(rows >= first_i_row) & (cols >= n + comb(n, 2))] = -1
+            first_i_row = 1 + comb(n_attributes, 2)
+            sign[(rows >= first_i_row) & (cols >= n_attributes + comb(n_attributes, 2))] = -1
         matrix[rows, cols] = sign
         matrix.flags.writeable = False
         return MatrixRows(matrix, lo, hi, names, (rows, cols))
@@ -328,10 +332,10 @@ class KAdditiveChoquet(LearnedFamily):
 
     def features(self, za, zb):
         diff = squared_diffs(za, zb)
-        n = diff.shape[2]
-        phi = np.zeros(diff.shape[:2] + (self.n_params(n),))
+        n_attributes = diff.shape[2]
+        phi = np.zeros(diff.shape[:2] + (self.n_params(n_attributes),))
         index = {}
-        for p, subset in enumerate(subsets(n, self.k)):
+        for p, subset in enumerate(subsets(n_attributes, self.k)):
             if len(subset) == 1:
                 phi[..., p] = diff[..., subset[0]]
             else:  # min over A = min(min over A minus its last attribute, that attribute)
@@ -344,44 +348,46 @@ class KAdditiveChoquet(LearnedFamily):
         # translation-equivariant when mu(V) = 1)
         return (own * own - other * other).max(axis=2)
 
-    def neutral(self, n):
-        theta = np.zeros(self.n_params(n))
-        theta[:n] = 1.0 / n
+    def neutral(self, n_attributes):
+        theta = np.zeros(self.n_params(n_attributes))
+        theta[:n_attributes] = 1.0 / n_attributes
         return theta
 
-    def mobius(self, theta: np.ndarray, n: int) -> np.ndarray:
+    def mobius(self, theta: np.ndarray, n_attributes: int) -> np.ndarray:
         """The Möbius masses of ``theta`` (without the auxiliary ``u``)."""
-        return np.asarray(theta, dtype=float)[: self.n_mobius(n)]
+        return np.asarray(theta, dtype=float)[: self.n_mobius(n_attributes)]
 
-    def theta_from_mobius(self, mobius: np.ndarray, n: int) -> np.ndarray:
+    def theta_from_mobius(self, mobius: np.ndarray, n_attributes: int) -> np.ndarray:
         """``theta`` of the masses (in :func:`subsets` order), with ``u_ij = max(0, -m_ij)``."""
         mobius = np.asarray(mobius, dtype=float)
         if not self.extended:
             return mobius.copy()
-        return np.concatenate([mobius, np.maximum(0.0, -mobius[n : n + comb(n, 2)])])
+        return np.concatenate(
+            [mobius, np.maximum(0.0, -mobius[n_attributes : n_attributes + comb(n_attributes, 2)])]
+        )
 
     def distance(self, theta, columns):
         return KAdditiveDistance(self.mobius(theta, len(columns)), columns, self.k, self.name)
 
     def theta_from_params(self, params, columns):
-        n = len(columns)
+        n_attributes = len(columns)
         if int(params.get("k", self.k)) > self.k:
             raise InputError(f"ci_k parameters with k={params['k']}; this family has k={self.k}")
-        index = {a: p for p, a in enumerate(subsets(n, self.k))}
+        index = {a: p for p, a in enumerate(subsets(n_attributes, self.k))}
         position = {c: i for i, c in enumerate(columns)}
         mobius = np.zeros(len(index))
         for entry in params["mobius"]:
             mobius[index[tuple(sorted(position[c] for c in entry["subset"]))]] = entry["value"]
-        return self.theta_from_mobius(mobius, n)
+        return self.theta_from_mobius(mobius, n_attributes)
 
 
 def embed_mobius(
-    mobius: np.ndarray, n: int, family: KAdditiveChoquet, *, tol: float = 1e-12
+    mobius: np.ndarray, n_attributes: int, family: KAdditiveChoquet, *, tol: float = 1e-12
 ) -> np.ndarray | None:
     """``theta`` of ``family`` for Möbius masses given by bitmask (length ``2^n``), or
     ``None`` when a subset of more than ``family.k`` attributes has a mass above ``tol``."""
-    sizes = np.array([int(m).bit_count() for m in range(2**n)])
+    sizes = np.array([int(m).bit_count() for m in range(2**n_attributes)])
     if np.abs(mobius[sizes > family.k]).max(initial=0.0) > tol:
         return None
-    masses = np.array([mobius[_mask(a)] for a in subsets(n, family.k)])
-    return family.theta_from_mobius(masses, n)
+    masses = np.array([mobius[_mask(a)] for a in subsets(n_attributes, family.k)])
+    return family.theta_from_mobius(masses, n_attributes)

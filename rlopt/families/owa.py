@@ -40,15 +40,15 @@ class OrderedWeightedAverage(LearnedFamily):
 
     name = "owa"
 
-    def n_params(self, n):
-        return n
+    def n_params(self, n_attributes):
+        return n_attributes
 
-    def bounds(self, n):
-        return np.zeros(n), np.ones(n)
+    def bounds(self, n_attributes):
+        return np.zeros(n_attributes), np.ones(n_attributes)
 
-    def constraints(self, n):
-        rows = LinearRows(n)
-        rows.add({m: 1.0 for m in range(n)}, 1.0, 1.0, name="sum w = 1")
+    def constraints(self, n_attributes):
+        rows = LinearRows(n_attributes)
+        rows.add({m: 1.0 for m in range(n_attributes)}, 1.0, 1.0, name="sum w = 1")
         return rows
 
     def features(self, za, zb):
@@ -58,11 +58,11 @@ class OrderedWeightedAverage(LearnedFamily):
     def max_excess(self, own, other):
         return (_descending(own * own) - _descending(other * other)).max(axis=2)
 
-    def simplex_vertices(self, n):
-        return np.eye(n)
+    def simplex_vertices(self, n_attributes):
+        return np.eye(n_attributes)
 
-    def neutral(self, n):
-        return np.full(n, 1.0 / n)
+    def neutral(self, n_attributes):
+        return np.full(n_attributes, 1.0 / n_attributes)
 
     def distance(self, theta, columns):
         return OWADistance(theta)

@@ -31,18 +31,18 @@ class WeightedMean(LearnedFamily):
 
     name = "wm"
 
-    def lower(self, n: int) -> float:
+    def lower(self, n_attributes: int) -> float:
         return 0.0
 
-    def n_params(self, n):
-        return n
+    def n_params(self, n_attributes):
+        return n_attributes
 
-    def bounds(self, n):
-        return np.full(n, self.lower(n)), np.ones(n)
+    def bounds(self, n_attributes):
+        return np.full(n_attributes, self.lower(n_attributes)), np.ones(n_attributes)
 
-    def constraints(self, n):
-        rows = LinearRows(n)
-        rows.add({k: 1.0 for k in range(n)}, 1.0, 1.0, name="sum p = 1")
+    def constraints(self, n_attributes):
+        rows = LinearRows(n_attributes)
+        rows.add({k: 1.0 for k in range(n_attributes)}, 1.0, 1.0, name="sum p = 1")
         return rows
 
     def features(self, za, zb):
@@ -53,13 +53,13 @@ class WeightedMean(LearnedFamily):
         # max over the simplex of sum p_k (x_k - y_k) is attained at a vertex (tight)
         return (own * own - other * other).max(axis=2)
 
-    def simplex_vertices(self, n):
+    def simplex_vertices(self, n_attributes):
         # {p >= lower, sum p = 1}: the corners put all but n * lower of the mass on one weight
-        low = self.lower(n)
-        return np.full((n, n), low) + (1.0 - n * low) * np.eye(n)
+        low = self.lower(n_attributes)
+        return np.full((n_attributes, n_attributes), low) + (1.0 - n_attributes * low) * np.eye(n_attributes)
 
-    def neutral(self, n):
-        return np.full(n, 1.0 / n)
+    def neutral(self, n_attributes):
+        return np.full(n_attributes, 1.0 / n_attributes)
 
     def distance(self, theta, columns):
         return WeightedMeanDistance(theta, columns, self.name)
@@ -77,5 +77,5 @@ class MetricWeightedMean(WeightedMean):
     name = "wm_m"
     option_names = ("delta",)
 
-    def lower(self, n):
-        return self.delta(n)
+    def lower(self, n_attributes):
+        return self.delta(n_attributes)

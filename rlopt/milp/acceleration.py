@@ -339,10 +339,12 @@ class Screening:
 class _FamilyLP:
     """The family's admissible set as LP data, and the per-record LP over it."""
 
-    def __init__(self, family: LearnedFamily, n: int, za, zb, margin: float, tol: float, max_cut_rounds: int):
+    def __init__(
+        self, family: LearnedFamily, n_attributes: int, za, zb, margin: float, tol: float, max_cut_rounds: int
+    ):
         self.family, self.za, self.zb, self.margin, self.tol = family, za, zb, margin, tol
-        self.lower, self.upper = family.bounds(n)
-        rows = family.constraints(n)
+        self.lower, self.upper = family.bounds(n_attributes)
+        rows = family.constraints(n_attributes)
         self.matrix, self.lo, self.hi = rows.matrix(), np.array(rows.lo), np.array(rows.hi)
         self.own_cuts = family.has_cuts
         self.max_cut_rounds = max_cut_rounds
@@ -555,15 +557,17 @@ def screen_records(
     Past ``deadline`` (a ``time.perf_counter()`` value) the remaining records are
     left unscreened: at risk, not exact, never fixed.
     """
-    n_records, n = za.shape
+    n_records, n_attributes = za.shape
     best = np.full(n_records, np.nan)
     exact = np.ones(n_records, dtype=bool)
     todo = np.arange(n_records)
     witnesses: list[np.ndarray] = []
     if known is not None:
         witnesses.append(np.asarray(known, dtype=float))
-        todo = np.flatnonzero(separation(za, zb, family.distance(known, _names(n))) < margin + SCREEN_TOL)
-    lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds)
+        todo = np.flatnonzero(
+            separation(za, zb, family.distance(known, _names(n_attributes))) < margin + SCREEN_TOL
+        )
+    lp = _FamilyLP(family, n_attributes, za, zb, margin, feasibility_tol, max_cut_rounds)
     for start in range(0, todo.size, 64):
         if deadline is not None and time.perf_counter() > deadline:
             exact[todo[start:]] = False
@@ -583,8 +587,8 @@ def screen_records(
     return Screening(at_risk=~unreachable, unreachable=unreachable, exact=exact, witnesses=witnesses)
 
 
-def _names(n: int) -> tuple[str, ...]:
-    return tuple(f"x{k}" for k in range(n))
+def _names(n_attributes: int) -> tuple[str, ...]:
+    return tuple(f"x{k}" for k in range(n_attributes))
 
 
 def find_conflicts(
@@ -615,7 +619,7 @@ def find_conflicts(
     -------
     ndarray of int, shape (n_conflicts, 2)
     """
-    n_records, n = za.shape
+    n_records, n_attributes = za.shape
     risky = np.flatnonzero(screening.at_risk)
     compatible = np.zeros((risky.size, risky.size), dtype=bool)
     witnesses = _spread(screening.witnesses, MAX_WITNESSES)
@@ -632,7 +636,7 @@ def find_conflicts(
     a, b = a[order], b[order]
     needed = np.unique(np.concatenate([risky[a], risky[b]]))
     own_rows = _tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
-    lp = _FamilyLP(family, n, za, zb, margin, feasibility_tol, max_cut_rounds=0)
+    lp = _FamilyLP(family, n_attributes, za, zb, margin, feasibility_tol, max_cut_rounds=0)
     pair_lp = _PairLP(lp, needed, own_rows, screening.witnesses, margin=margin)
     found: list[tuple[int, int]] = []
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
@@ -678,13 +682,13 @@ def duplicate_groups(za: np.ndarray) -> list[np.ndarray]:
 
 def nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
     """For each record, its ``count`` nearest other originals by the Euclidean distance."""
-    n = za.shape[0]
-    pairs = np.zeros((n, n), dtype=bool)
-    for start in range(0, n, _RECORD_BLOCK):
-        block = np.arange(start, min(n, start + _RECORD_BLOCK))
+    n_records = za.shape[0]
+    pairs = np.zeros((n_records, n_records), dtype=bool)
+    for start in range(0, n_records, _RECORD_BLOCK):
+        block = np.arange(start, min(n_records, start + _RECORD_BLOCK))
         d = ((za[block, None, :] - zb[None, :, :]) ** 2).sum(axis=2)
         d[np.arange(block.size), block] = np.inf
-        nearest = np.argsort(d, axis=1, kind="stable")[:, : min(count, n - 1)]
+        nearest = np.argsort(d, axis=1, kind="stable")[:, : min(count, n_records - 1)]
         pairs[block[:, None], nearest] = True
     return pairs
 

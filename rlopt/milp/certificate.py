@@ -20,11 +20,11 @@ __all__ = ["Certificate"]
 
 @dataclass
 class Certificate:
-    """The interval of one run as it improves (``n`` records, clock from ``t0``,
+    """The interval of one run as it improves (``n_records`` records, clock from ``t0``,
     a ``time.perf_counter()`` value). ``progress(event)`` is called on every
     improvement (e.g. to print it)."""
 
-    n: int
+    n_records: int
     t0: float = field(default_factory=time.perf_counter)
     progress: Callable[[dict], None] | None = None
     lower: int | None = None
@@ -34,7 +34,7 @@ class Certificate:
     events: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
-        self.upper, self.upper_source = self.n, "number of records"
+        self.upper, self.upper_source = self.n_records, "number of records"
 
     def found(self, count: int, source: str) -> bool:
         """A verified count ``count`` (recounted from an admissible parameter) by

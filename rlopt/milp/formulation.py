@@ -22,7 +22,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
 from rlopt.exceptions import InputError
-from rlopt.families import LearnedFamily
+from rlopt.families import LearnedFamily, LinearRows
 
 __all__ = ["LinkageRows", "linkage_rows", "largest_big_c", "dominated", "build_model", "ModelInfo"]
 
@@ -60,9 +60,9 @@ def _record_chunks(za, records, width):
 
 def largest_big_c(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, margin: float) -> float:
     """The largest valid ``C_ij`` over all pairs ``i != j``: the one constant of the naive model."""
-    n_records, n = za.shape
+    n_records, n_attributes = za.shape
     largest = -np.inf
-    for chunk in _record_chunks(za, np.arange(n_records), n):
+    for chunk in _record_chunks(za, np.arange(n_records), n_attributes):
         delta = za[chunk, None, :] - zb[None, :, :]
         own = delta[np.arange(chunk.size), chunk][:, None, :]
         excess = family.max_excess(own, delta)
@@ -98,8 +98,8 @@ def linkage_rows(
     records : ndarray of int, default=None
         Only the rows of these records (default: every record).
     """
-    n_records, n = za.shape
-    p = family.n_params(n)
+    n_records, n_attributes = za.shape
+    p = family.n_params(n_attributes)
     if isinstance(big_c, str) and big_c == "uniform":
         big_c = largest_big_c(za, zb, family, margin=margin)
     records = np.arange(n_records) if records is None else np.asarray(records, dtype=int)
@@ -107,7 +107,7 @@ def linkage_rows(
     if pairs is not None and _sparse(pairs, records):
         parts.extend(_paired_rows(za, zb, family, margin, big_c, drop_redundant, pairs, records))
         records = records[:0]  # every row is in the parts already
-    for chunk in _record_chunks(za, records, max(n, p)):
+    for chunk in _record_chunks(za, records, max(n_attributes, p)):
         rows = np.arange(chunk.size)
         phi, offset = family.features(za[chunk], zb)
         coefs = phi - phi[rows, chunk][:, None, :]
@@ -222,6 +222,7 @@ class ModelInfo:
         }
 
 
+# over 60 lines for its docstring only (every option of the public builder); the steps are below
 def build_model(
     za: np.ndarray,
     zb: np.ndarray,
@@ -273,7 +274,7 @@ def build_model(
     """
     if not margin >= 0:
         raise InputError(f"margin={margin!r}; expected a number >= 0")
-    n_records, n = za.shape
+    n_records, n_attributes = za.shape
     fixed = np.zeros(n_records, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
     rows = linkage_rows(
         za,
@@ -285,19 +286,54 @@ def build_model(
         pairs=pairs,
         records=np.flatnonzero(~fixed),
     )
-    lower, upper = family.bounds(n)
+    lower, upper = family.bounds(n_attributes)
     if drop_dominated and (lower >= 0).all():
         rows = rows.subset(~dominated(rows))
-    family_rows = family.constraints(n)
+    family_rows = family.constraints(n_attributes)
+    model, theta = _variables(family, n_attributes, n_records, lower, upper, fixed)
+    _add_family_rows(model, theta, family_rows)
+    _add_linkage_rows(model, theta, rows, margin)
+    conflicts = np.zeros((0, 2), dtype=int) if conflicts is None else np.asarray(conflicts, dtype=int)
+    cliques = [] if cliques is None else [np.asarray(g, dtype=int) for g in cliques]
+    _add_record_rows(model, conflicts, cliques)
+    model.cuts = pyo.ConstraintList()
+    model.objective = pyo.Objective(expr=pyo.quicksum(model.K[i] for i in model.K), sense=pyo.minimize)
+    info = ModelInfo(
+        n_records,
+        family.n_params(n_attributes),
+        len(rows),
+        rows.n_pairs,
+        len(family_rows),
+        float(rows.big_c.max()) if len(rows) else 0.0,
+        margin,
+        n_fixed=int(fixed.sum()),
+        n_conflicts=len(conflicts),
+        n_cliques=len(cliques),
+    )
+    return model, info
 
+
+def _variables(
+    family: LearnedFamily,
+    n_attributes: int,
+    n_records: int,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    fixed: np.ndarray,
+) -> tuple[pyo.ConcreteModel, list]:
+    """The model with its variables: ``theta`` within ``[lower, upper]`` and one binary
+    ``K`` per record, the ``fixed`` ones fixed to 1; also ``theta`` as a list."""
     model = pyo.ConcreteModel(name=f"rlopt_{family.name}")
-    model.P = pyo.RangeSet(0, family.n_params(n) - 1)
+    model.P = pyo.RangeSet(0, family.n_params(n_attributes) - 1)
     model.theta = pyo.Var(model.P, bounds=lambda m, t: (float(lower[t]), float(upper[t])))
     model.K = pyo.Var(pyo.RangeSet(0, n_records - 1), within=pyo.Binary)
     for i in np.flatnonzero(fixed):
         model.K[int(i)].fix(1)
-    theta = [model.theta[t] for t in model.P]
+    return model, [model.theta[t] for t in model.P]
 
+
+def _add_family_rows(model: pyo.ConcreteModel, theta: list, family_rows: LinearRows) -> None:
+    """The family's admissible set ``lo <= A @ theta <= hi`` as the constraint ``family_constraints``."""
     matrix = family_rows.matrix()
 
     @model.Constraint(pyo.RangeSet(0, len(family_rows) - 1) if len(family_rows) else [])
@@ -309,6 +345,9 @@ def build_model(
         lo, hi = family_rows.lo[r], family_rows.hi[r]
         return (None if np.isinf(lo) else float(lo), expr, None if np.isinf(hi) else float(hi))
 
+
+def _add_linkage_rows(model: pyo.ConcreteModel, theta: list, rows: LinkageRows, margin: float) -> None:
+    """The linkage rows (:class:`LinkageRows`) as the constraint ``link``."""
     coefs, constants, big = rows.coefs, rows.constants, rows.big_c
     record = rows.record
 
@@ -322,30 +361,15 @@ def build_model(
         )
         return expr >= margin
 
-    conflicts = np.zeros((0, 2), dtype=int) if conflicts is None else np.asarray(conflicts, dtype=int)
+
+def _add_record_rows(model: pyo.ConcreteModel, conflicts: np.ndarray, cliques: list[np.ndarray]) -> None:
+    """The valid inequalities on ``K``: ``K_i + K_j >= 1`` for each conflict (constraint
+    ``conflict``) and ``sum_G K_i >= |G| - 1`` for each clique (constraint ``clique``)."""
 
     @model.Constraint(pyo.RangeSet(0, len(conflicts) - 1) if len(conflicts) else [])
     def conflict(m, r):
         return m.K[int(conflicts[r, 0])] + m.K[int(conflicts[r, 1])] >= 1
 
-    cliques = [] if cliques is None else [np.asarray(g, dtype=int) for g in cliques]
-
     @model.Constraint(pyo.RangeSet(0, len(cliques) - 1) if cliques else [])
     def clique(m, r):
         return pyo.quicksum(m.K[int(i)] for i in cliques[r]) >= len(cliques[r]) - 1
-
-    model.cuts = pyo.ConstraintList()
-    model.objective = pyo.Objective(expr=pyo.quicksum(model.K[i] for i in model.K), sense=pyo.minimize)
-    info = ModelInfo(
-        n_records,
-        family.n_params(n),
-        len(rows),
-        rows.n_pairs,
-        len(family_rows),
-        float(big.max()) if len(rows) else 0.0,
-        margin,
-        n_fixed=int(fixed.sum()),
-        n_conflicts=len(conflicts),
-        n_cliques=len(cliques),
-    )
-    return model, info

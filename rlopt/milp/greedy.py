@@ -73,13 +73,7 @@ def greedy_add(
         return theta, count
     lp = _set_lp(family, n_attributes, cap=max(1.0, 10 * float(np.abs(sep[np.isfinite(sep)]).max())))
     k = min(rows_per_record, margins.n_records - 1)
-
-    def rows_of(records, g):  # the records' rows with their k nearest competitors, one per pair
-        nearest = np.argpartition(g[records], k - 1, axis=1)[:, :k]
-        slopes, consts = margins.pairs(records, nearest)
-        return slopes.reshape(-1, slopes.shape[-1]), consts.ravel()
-
-    lp.add(*rows_of(np.flatnonzero(members), g))
+    lp.add(*_rows_of(margins, k, np.flatnonzero(members), g))
     pool = (
         np.ones(margins.n_records, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     )
@@ -89,24 +83,8 @@ def greedy_add(
             break
         if members[c]:
             continue  # joined with an earlier candidate
-        first = lp.n_rows()
-        lp.add(*rows_of(np.array([c]), g))
-        accepted = None
-        for _ in range(max_checks):
-            value, solution = lp.solve()
-            if value is None or solution is None or value < margin + _SLACK:
-                break  # a relaxation below the margin: no parameter adds c to the set
-            candidate_g = margins.at(solution)
-            group = members.copy()
-            group[c] = True
-            records = np.flatnonzero(group)
-            bad = records[candidate_g[records].min(axis=1) < margin + _SLACK]
-            if not bad.size:
-                accepted = solution, candidate_g
-                break
-            lp.add(*rows_of(bad, candidate_g))
+        accepted = _admit(lp, margins, k, members, c, g, margin=margin, max_checks=max_checks)
         if accepted is None:
-            lp.drop_from(first)
             continue
         theta, g = accepted
         sep = g.min(axis=1)
@@ -114,6 +92,47 @@ def greedy_add(
         joined[c] = False
         members = sep >= margin + _SLACK
         if joined.any():
-            lp.add(*rows_of(np.flatnonzero(joined), g))
+            lp.add(*_rows_of(margins, k, np.flatnonzero(joined), g))
         count = int(members.sum())
     return theta, count
+
+
+def _rows_of(
+    margins: PairMargins, k: int, records: np.ndarray, g: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The records' rows with their ``k`` nearest competitors at the margins ``g``, one per pair."""
+    nearest = np.argpartition(g[records], k - 1, axis=1)[:, :k]
+    slopes, consts = margins.pairs(records, nearest)
+    return slopes.reshape(-1, slopes.shape[-1]), consts.ravel()
+
+
+def _admit(
+    lp: SlackLP,
+    margins: PairMargins,
+    k: int,
+    members: np.ndarray,
+    c: int,
+    g: np.ndarray,
+    *,
+    margin: float,
+    max_checks: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Whether candidate ``c`` can join the ``members``: the LP's optimum and its margins
+    ``(theta, g)`` when it re-identifies them all (checked against every pair, violated
+    rows added, at most ``max_checks`` times); else ``None``, the candidate's rows removed."""
+    first = lp.n_rows()
+    lp.add(*_rows_of(margins, k, np.array([c]), g))
+    for _ in range(max_checks):
+        value, solution = lp.solve()
+        if value is None or solution is None or value < margin + _SLACK:
+            break  # a relaxation below the margin: no parameter adds c to the set
+        candidate_g = margins.at(solution)
+        group = members.copy()
+        group[c] = True
+        records = np.flatnonzero(group)
+        bad = records[candidate_g[records].min(axis=1) < margin + _SLACK]
+        if not bad.size:
+            return solution, candidate_g
+        lp.add(*_rows_of(margins, k, bad, candidate_g))
+    lp.drop_from(first)
+    return None

@@ -43,16 +43,16 @@ class PairMargins:
     ) -> PairMargins | None:
         """The margins of the files' pairs, or ``None`` when they would not fit in
         ``max_bytes`` or ``deadline`` (``time.perf_counter()``) passes first."""
-        n = za.shape[0]
+        n_records = za.shape[0]
         size = family.n_params(za.shape[1])
-        if n * n * size * 8 > max_bytes:
+        if n_records * n_records * size * 8 > max_bytes:
             return None
-        slopes, consts = np.empty((size, n, n)), np.empty((n, n))
-        step = max(1, int(64 * 2**20 // max(1, n * size * 8)))
-        for start in range(0, n, step):
+        slopes, consts = np.empty((size, n_records, n_records)), np.empty((n_records, n_records))
+        step = max(1, int(64 * 2**20 // max(1, n_records * size * 8)))
+        for start in range(0, n_records, step):
             if deadline is not None and time.perf_counter() > deadline:
                 return None
-            rows = np.arange(start, min(n, start + step))
+            rows = np.arange(start, min(n_records, start + step))
             phi, offset = family.features(za[rows], zb)
             own = np.arange(rows.size), rows
             slopes[:, rows, :] = np.moveaxis(phi - phi[own][:, None, :], 2, 0)

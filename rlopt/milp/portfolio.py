@@ -31,7 +31,8 @@ import hashlib
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -175,24 +176,7 @@ def search_incumbents(
     after the named ones, MD's and (with ``nca``) NCA's matrices projected into the
     family (:func:`quadratic_starts`; NCA may use :data:`NCA_SHARE` of the time left).
     """
-
-    def keep(label, theta):
-        if theta is None:
-            return None
-        if not family.is_admissible(theta, za, zb, tol=feasibility_tol):
-            theta = family.repair(theta) if family.has_cuts else None
-            if theta is None or not family.is_admissible(theta, za, zb, tol=feasibility_tol):
-                return None
-            label = f"{label} (repaired)"
-        item = recount_parameter(
-            label, theta, za, zb, family, columns, margin=margin, tol=tol, candidates=candidates
-        )
-        met.append(item)
-        if found is not None:
-            found(item.count, label)
-        return item
-
-    met: list[Incumbent] = []
+    keep = _Keeper(za, zb, family, columns, margin, tol, feasibility_tol, candidates, found)
     for label, theta in named:
         keep(label, theta)
     if quadratic:
@@ -200,49 +184,111 @@ def search_incumbents(
         until = None if deadline is None else now + NCA_SHARE * max(0.0, deadline - now)
         for label, theta in quadratic_starts(za, zb, family, columns, deadline=until, nca=nca):
             keep(label, theta)
-    if not met or candidates is not None or not searches:
-        return _best_first(met)
+    if not keep.met or candidates is not None or not searches:
+        return _best_first(keep.met)
     unknown = sorted(set(searches) - set(SEARCHES))
     if unknown:
         raise ValueError(f"unknown searches {unknown}; expected some of {list(SEARCHES)}")
     margins = PairMargins.build(za, zb, family, deadline=deadline)
     # a chain of the searches from the best start; with time left, from the next distinct starts
-    roots = _distinct(_best_first(met))[: 1 if deadline is None else MAX_CHAINS]
+    roots = _distinct(_best_first(keep.met))[: 1 if deadline is None else MAX_CHAINS]
     for root in roots:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        best, steps = root, list[str]()  # the searches that led to ``best``, in order
-        for name in SEARCHES:
-            now = time.perf_counter()
-            if name not in searches or (deadline is not None and now > deadline):
-                continue
-            until = None if deadline is None else now + SHARES[name] * (deadline - now)
-            if name == "surrogate":
-                theta, _ = surrogate_ascent(
-                    za, zb, family, best.theta, margin=margin, margins=margins, deadline=until
-                )
-            elif margins is None:
-                continue  # the pairs' margins do not fit in memory
-            elif name == "line_search":
-                theta = line_search_ascent(
-                    za, zb, family, best.theta, margin=margin, margins=margins, deadline=until
-                )
-            else:
-                theta, _ = greedy_add(
-                    za,
-                    zb,
-                    family,
-                    best.theta,
-                    margin=margin,
-                    margins=margins,
-                    deadline=until,
-                    candidates=at_risk,
-                )
-            path = steps + [_NAMES[name]]
-            item = keep(f"{' + '.join(path)} from the {root.label}", theta)
-            if item is not None and item.count > best.count:
-                best, steps = item, path
-    return _best_first(met)
+        _chain(keep, root, searches, margins, deadline=deadline, at_risk=at_risk)
+    return _best_first(keep.met)
+
+
+@dataclass
+class _Keeper:
+    """``keep(label, theta)``: recount ``theta`` when it is admissible (or, for a family
+    with cuts, once repaired), add it to ``met`` and report it to ``found``; returns
+    the recounted item, ``None`` for a parameter that is not admissible."""
+
+    za: np.ndarray
+    zb: np.ndarray
+    family: LearnedFamily
+    columns: Any
+    margin: float
+    tol: float
+    feasibility_tol: float
+    candidates: np.ndarray | None
+    found: Callable[[int, str], object] | None
+    met: list[Incumbent] = field(default_factory=list)
+
+    def __call__(self, label: str, theta: np.ndarray | None) -> Incumbent | None:
+        family, za, zb = self.family, self.za, self.zb
+        if theta is None:
+            return None
+        if not family.is_admissible(theta, za, zb, tol=self.feasibility_tol):
+            theta = family.repair(theta) if family.has_cuts else None
+            if theta is None or not family.is_admissible(theta, za, zb, tol=self.feasibility_tol):
+                return None
+            label = f"{label} (repaired)"
+        item = recount_parameter(
+            label,
+            theta,
+            za,
+            zb,
+            family,
+            self.columns,
+            margin=self.margin,
+            tol=self.tol,
+            candidates=self.candidates,
+        )
+        self.met.append(item)
+        if self.found is not None:
+            self.found(item.count, label)
+        return item
+
+
+def _chain(
+    keep: _Keeper,
+    root: Incumbent,
+    searches: Sequence[str],
+    margins: PairMargins | None,
+    *,
+    deadline: float | None,
+    at_risk: np.ndarray | None,
+) -> None:
+    """The ``searches`` in :data:`SEARCHES` order, each from the best the chain from
+    ``root`` has reached, each within its :data:`SHARES` of the time left; every
+    result goes through ``keep``."""
+    best, steps = root, list[str]()  # the searches that led to ``best``, in order
+    for name in SEARCHES:
+        now = time.perf_counter()
+        if name not in searches or (deadline is not None and now > deadline):
+            continue
+        until = None if deadline is None else now + SHARES[name] * (deadline - now)
+        if name != "surrogate" and margins is None:
+            continue  # the pairs' margins do not fit in memory
+        theta = _run_search(name, keep, best.theta, margins, deadline=until, at_risk=at_risk)
+        path = steps + [_NAMES[name]]
+        item = keep(f"{' + '.join(path)} from the {root.label}", theta)
+        if item is not None and item.count > best.count:
+            best, steps = item, path
+
+
+def _run_search(
+    name: str,
+    keep: _Keeper,
+    theta: np.ndarray,
+    margins: PairMargins | None,
+    *,
+    deadline: float | None,
+    at_risk: np.ndarray | None,
+) -> np.ndarray:
+    """The parameter the search ``name`` reaches from ``theta`` by ``deadline`` (on
+    ``keep``'s files and family; only the surrogate ascent runs without ``margins``)."""
+    za, zb, family, margin = keep.za, keep.zb, keep.family, keep.margin
+    if name == "surrogate":
+        return surrogate_ascent(za, zb, family, theta, margin=margin, margins=margins, deadline=deadline)[0]
+    assert margins is not None
+    if name == "line_search":
+        return line_search_ascent(za, zb, family, theta, margin=margin, margins=margins, deadline=deadline)
+    return greedy_add(
+        za, zb, family, theta, margin=margin, margins=margins, deadline=deadline, candidates=at_risk
+    )[0]
 
 
 class _OutOfTime(Exception):
@@ -263,8 +309,8 @@ def nca_matrix(
     ``None`` when not even one iteration fits or the result is not finite."""
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-    n, n_attributes = za.shape
-    if n < 2 or (deadline is not None and time.perf_counter() > deadline):
+    n_records, n_attributes = za.shape
+    if n_records < 2 or (deadline is not None and time.perf_counter() > deadline):
         return None
     key = (hashlib.sha1(za.tobytes() + zb.tobytes()).hexdigest(), za.shape, max_iter)
     if key in _NCA_DONE:  # e.g. rlopt risk learns several families on the same files
@@ -280,7 +326,7 @@ def nca_matrix(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a ConvergenceWarning at max_iter is expected
-            nca.fit(np.vstack([za, zb]), np.tile(np.arange(n), 2))
+            nca.fit(np.vstack([za, zb]), np.tile(np.arange(n_records), 2))
         components, finished = nca.components_, True
     except _OutOfTime:
         components, finished = latest[0], False
@@ -303,11 +349,11 @@ def quadratic_starts(
 ) -> list[tuple[str, np.ndarray]]:
     """The family's parameters for MD's matrix and NCA's (see the module), where the
     family contains them; admissibility is checked by the caller."""
-    n = za.shape[1]
-    probe = np.eye(n) / n  # does the family contain quadratic forms or weights at all?
+    n_attributes = za.shape[1]
+    probe = np.eye(n_attributes) / n_attributes  # does the family contain quadratic forms or weights at all?
     if (
-        embed(BilinearDistance(probe, columns), family, n) is None
-        and embed(WeightedMeanDistance(np.diag(probe), columns), family, n) is None
+        embed(BilinearDistance(probe, columns), family, n_attributes) is None
+        and embed(WeightedMeanDistance(np.diag(probe), columns), family, n_attributes) is None
     ):
         return []  # e.g. OWA: no start from MD or NCA (nor their cost)
     matrices = []
@@ -332,7 +378,7 @@ def quadratic_starts(
             (f"{source}'s matrix over its trace", BilinearDistance(matrix / trace, columns)),
             (f"{source}'s diagonal as weights", WeightedMeanDistance(np.diag(matrix) / trace, columns)),
         ):
-            theta = embed(distance, family, n)
+            theta = embed(distance, family, n_attributes)
             if theta is not None:
                 named.append((label, theta))
     return named

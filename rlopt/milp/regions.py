@@ -116,10 +116,10 @@ class _Explorer:
         self.counter = itertools.count()
 
     def root(self, vertices: np.ndarray) -> _Region:
-        n = self.margins.n_records
-        records, others = np.nonzero(~np.eye(n, dtype=bool))
+        n_records = self.margins.n_records
+        records, others = np.nonzero(~np.eye(n_records, dtype=bool))
         return self.region(
-            np.asarray(vertices, dtype=float), records.astype(np.int32), others.astype(np.int32), 0, n
+            np.asarray(vertices, dtype=float), records.astype(np.int32), others.astype(np.int32), 0, n_records
         )
 
     def region(self, vertices, records, others, sure: int, ceiling: int) -> _Region:
@@ -217,10 +217,10 @@ def branch_and_bound(
     t0 = time.perf_counter()
     until = np.inf if deadline is None else deadline
     explorer = _Explorer(margins, margin, tol)
-    n = margins.n_records
+    n_records = margins.n_records
     heap = [explorer.root(vertices)]
     best: list = [0, None]
-    state: dict[str, Any] = {"upper": n, "regions": 0, "reported": (n, 0), "at": -np.inf}
+    state: dict[str, Any] = {"upper": n_records, "regions": 0, "reported": (n_records, 0), "at": -np.inf}
 
     def notify(elsewhere: int = 0, *, last: bool = False) -> bool:
         """Report a better interval (at most every REPORT_SECONDS, and at the end);
@@ -278,11 +278,55 @@ def _parallel(
     the best count shared; a worker publishes its highest open ceiling as it goes
     (it only falls, so a late value is still a ceiling). Returns why it stopped and
     the workers' final ceiling."""
+    ended = _split(explorer, heap, best, workers, until, lower, state)
+    if ended is not None:
+        return ended, 0
+    context = multiprocessing.get_context("fork")
+    ordered = sorted(heap)
+    shared = _Shared(
+        best=context.Value("i", max(best[0], lower())),
+        tops=context.Array("i", [ordered[w].ceiling if w < len(ordered) else 0 for w in range(workers)]),
+        stop=context.Value("b", 0),
+    )
+    channels, processes = [], []
+    for w in range(workers):
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_worker,
+            daemon=True,
+            args=(explorer, ordered[w::workers], w, shared.best, shared.tops, shared.stop, until, send),
+        )
+        process.start()
+        channels.append(receive)
+        processes.append(process)
+    heap.clear()
+    try:
+        return _gather(channels, processes, shared, best, lower, state, notify)
+    finally:
+        shared.stop.value = 1
+        for process in processes:
+            process.join(timeout=2 * POLL_SECONDS)
+            if process.is_alive():
+                process.terminate()
+
+
+def _split(
+    explorer: _Explorer,
+    heap: list,
+    best: list,
+    workers: int,
+    until: float,
+    lower: Callable[[], int],
+    state: dict,
+) -> str | None:
+    """Expand the best regions in this process until there are about
+    :data:`REGIONS_PER_WORKER` per worker; why the search ended already (``"proven"``
+    or ``"deadline"``), else ``None``."""
     while heap and len(heap) < REGIONS_PER_WORKER * workers and time.perf_counter() < until:
         floor = max(best[0], lower())
         if heap[0].ceiling <= floor:
             heap.clear()
-            return "proven", 0
+            return "proven"
         children, count, theta = explorer.expand(heapq.heappop(heap), floor)
         state["regions"] += 1
         if count > best[0]:
@@ -290,50 +334,51 @@ def _parallel(
         for child in children:
             heapq.heappush(heap, child)
     if not heap or time.perf_counter() >= until:
-        return ("proven" if not heap else "deadline"), 0
-    context = multiprocessing.get_context("fork")
-    shared_best = context.Value("i", max(best[0], lower()))
-    stop = context.Value("b", 0)
-    ordered = sorted(heap)
-    tops = context.Array("i", [ordered[w].ceiling if w < len(ordered) else 0 for w in range(workers)])
-    channels, processes = [], []
-    for w in range(workers):
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(
-            target=_worker,
-            daemon=True,
-            args=(explorer, ordered[w::workers], w, shared_best, tops, stop, until, send),
-        )
-        process.start()
-        channels.append(receive)
-        processes.append(process)
-    heap.clear()
+        return "proven" if not heap else "deadline"
+    return None
+
+
+@dataclass
+class _Shared:
+    """What the parent shares with its forked workers: the best count (``best``), each
+    worker's highest open ceiling (``tops``) and the flag that stops them (``stop``)."""
+
+    best: Any
+    tops: Any
+    stop: Any
+
+
+def _gather(
+    channels: list,
+    processes: list,
+    shared: _Shared,
+    best: list,
+    lower: Callable[[], int],
+    state: dict,
+    notify: Callable[[int], bool],
+) -> tuple[str, int]:
+    """Poll the workers until each has sent its result (passing on ``lower()`` and
+    reporting the interval; the workers are stopped when ``notify`` asks), then
+    merge their results. Returns why the search stopped and the workers' final ceiling."""
     stopped = "proven"
-    try:
-        while any(process.is_alive() for process in processes) or any(c.poll() for c in channels):
-            for process in processes:
-                process.join(timeout=POLL_SECONDS / workers)
-            with shared_best.get_lock():
-                shared_best.value = max(shared_best.value, lower())
-            # the shared count belongs in the ceiling: the workers drop regions that cannot beat it
-            if notify(max(max(tops[:]), shared_best.value)) and not stop.value:
-                stop.value, stopped = 1, "stop"
-            if all(c.poll() for c in channels):
-                break
-        for channel in channels:
-            count, theta, why, regions = channel.recv()
-            state["regions"] += regions
-            if count > best[0]:
-                best[0], best[1] = count, theta
-            if why != "proven" and stopped == "proven":
-                stopped = why
-        return stopped, max(max(tops[:]), shared_best.value)
-    finally:
-        stop.value = 1
+    while any(process.is_alive() for process in processes) or any(c.poll() for c in channels):
         for process in processes:
-            process.join(timeout=2 * POLL_SECONDS)
-            if process.is_alive():
-                process.terminate()
+            process.join(timeout=POLL_SECONDS / len(processes))
+        with shared.best.get_lock():
+            shared.best.value = max(shared.best.value, lower())
+        # the shared count belongs in the ceiling: the workers drop regions that cannot beat it
+        if notify(max(max(shared.tops[:]), shared.best.value)) and not shared.stop.value:
+            shared.stop.value, stopped = 1, "stop"
+        if all(c.poll() for c in channels):
+            break
+    for channel in channels:
+        count, theta, why, regions = channel.recv()
+        state["regions"] += regions
+        if count > best[0]:
+            best[0], best[1] = count, theta
+        if why != "proven" and stopped == "proven":
+            stopped = why
+    return stopped, max(max(shared.tops[:]), shared.best.value)
 
 
 def _worker(explorer, regions, index, shared_best, tops, stop, until, send) -> None:

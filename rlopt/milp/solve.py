@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -104,7 +105,7 @@ class SolverOptions:
 class SolveResult:
     """What the solver returned.
 
-    ``incumbent`` and ``bound`` are the objective ``sum K`` (records *not*
+    ``incumbent`` and ``objective_bound`` are the objective ``sum K`` (records *not*
     re-identified): the incumbent found and the proven lower bound. ``status`` is
     ``optimal`` only when HiGHS proved the optimum and no cutting plane is missing.
     ``interrupted``: Ctrl-C arrived during the solve, which stopped there (status
@@ -113,7 +114,7 @@ class SolveResult:
 
     status: str
     incumbent: float | None
-    bound: float | None
+    objective_bound: float | None
     theta: np.ndarray | None
     seconds: float
     cut_rounds: int = 0
@@ -305,52 +306,70 @@ def _highs_class():
         progress: _Progress | None = None
 
         def _solve(self):
-            self.start_passed = False
-            if self.start:
-                try:
-                    index = np.array(
-                        [self._pyomo_var_to_solver_var_map[id(v)] for v, _ in self.start], dtype=np.int32
-                    )
-                    values = np.array([value for _, value in self.start], dtype=float)
-                    self._solver_model.setSolution(index.size, index, values)
-                    self.start_passed = True
-                except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
-                    pass
-            # Pyomo calls highspy's run(), which bypasses highspy's own Ctrl-C handling
-            # (that is in solve()): Python's KeyboardInterrupt then surfaces inside a
-            # HiGHS callback and run() raises, losing incumbent and bound. With our SIGINT
-            # handler, HiGHS stops at its next interrupt callback (status kInterrupt).
-            highs = self._solver_model
-            hooks = []
-            if self.stop is not None:
-                hooks += [
-                    (callback, self.stop.check)
-                    for callback in (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
-                ]
-            running = nullcontext()
-            if self.progress is not None:
-                hooks += [
-                    (highs.cbMipImprovingSolution, self.progress.solution),
-                    (highs.cbMipInterrupt, self.progress.poll),
-                ]
-                try:
-                    columns = np.array(
-                        [self._pyomo_var_to_solver_var_map[id(v)] for v in self.progress.theta_vars],
-                        dtype=np.int64,
-                    )
-                except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
-                    columns = None
-                running = self.progress.running(columns)
-            for callback, hook in hooks:
-                callback.subscribe(hook)
-            try:
-                with running:
-                    return super()._solve()
-            finally:
-                for callback, hook in hooks:
-                    callback.unsubscribe(hook)
+            self.start_passed = _pass_start(self)
+            with _callbacks(self):
+                return super()._solve()
 
     return HighsWithStart
+
+
+def _pass_start(interface) -> bool:
+    """Hand ``interface.start`` to HiGHS (``setSolution``); whether it was handed over."""
+    if not interface.start:
+        return False
+    try:
+        index = np.array(
+            [interface._pyomo_var_to_solver_var_map[id(v)] for v, _ in interface.start], dtype=np.int32
+        )
+        values = np.array([value for _, value in interface.start], dtype=float)
+        interface._solver_model.setSolution(index.size, index, values)
+    except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
+        return False
+    return True
+
+
+@contextmanager
+def _callbacks(interface):
+    """HiGHS's callbacks subscribed for one run of ``interface``: ``interface.stop``'s
+    check on the interrupt callbacks and ``interface.progress``'s reports (which run
+    with the caller's streams); unsubscribed after the run."""
+    # Pyomo calls highspy's run(), which bypasses highspy's own Ctrl-C handling
+    # (that is in solve()): Python's KeyboardInterrupt then surfaces inside a
+    # HiGHS callback and run() raises, losing incumbent and bound. With our SIGINT
+    # handler, HiGHS stops at its next interrupt callback (status kInterrupt).
+    highs = interface._solver_model
+    hooks = []
+    if interface.stop is not None:
+        hooks += [
+            (callback, interface.stop.check)
+            for callback in (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
+        ]
+    running = nullcontext()
+    if interface.progress is not None:
+        hooks += [
+            (highs.cbMipImprovingSolution, interface.progress.solution),
+            (highs.cbMipInterrupt, interface.progress.poll),
+        ]
+        running = interface.progress.running(_theta_columns(interface))
+    for callback, hook in hooks:
+        callback.subscribe(hook)
+    try:
+        with running:
+            yield
+    finally:
+        for callback, hook in hooks:
+            callback.unsubscribe(hook)
+
+
+def _theta_columns(interface) -> np.ndarray | None:
+    """The HiGHS columns of ``interface.progress.theta_vars`` (``None`` if unknown)."""
+    try:
+        return np.array(
+            [interface._pyomo_var_to_solver_var_map[id(v)] for v in interface.progress.theta_vars],
+            dtype=np.int64,
+        )
+    except (AttributeError, KeyError, TypeError):  # pragma: no cover - Pyomo internals changed
+        return None
 
 
 def _highs():
@@ -435,64 +454,118 @@ def solve_model(
     elsewhere (e.g. the parameter-space search closed the interval).
     """
     solver = _highs()
-    k_vars = [model.K[i] for i in model.K]
-    starts_passed = 0
     t0 = time.perf_counter()
-    highs_options = {
-        "primal_feasibility_tolerance": options.feasibility_tol,
-        "mip_feasibility_tolerance": options.feasibility_tol,
-        "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
-    }
-    rounds = 0
     theta_vars = [model.theta[t] for t in model.theta]
-    theta = None  # the last round's parameter, for the next round's start
     with _ctrl_c_stops_solver() as ctrl_c:
         stop = ctrl_c or _StopRequest()  # also set by a KeyboardInterrupt in on_improve
         solver.stop = ctrl_c
         solver.progress = None if on_improve is None else _Progress(on_improve, theta_vars, stop, stop_when)
-        while True:
-            if start is not None:
-                theta0, k0 = start(theta, _values(model.K)) if rounds else start(None, None)
-                solver.start = _mip_start(theta_vars, theta0, k_vars, k0)
-            remaining = None
-            if options.time_limit is not None:
-                remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
-            results = solver.solve(
-                model,
-                tee=options.log,
-                load_solutions=False,
-                raise_exception_on_nonoptimal_result=False,
-                time_limit=remaining,
-                rel_gap=options.rel_gap,
-                threads=options.threads,
-                solver_options=highs_options,
-            )
-            starts_passed += solver.start_passed
-            if solver.progress is not None and solver.progress.error is not None:
-                raise solver.progress.error
-            status = _STATUS.get(results.termination_condition.name, Status.ERROR)
-            if solver.progress is not None and solver.progress.stopped_when and status != Status.OPTIMAL:
-                status = Status.STOPPED
-            has_solution = results.incumbent_objective is not None
-            if has_solution:
-                results.solution_loader.load_vars()
-            theta = _values(model.theta) if has_solution else None
-            if on_improve is not None:
-                on_improve(results.incumbent_objective, results.objective_bound, theta)
-            if status != Status.OPTIMAL or separate is None or stop.requested or theta is None:
-                break
-            cuts = separate(theta, _values(model.K))
-            if not cuts:
-                break
-            if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
-                status = Status.TIME_LIMIT  # rows are missing and no time is left to add them
-                break
-            if rounds >= options.max_cut_rounds:
-                break
-            rounds += 1
-            if carry_bound:
-                model.cuts.add(model.objective.expr >= math.ceil(results.objective_bound - 1e-6))
-            _add_cuts(model, cuts, theta_vars)
+        rounds = _solve_rounds(solver, model, options, t0, separate, start, carry_bound, on_improve, stop)
+    return _solve_result(model, solver, options, rounds, separate, stop, t0)
+
+
+@dataclass
+class _Rounds:
+    """Where the rounds of :func:`solve_model` ended: the last run's Pyomo results,
+    status and parameter (``None`` without a solution), the rounds of added rows,
+    and how many MIP starts HiGHS was handed."""
+
+    results: Any = None
+    status: str = Status.ERROR
+    theta: np.ndarray | None = None
+    count: int = 0
+    starts_passed: int = 0
+
+
+def _solve_rounds(
+    solver,
+    model: pyo.ConcreteModel,
+    options: SolverOptions,
+    t0: float,
+    separate: Callable | None,
+    start: Callable | None,
+    carry_bound: bool,
+    on_improve: Callable | None,
+    stop: _StopRequest,
+) -> _Rounds:
+    """Run HiGHS; while ``separate`` returns rows (and time and ``max_cut_rounds``
+    allow), add them and run it again (see :func:`solve_model`)."""
+    k_vars = [model.K[i] for i in model.K]
+    theta_vars = [model.theta[t] for t in model.theta]
+    done = _Rounds()
+    while True:
+        if start is not None:
+            theta0, k0 = start(done.theta, _values(model.K)) if done.count else start(None, None)
+            solver.start = _mip_start(theta_vars, theta0, k_vars, k0)
+        results = _run(solver, model, options, t0)
+        done.starts_passed += solver.start_passed
+        done.results = results
+        done.status, done.theta = _outcome(solver, model, results)
+        if on_improve is not None:
+            on_improve(results.incumbent_objective, results.objective_bound, done.theta)
+        if done.status != Status.OPTIMAL or separate is None or stop.requested or done.theta is None:
+            return done
+        cuts = separate(done.theta, _values(model.K))
+        if not cuts:
+            return done
+        if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
+            done.status = Status.TIME_LIMIT  # rows are missing and no time is left to add them
+            return done
+        if done.count >= options.max_cut_rounds:
+            return done
+        done.count += 1
+        if carry_bound:
+            model.cuts.add(model.objective.expr >= math.ceil(results.objective_bound - 1e-6))
+        _add_cuts(model, cuts, theta_vars)
+
+
+def _run(solver, model: pyo.ConcreteModel, options: SolverOptions, t0: float):
+    """One HiGHS run within what is left of the time limit (from ``t0``); Pyomo's results."""
+    remaining = None
+    if options.time_limit is not None:
+        remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
+    return solver.solve(
+        model,
+        tee=options.log,
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        time_limit=remaining,
+        rel_gap=options.rel_gap,
+        threads=options.threads,
+        solver_options={
+            "primal_feasibility_tolerance": options.feasibility_tol,
+            "mip_feasibility_tolerance": options.feasibility_tol,
+            "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
+        },
+    )
+
+
+def _outcome(solver, model: pyo.ConcreteModel, results) -> tuple[str, np.ndarray | None]:
+    """``(status, theta)`` of a run, its solution loaded into the model; an error
+    raised by ``on_improve`` during the run is raised here."""
+    if solver.progress is not None and solver.progress.error is not None:
+        raise solver.progress.error
+    status = _STATUS.get(results.termination_condition.name, Status.ERROR)
+    if solver.progress is not None and solver.progress.stopped_when and status != Status.OPTIMAL:
+        status = Status.STOPPED
+    has_solution = results.incumbent_objective is not None
+    if has_solution:
+        results.solution_loader.load_vars()
+    return status, _values(model.theta) if has_solution else None
+
+
+def _solve_result(
+    model: pyo.ConcreteModel,
+    solver,
+    options: SolverOptions,
+    rounds: _Rounds,
+    separate: Callable | None,
+    stop: _StopRequest,
+    t0: float,
+) -> SolveResult:
+    """The :class:`SolveResult` of the rounds: whether the cap on rounds left rows out,
+    and the status ``interrupted`` when Ctrl-C came before a proof."""
+    status, theta, results = rounds.status, rounds.theta, rounds.results
     cap_hit = (
         separate is not None
         and status == Status.OPTIMAL
@@ -506,10 +579,10 @@ def solve_model(
     return SolveResult(
         status=status,
         incumbent=results.incumbent_objective,
-        bound=None if bound is None or not np.isfinite(bound) else float(bound),
+        objective_bound=None if bound is None or not np.isfinite(bound) else float(bound),
         theta=theta,
         seconds=time.perf_counter() - t0,
-        cut_rounds=rounds,
+        cut_rounds=rounds.count,
         cut_cap_hit=cap_hit,
         solver={
             "name": "highs",
@@ -518,7 +591,7 @@ def solve_model(
             "rel_gap": options.rel_gap,
             "threads": options.threads,
             "time_limit": options.time_limit,
-            "starts_passed": starts_passed,
+            "starts_passed": rounds.starts_passed,
         },
         interrupted=interrupted,
     )

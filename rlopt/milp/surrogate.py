@@ -61,14 +61,14 @@ def competitors(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(separation, nearest)``: each record's exact separation at ``theta`` and its
     ``count`` competitors ``j != i`` with the smallest ``g_ij`` (shape ``(N, count)``)."""
-    n = za.shape[0]
-    count = min(count, n - 1)
-    sep = np.empty(n)
-    nearest = np.empty((n, count), dtype=int)
+    n_records = za.shape[0]
+    count = min(count, n_records - 1)
+    sep = np.empty(n_records)
+    nearest = np.empty((n_records, count), dtype=int)
     distance = family.distance(theta, tuple(f"x{k}" for k in range(za.shape[1])))
-    step = max(1, int(2**24 // max(1, n)))
-    for start in range(0, n, step):
-        rows = np.arange(start, min(n, start + step))
+    step = max(1, int(2**24 // max(1, n_records)))
+    for start in range(0, n_records, step):
+        rows = np.arange(start, min(n_records, start + step))
         d = distance.pairwise(za[rows], zb)
         g = d - d[np.arange(rows.size), rows][:, None]
         g[np.arange(rows.size), rows] = np.inf
@@ -82,10 +82,10 @@ def pair_slopes(
     za: np.ndarray, zb: np.ndarray, family: LearnedFamily, nearest: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(G, c)`` with ``g_ij(theta) = G[i, r] @ theta + c[i, r]`` for ``j = nearest[i, r]``."""
-    n, count = nearest.shape
+    n_records, count = nearest.shape
     size = family.n_params(za.shape[1])
-    slopes, consts = np.empty((n, count, size)), np.empty((n, count))
-    for i in range(n):
+    slopes, consts = np.empty((n_records, count, size)), np.empty((n_records, count))
+    for i in range(n_records):
         phi, offset = family.features(za[i : i + 1], zb[np.append(nearest[i], i)])
         slopes[i] = phi[0, :count] - phi[0, count]
         consts[i] = offset[0, :count] - offset[0, count]
@@ -133,9 +133,9 @@ def surrogate_ascent(
     separation reaches ``margin`` among those counted (``theta`` included) and that
     number -- a plan the caller recounts and checks for admissibility (cuts).
     """
-    n, n_attributes = za.shape
+    n_records, n_attributes = za.shape
     theta = np.asarray(theta, dtype=float).copy()
-    if n < 2:
+    if n_records < 2:
         return theta, 0
     project = _projection(family, n_attributes)
     sep, slopes, consts = _nearest(za, zb, family, theta, neighbours, margins)
