@@ -252,6 +252,7 @@ def laplace_scale(epsilon: float, widths) -> np.ndarray:
 # ---- the two mechanisms -------------------------------------------------------------
 
 
+# (over 60 lines by its docstring, which states the sensitivity argument)
 def dp_microaggregate(
     data,
     k: int,
