@@ -22,21 +22,28 @@ MATCH_RTOL = 1e-9
 
 
 def _group_of_masked(original: np.ndarray, masked: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Each original record's MDAV group, each masked record's inferred group, misfits.
+    """Each original record's MDAV group, the groups each masked record may come from,
+    and the misfits.
 
     The masked record's values in the attribute group equal the mean of its MDAV
     group; the intruder, holding the original file and knowing ``k``, re-runs
-    MDAV and matches each masked vector to the group mean it equals. A masked
+    MDAV and matches each masked vector to the group means it equals -- every one
+    of them: several groups can share a mean (e.g. top-coded values), and keeping
+    only one would drop the record's own group and understate the attack. A masked
     vector equal to no group mean (the file was masked otherwise) goes to the
     nearest mean and counts as a misfit.
+
+    Returns ``labels`` (n_records,) and ``matches`` (n_records, n_groups), bool:
+    ``matches[i, g]`` when masked record ``i`` may come from group ``g``.
     """
     labels = mdav_partition(original, k)
     means = group_means(original, labels)
     scale = column_scale(original)
     gaps = np.abs((masked[:, None, :] - means[None, :, :]) / scale).max(axis=2)
-    inferred = gaps.argmin(axis=1)
-    misfits = int((gaps[np.arange(len(masked)), inferred] > MATCH_RTOL).sum())
-    return labels, inferred, misfits
+    matches = gaps <= MATCH_RTOL
+    misfit = ~matches.any(axis=1)
+    matches[misfit, gaps[misfit].argmin(axis=1)] = True
+    return labels, matches, int(misfit.sum())
 
 
 def microaggregation_attack(
@@ -102,9 +109,9 @@ def microaggregation_attack_validated(data: LinkageData, groups, distance) -> At
         if unknown:
             raise InputError(f"group column(s) {unknown} are not among the attributes {list(data.columns)}")
         idx = [index[c] for c in group_columns]
-        labels, inferred, bad = _group_of_masked(data.original[:, idx], data.masked[:, idx], group_k)
+        labels, matches, bad = _group_of_masked(data.original[:, idx], data.masked[:, idx], group_k)
         original_groups.append(labels)
-        masked_groups.append(inferred)
+        masked_groups.append(matches)
         misfits += bad
     if misfits:
         warnings.warn(
@@ -116,8 +123,8 @@ def microaggregation_attack_validated(data: LinkageData, groups, distance) -> At
         )
 
     candidates = np.ones((data.n_records, data.n_records), dtype=bool)
-    for labels, inferred in zip(original_groups, masked_groups):
-        candidates &= labels[:, None] == inferred[None, :]
+    for labels, matches in zip(original_groups, masked_groups):
+        candidates &= matches[:, labels].T  # original j, masked i: i may come from j's group
 
     parameters = {"groups": [{"columns": list(c), "k": int(g)} for c, g in groups], "n_misfits": misfits}
     return link_in_candidates(data, candidates, method="mdav", distance=distance, parameters=parameters)
