@@ -128,6 +128,14 @@ VarianceRatio = Annotated[
     float | None, typer.Option(help="noise: Var(noise) = ratio x Var(attribute) (SPEC's k)")
 ]
 OutDir = Annotated[Path | None, typer.Option(help="results folder")]
+FuzzyC = Annotated[
+    int | None, typer.Option("--c", help="fuzzy microaggregation: number of clusters c", min=1)
+]
+FuzzyM1 = Annotated[float | None, typer.Option(help="fuzzy microaggregation: fuzzifier m1 > 1 (default 2)")]
+FuzzyM2 = Annotated[
+    float | None,
+    typer.Option(help="fuzzy microaggregation: fuzzifier m2 > 1 of the drawn memberships (default 2)"),
+]
 
 
 @dataclass(frozen=True)
@@ -165,7 +173,8 @@ def _masking(method: str, *, seed: int | None = None, **given) -> MaskingSpec:
             + ", ".join(f"--{f.replace('_', '-')}" for f in sorted(fields - {"method", "seed"}))
         )
     if given.get("groups") is not None:
-        given["groups"] = [{"columns": c, "k": size} for c, size in parse_groups(given["groups"])]
+        size = getattr(MASKING_METHODS[method].spec, "group_size", "k")
+        given["groups"] = [{"columns": c, size: value} for c, value in parse_groups(given["groups"])]
     if given.get("bounds") is not None:
         given["bounds"] = parse_bounds(given["bounds"])
     if "seed" in fields:
@@ -287,6 +296,9 @@ def mask(
     window: SwapWindow = None,
     variant: Annotated[SwapVariant | None, typer.Option(help="rank swapping variant (default plain)")] = None,
     variance_ratio: VarianceRatio = None,
+    c: FuzzyC = None,
+    m1: FuzzyM1 = None,
+    m2: FuzzyM2 = None,
     epsilon: Annotated[float | None, typer.Option(help="DP methods: the privacy budget epsilon > 0")] = None,
     bounds: Annotated[
         str | None,
@@ -325,6 +337,9 @@ def mask(
         window=window,
         variant=None if variant is None else variant.value,
         variance_ratio=variance_ratio,
+        c=c,
+        m1=m1,
+        m2=m2,
         epsilon=epsilon,
         bounds=bounds,
         seed=seed,
@@ -459,6 +474,8 @@ def attack(
     ] = None,
     k: GroupSize = None,
     groups: Groups = None,
+    c: FuzzyC = None,
+    m2: FuzzyM2 = None,
     distance: Annotated[
         AttackDistance, typer.Option(help="distance inside the intersections")
     ] = AttackDistance.am,
@@ -470,23 +487,13 @@ def attack(
     parameters, then link inside the intersection."""
     _check_outputs(json=json_out)
     say = _summary(json_out)
-    spec = _masking(method, k=k, groups=groups, p=p, window=window)
+    spec = _masking(method, k=k, groups=groups, p=p, window=window, c=c, m2=m2)
     data = validate_pair(
         load_table(original), load_table(masked), columns=_split(columns), id_column=id_column
     )
     result = plan_attack(data, spec)(distance.value)
-    say(
-        f"{result.method} attack ({result.distance} inside the intersections): "
-        f"{result.n_correct} of {result.n_records} records re-identified "
-        f"({100 * result.rate:.2f}%); {result.n_sure_correct} sure matches "
-        f"({100 * result.sure_rate:.2f}%), {result.n_empty} empty intersection(s), "
-        f"mean intersection size {result.candidates.mean():.2f}"
-    )
-    if result.n_empty:
-        say(
-            "empty intersections: the assumed parameter is smaller than the one used "
-            "for masking (or the file was masked otherwise)"
-        )
+    for line in result.summary():
+        say(line)
     if json_out is not None:
         _emit_json(json_out, result.to_dict())
 
@@ -677,7 +684,11 @@ def risk(
     p: Annotated[float | None, typer.Option(help="attack: published rank swapping p (%)")] = None,
     window: Annotated[int | None, typer.Option(help="attack: published rank swapping range in ranks")] = None,
     k: Annotated[int | None, typer.Option(help="attack: published MDAV k (one group)", min=1)] = None,
-    groups: Annotated[str | None, typer.Option(help="attack: published MDAV groups 'A,B:3;C,D:8'")] = None,
+    groups: Annotated[
+        str | None, typer.Option(help="attack: published MDAV (or fuzzy) groups 'A,B:3;C,D:8'")
+    ] = None,
+    c: FuzzyC = None,
+    m2: FuzzyM2 = None,
     folds: Annotated[int, typer.Option(help="k-fold generalisation (0: skip)")] = 5,
     generalisation: Annotated[
         str,
@@ -708,10 +719,14 @@ def risk(
 
     _check_outputs(report=report, json=json_out, records_csv=records_csv)
     say = _summary(json_out)
-    if attack_method is None and any(v is not None for v in (p, window, k, groups)):
-        raise InputError("--p/--window/--k/--groups describe the published masking: give --attack-method too")
+    if attack_method is None and any(v is not None for v in (p, window, k, groups, c, m2)):
+        raise InputError(
+            "--p/--window/--k/--groups/--c/--m2 describe the published masking: give --attack-method too"
+        )
     published = (
-        None if attack_method is None else _masking(attack_method, k=k, groups=groups, p=p, window=window)
+        None
+        if attack_method is None
+        else _masking(attack_method, k=k, groups=groups, p=p, window=window, c=c, m2=m2)
     )
     a, b = load_table(original), load_table(masked)
     solving = Solving(margin=margin, time_limit=_seconds(time_limit), threads=threads, seed=seed)

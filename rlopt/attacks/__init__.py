@@ -1,14 +1,18 @@
 """Transparency attacks: the intruder knows the masking method and its parameters
-(SPEC sections 6-7) and narrows each record's candidates before linking.
+(SPEC sections 6-7) and narrows each record's candidates before linking (or, for
+fuzzy microaggregation, ranks them by posterior probability).
 :data:`ATTACKS` registers them by the masking method each one exploits."""
 
 from rlopt.attacks._common import AttackResult
+from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack
 from rlopt.attacks.microaggregation import microaggregation_attack
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack, rank_windows
 from rlopt.attacks.registry import ATTACKS, TransparencyAttack, attack_for, plan_attack
 
 __all__ = [
     "AttackResult",
+    "FuzzyAttackResult",
+    "fuzzy_attack",
     "RankWindows",
     "rank_swap_attack",
     "rank_windows",

@@ -68,6 +68,22 @@ class AttackResult:
     contains_own: np.ndarray = field(repr=False)
     linked_to: np.ndarray = field(repr=False)
 
+    def summary(self) -> list[str]:
+        """The attack's figures in one line (and a second when intersections were empty)."""
+        lines = [
+            f"{self.method} attack ({self.distance} inside the intersections): "
+            f"{self.n_correct} of {self.n_records} records re-identified "
+            f"({100 * self.rate:.2f}%); {self.n_sure_correct} sure matches "
+            f"({100 * self.sure_rate:.2f}%), {self.n_empty} empty intersection(s), "
+            f"mean intersection size {self.candidates.mean():.2f}"
+        ]
+        if self.n_empty:
+            lines.append(
+                "empty intersections: the assumed parameter is smaller than the one used "
+                "for masking (or the file was masked otherwise)"
+            )
+        return lines
+
     @property
     def sure_rate(self) -> float:
         """Share of records re-identified with certainty (a correct singleton)."""

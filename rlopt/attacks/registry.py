@@ -11,17 +11,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlopt.attacks._common import AttackResult
+from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack_validated
 from rlopt.attacks.microaggregation import microaggregation_attack_validated
 from rlopt.attacks.rank_swap import rank_swap_attack_validated
 from rlopt.data import LinkageData
 from rlopt.exceptions import InputError
-from rlopt.masking import MASKING_METHODS, MaskingSpec, MDAVSpec, RankSwapSpec, check_k, masking_method
+from rlopt.masking import (
+    MASKING_METHODS,
+    FuzzySpec,
+    MaskingSpec,
+    MDAVSpec,
+    RankSwapSpec,
+    check_k,
+    masking_method,
+)
 from rlopt.masking.swapping import swap_window
 
 __all__ = ["TransparencyAttack", "ATTACKS", "attack_for", "plan_attack"]
 
-AttackRun = Callable[[object], AttackResult]
-"""Runs a planned attack with a distance (a baseline name or a fitted distance)."""
+AttackRun = Callable[[object], AttackResult | FuzzyAttackResult]
+"""Runs a planned attack with a distance (a baseline name or a fitted distance; the
+fuzzy attack ranks by posterior probability and takes none)."""
 
 
 @dataclass(frozen=True)
@@ -52,11 +62,25 @@ def _plan_mdav(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     return lambda distance: microaggregation_attack_validated(data, groups, distance)
 
 
+def _plan_fuzzy(data: LinkageData, spec: MaskingSpec) -> AttackRun:
+    assert isinstance(spec, FuzzySpec)
+    groups = spec.group_list(data.columns)
+    for columns, _ in groups:
+        unknown = [c for c in columns if c not in data.columns]
+        if unknown:
+            raise InputError(
+                f"attack group column(s) {unknown} are not among the attributes {list(data.columns)}"
+            )
+    spec.check(data.n_records)
+    return lambda distance: fuzzy_attack_validated(data, groups, spec.m2)
+
+
 ATTACKS: dict[str, TransparencyAttack] = {
     a.masking: a
     for a in (
         TransparencyAttack("rank_swap", "rank swapping intersection attack", _plan_rank_swap),
         TransparencyAttack("mdav", "microaggregation intersection attack", _plan_mdav),
+        TransparencyAttack("fuzzy", "fuzzy microaggregation posterior attack", _plan_fuzzy),
     )
 }
 assert set(ATTACKS) <= set(MASKING_METHODS), "an attack must name a registered masking method"

@@ -1,11 +1,16 @@
 """Masking methods: MDAV microaggregation (by attribute groups), rank swapping,
-additive noise; their registry (:data:`MASKING_METHODS`, one typed spec each) and the
+additive noise, fuzzy microaggregation, DP microaggregation and Laplace noise; their registry (:data:`MASKING_METHODS`, one typed spec each) and the
 recipes of the published protected files."""
 
+from rlopt.masking.dp import dp_microaggregate, laplace_noise
+from rlopt.masking.fuzzy import fuzzy_c_means, fuzzy_microaggregate
 from rlopt.masking.mdav import check_k, group_means, mdav_partition, microaggregate
 from rlopt.masking.methods import (
     MASKING_METHODS,
     AttributeGroup,
+    DPMicroaggregationSpec,
+    FuzzySpec,
+    LaplaceSpec,
     MaskingMethod,
     MaskingSpec,
     MDAVSpec,
@@ -32,6 +37,13 @@ __all__ = [
     "microaggregate",
     "check_k",
     "additive_noise",
+    "dp_microaggregate",
+    "laplace_noise",
+    "fuzzy_microaggregate",
+    "fuzzy_c_means",
+    "DPMicroaggregationSpec",
+    "LaplaceSpec",
+    "FuzzySpec",
     "rank_swap",
     "rank_window",
     "MASKING_METHODS",

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rlopt.exceptions import InputError
 from rlopt.masking.dp import dp_microaggregate, laplace_noise
+from rlopt.masking.fuzzy import check_c, fuzzy_microaggregate
 from rlopt.masking.mdav import check_k, microaggregate
 from rlopt.masking.noise import additive_noise
 from rlopt.masking.swapping import rank_swap
@@ -31,6 +32,7 @@ __all__ = [
     "NoiseSpec",
     "DPMicroaggregationSpec",
     "LaplaceSpec",
+    "FuzzySpec",
     "MaskingSpec",
     "MaskingMethod",
     "MASKING_METHODS",
@@ -58,6 +60,7 @@ class MDAVSpec(_Strict):
     one group of all the masked columns."""
 
     method: Literal["mdav"] = "mdav"
+    group_size: ClassVar[str] = "k"  # the size field of each group (in the CLI: 'A,B:3')
     groups: list[AttributeGroup] | None = Field(default=None, min_length=1)
     k: int | None = Field(default=None, ge=1)
 
@@ -163,8 +166,59 @@ class LaplaceSpec(_Strict):
         return laplace_noise(frame, self.epsilon, bounds=self.bounds, seed=self.seed, columns=columns)
 
 
+class FuzzyGroup(_Strict):
+    columns: list[str] = Field(min_length=1)
+    c: int = Field(ge=1)
+
+
+class FuzzySpec(_Strict):
+    """Fuzzy microaggregation (Torra 2017): fuzzy c-means with ``c`` clusters and
+    fuzzifier ``m1``, memberships recomputed with ``m2``, each record replaced by a
+    centre drawn with its membership (:func:`rlopt.masking.fuzzy.fuzzy_microaggregate`);
+    ``groups`` of attributes with their own ``c``, or ``c`` for one group."""
+
+    method: Literal["fuzzy"] = "fuzzy"
+    group_size: ClassVar[str] = "c"
+    c: int | None = Field(default=None, ge=1)
+    groups: list[FuzzyGroup] | None = Field(default=None, min_length=1)
+    m1: float = Field(default=2.0, gt=1, allow_inf_nan=False)
+    m2: float = Field(default=2.0, gt=1, allow_inf_nan=False)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _one_of_c_and_groups(self):
+        if (self.groups is None) == (self.c is None):
+            raise ValueError(
+                "fuzzy microaggregation needs exactly one of c (one group of all attributes) and groups"
+            )
+        return self
+
+    def group_list(self, columns: Sequence[str]) -> list[tuple[list[str], int]]:
+        """The attribute groups as ``(columns, c)`` pairs (``c``: one group of ``columns``)."""
+        if self.groups is None:
+            assert self.c is not None  # the validator keeps exactly one
+            return [(list(columns), self.c)]
+        return [(g.columns, g.c) for g in self.groups]
+
+    def check(self, n_records: int) -> None:
+        for _, c in self.group_list(()):
+            check_c(c, n_records)
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        groups = None if self.groups is None else self.group_list(())
+        return fuzzy_microaggregate(
+            frame,
+            self.c,
+            self.m1,
+            self.m2,
+            groups=groups,
+            seed=self.seed,
+            columns=None if groups else columns,
+        )
+
+
 MaskingSpec = Annotated[
-    MDAVSpec | RankSwapSpec | NoiseSpec | DPMicroaggregationSpec | LaplaceSpec,
+    MDAVSpec | RankSwapSpec | NoiseSpec | DPMicroaggregationSpec | LaplaceSpec | FuzzySpec,
     Field(discriminator="method"),
 ]
 
@@ -207,6 +261,13 @@ MASKING_METHODS: dict[str, MaskingMethod] = {
         ),
         MaskingMethod(
             "laplace", "Laplace noise (epsilon-DP)", LaplaceSpec, "epsilon", ("dp-laplace", "dp_laplace")
+        ),
+        MaskingMethod(
+            "fuzzy",
+            "fuzzy microaggregation",
+            FuzzySpec,
+            "c",
+            ("fuzzy-microaggregation", "fuzzy_microaggregation"),
         ),
     )
 }

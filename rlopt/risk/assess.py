@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlopt.attacks import AttackResult, attack_for, plan_attack
+from rlopt.attacks import AttackResult, FuzzyAttackResult, attack_for, plan_attack
+from rlopt.attacks.registry import AttackRun
 from rlopt.data import LinkageData, standardise, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import get_learned_family, learned_families
@@ -376,11 +377,12 @@ class _Work:
             },
         )
 
-    def attack(self, run_attack: Callable[[str], AttackResult]) -> AttackResult:
+    def attack(self, run_attack: AttackRun) -> AttackResult | FuzzyAttackResult:
         self.say("transparency attack")
         attacked = run_attack("am")
         self.records["reid_attack"] = attacked.correct
-        self.records["attack_candidates"] = attacked.candidates
+        if isinstance(attacked, AttackResult):  # the fuzzy attack ranks posteriors, no candidate sets
+            self.records["attack_candidates"] = attacked.candidates
         return attacked
 
     def generalisation(
@@ -395,7 +397,7 @@ class _Work:
     def assessment(
         self,
         inputs: dict,
-        attacked: AttackResult | None,
+        attacked: AttackResult | FuzzyAttackResult | None,
         generalisation: list,
         interval_p: float,
         tradeoff_table: pd.DataFrame | None,
