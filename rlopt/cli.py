@@ -928,6 +928,12 @@ def compare(
     margin: Margin = 1e-5,
     threads: Threads = THREADS,
     seed: Annotated[int, typer.Option(help="masking seed")] = 0,
+    bounds: Annotated[
+        str | None,
+        typer.Option(
+            help="the published domain for the DP methods, 'A:0:100;B:-5:5' (default: the data's range)"
+        ),
+    ] = None,
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address")] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
@@ -950,6 +956,7 @@ def compare(
             threads=threads,
             seed=seed,
             loss=loss,
+            bounds=None if bounds is None else parse_bounds(bounds),
             jobs=jobs,
             scheduler=scheduler,
             progress=progress,
@@ -964,6 +971,8 @@ def compare(
             f"  {row['label']}: {100 * row['risk']:.2f}{interval}% by {row['risk_source']}, "
             f"{loss} {row[loss]:.4f}{mark}"
         )
+    for note in result.notes:
+        typer.echo(f"note: {note}", err=True)
     typer.echo(f"map -> {result.page}; table -> {result.csv}")
     if result.run.failed:
         raise typer.Exit(1)

@@ -118,6 +118,7 @@ class CompareCell:
     margin: float
     threads: int
     seed: int
+    bounds: tuple[tuple[str, float, float], ...] = ()  # the published domain, for the DP methods
 
     @property
     def label(self) -> str:
@@ -136,9 +137,12 @@ class CompareCell:
         return self.label
 
     def spec(self) -> MaskingSpec:
-        fields = dict(self.parameters)
-        if "seed" in MASKING_METHODS[self.method].spec.model_fields:
+        fields: dict = dict(self.parameters)
+        spec_fields = MASKING_METHODS[self.method].spec.model_fields
+        if "seed" in spec_fields:
             fields["seed"] = self.seed
+        if self.bounds and "bounds" in spec_fields:
+            fields["bounds"] = {column: (low, high) for column, low, high in self.bounds}
         return masking_spec(self.method, **fields)
 
 
@@ -152,6 +156,7 @@ def compare_cells(
     margin: float = 1e-5,
     threads: int = 1,
     seed: int = 0,
+    bounds: dict[str, tuple[float, float]] | None = None,
 ) -> list[CompareCell]:
     """Every method at every combination of its parameter values, each checked now
     (a bad value is an error before any cell runs)."""
@@ -168,6 +173,7 @@ def compare_cells(
             cell = CompareCell(
                 str(path), digest, method, tuple(zip(names, values)), tuple(families),
                 tuple(confidential), time_limit, margin, threads, seed,
+                tuple((c, float(lo), float(hi)) for c, (lo, hi) in (bounds or {}).items()),
             )  # fmt: skip
             cell.spec().check(n_records)  # raises on a bad parameter
             cells.append(cell)
@@ -186,9 +192,15 @@ def _masked_pair(cell: CompareCell, spec: MaskingSpec):
             f"confidential column(s) {unknown} not in the file; available: {list(original.columns)}"
         )
     qis = [c for c in original.columns if c not in cell.confidential]
-    masked_qis = spec.apply(original[qis])
+    with warnings.catch_warnings(record=True) as caught:  # said once per run, not per cell
+        warnings.simplefilter("always", DataWarning)
+        masked_qis = spec.apply(original[qis])
+    for warning in caught:
+        if not issubclass(warning.category, DataWarning):
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    notes = sorted({str(w.message) for w in caught if issubclass(w.category, DataWarning)})
     released = original.assign(**{c: masked_qis[c] for c in qis})
-    return original[qis], released, qis
+    return original[qis], released, qis, notes
 
 
 def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
@@ -235,7 +247,7 @@ def run_compare_cell(cell: CompareCell) -> dict:
     """Mask, then the worst case, the privacy models and the information loss."""
     started = time.perf_counter()
     spec = cell.spec()
-    original, released, qis = _masked_pair(cell, spec)
+    original, released, qis, notes = _masked_pair(cell, spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)  # e.g. MDAV's identical records, expected here
         data = validate_pair(original, released[qis])
@@ -254,6 +266,7 @@ def run_compare_cell(cell: CompareCell) -> dict:
     row["mean_displacement"] = float(permutation["mean_displacement"].mean())
     row["residual_noise"] = float(permutation["residual_noise"].mean())
     row |= _model_columns(released, qis, list(cell.confidential))
+    row["notes"] = " | ".join(notes)
     row |= {"seconds": time.perf_counter() - started, "rlopt_version": version("rlopt"), "key": cell.key}
     return row
 
@@ -300,7 +313,7 @@ def compare_columns(families: Sequence[str]) -> list[str]:
         "risk", "risk_upper", "risk_status", "risk_source", "am_rate", "md_rate", "attack_rate",
         *per_family, *LOSSES, "mean_displacement", "residual_noise",
         "k_anonymity", "l_diversity", "t_closeness", "dp_ratio_epsilon",
-        "seconds", "rlopt_version", "key",
+        "notes", "seconds", "rlopt_version", "key",
     ]  # fmt: skip
 
 
@@ -313,6 +326,7 @@ class Comparison:
     run: GridRun  # the grid runner's record: computed, skipped and failed cells
     csv: Path
     page: Path
+    notes: list[str]  # the masking's warnings, each once (e.g. DP domains taken from the data)
 
 
 def _input_file(original, out: Path, columns: Sequence[str] | None, confidential: Sequence[str]) -> Path:
@@ -356,6 +370,7 @@ def run_compare(
     threads: int = 1,
     seed: int = 0,
     loss: str = "il1s",
+    bounds: dict[str, tuple[float, float]] | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
     progress: bool = True,
@@ -374,7 +389,7 @@ def run_compare(
     data_path = _input_file(original, out, columns, confidential)
     cells = compare_cells(
         data_path, parsed, families=families, confidential=confidential, time_limit=time_limit,
-        margin=margin, threads=threads, seed=seed,
+        margin=margin, threads=threads, seed=seed, bounds=bounds,
     )  # fmt: skip
     run = run_tasks(
         cells, out, work=run_compare_cell, columns=compare_columns(families), label="compare",
@@ -394,5 +409,8 @@ def run_compare(
         "time_limit": "no time limit" if time_limit is None else f"{time_limit:g} s",
         "failed": list(run.failed.values()),
     }
+    texts: list = list(frame["notes"].dropna()) if "notes" in frame else []
+    notes = sorted({note for text in texts for note in str(text).split(" | ") if note})
+    about["notes"] = notes
     page = render_compare_report(frame, out / "compare.html", loss=loss, front=list(front), about=about)
-    return Comparison(frame, front, run, csv, page)
+    return Comparison(frame, front, run, csv, page, notes)
