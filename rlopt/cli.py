@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 import warnings
 from collections.abc import Callable
@@ -394,6 +393,7 @@ def data_command(
     from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia
     from rlopt.masking import sample_records
 
+    _check_outputs(out=out)
     frame = load_census() if name is BundledData.census else load_eia()
     default = CENSUS_ATTRIBUTES if name is BundledData.census else EIA_ATTRIBUTES
     cols = _split(columns) or list(default)
@@ -615,36 +615,10 @@ def _interval_line(event: dict) -> Text:
     )
 
 
-MAX_VALUES = 1000
-"""The most parameter values one trade-off takes."""
-
-
 def _numbers(text: str, option: str) -> list[float]:
-    """``"2,4,6"`` or a range ``"2-10"`` (step 1) or ``"2-20:2"``."""
-    try:
-        if "-" in text and "," not in text:
-            span, _, step = text.partition(":")
-            lo, hi = (float(v) for v in span.split("-"))
-            step_value = float(step) if step else 1.0
-            if not (
-                math.isfinite(lo)
-                and math.isfinite(hi)
-                and math.isfinite(step_value)
-                and hi >= lo
-                and step_value > 0
-                and (hi - lo) / step_value < MAX_VALUES
-            ):
-                raise ValueError
-            return [lo + i * step_value for i in range(int(round((hi - lo) / step_value)) + 1)]
-        values = [float(v) for v in text.split(",")]
-        if not all(map(math.isfinite, values)) or len(values) > MAX_VALUES:
-            raise ValueError
-        return values
-    except ValueError:
-        raise InputError(
-            f"{option} {text!r}; expected finite numbers like '2,3,5', a rising "
-            f"range '2-10' or '2-20:2', at most {MAX_VALUES} values"
-        ) from None
+    from rlopt.experiments.compare import parse_values
+
+    return parse_values(text, option)
 
 
 @app.command(epilog="Example: rlopt risk original.csv masked.csv --report report.html --json figures.json")
@@ -707,7 +681,7 @@ def risk(
         ),
     ] = None,
     tradeoff_values: Annotated[
-        str | None, typer.Option(help="its parameter values, e.g. '2-10' or '2-20:2'")
+        str | None, typer.Option(help="its parameter values, e.g. '2..10', '2..20:2' or '3|5|8'")
     ] = None,
     seed: Annotated[int, typer.Option(help="seed of folds, PLD tie-breaks and the trade-off masking")] = 0,
 ) -> None:
@@ -773,7 +747,7 @@ def _tradeoff_plan(frame, method: str | None, values: str | None, families: str,
             raise InputError("--tradeoff-values needs --tradeoff-method")
         return None
     if values is None:
-        raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2-10'")
+        raise InputError("--tradeoff-method needs --tradeoff-values, e.g. '2..10'")
     return tradeoff_plan(
         frame,
         method=method,
@@ -844,7 +818,7 @@ def _risk_interrupted(
 
 
 @app.command(
-    name="tradeoff", epilog="Example: rlopt tradeoff data.csv --method mdav --values 2-10 --out tradeoff.csv"
+    name="tradeoff", epilog="Example: rlopt tradeoff data.csv --method mdav --values 2..10 --out tradeoff.csv"
 )
 def tradeoff_command(
     original: Annotated[Path, typer.Argument(help="original file, CSV or Parquet")],
@@ -855,7 +829,7 @@ def tradeoff_command(
     values: Annotated[
         str,
         typer.Option(
-            help=f"values of the method's parameter ({_PARAMETERS}), e.g. '2-10', '2-20:2' or '2,3,5'"
+            help=f"values of the method's parameter ({_PARAMETERS}), e.g. '2..10', '2..20:2' or '3|5|8'"
         ),
     ],
     families: Annotated[
@@ -1067,7 +1041,7 @@ def run(
     ] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
 ) -> None:
-    """Run an experiment grid; a re-run with the same --out skips finished cells."""
+    """Run an experiment grid; a re-run with the same --out-dir skips finished cells."""
     from rlopt.experiments import load_config, run_grid
 
     spec = load_config(config)

@@ -180,3 +180,24 @@ def test_method_choices_are_checked_by_the_parser(args, offered):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert offered in " ".join(result.output.replace("│", " ").split())
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["mask", "in.csv", "--method", "mdav", "--k", "3", "--columns", "NOPE", "--out", "x.csv"],
+            "unknown column(s) ['NOPE']",
+        ),
+        (["data", "census", "--out", "missing/c.csv"], "the folder 'missing' does not exist"),
+    ],
+)
+def test_more_bad_input_ends_in_one_error_line(tmp_path, monkeypatch, capsys, args, message):
+    from tests._helpers import run_main
+
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [4.0, 1, 3, 2]}).to_csv("in.csv", index=False)
+    code = run_main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
+    assert not (tmp_path / "missing").exists()

@@ -396,7 +396,10 @@ def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, t
         (["risk", "--json", "nodir/r.json"], r"--json 'nodir/r.json'"),
         (["risk", "--records-csv", "nodir/r.csv"], r"--records-csv 'nodir/r.csv'"),
         (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2,500"], r"k=500 is larger"),
-        (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-inf"], r"expected finite numbers"),
+        (
+            ["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-inf"],
+            r"expected finite numbers: one, a rising range",
+        ),
         (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:inf"], r"expected finite"),
         (["risk", "--tradeoff-method", "mdav", "--tradeoff-values", "2-10:1e-300"], r"at most 1000"),
         (["learn", "--params-out", "nodir/p.json"], r"--params-out 'nodir/p.json'"),

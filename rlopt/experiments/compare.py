@@ -48,6 +48,8 @@ __all__ = [
     "pareto_front",
     "LOSSES",
     "MAX_CELLS",
+    "MAX_VALUES",
+    "parse_values",
 ]
 
 MAX_CELLS = 2000
@@ -56,26 +58,38 @@ MAX_CELLS = 2000
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
-def _values(text: str, where: str) -> list[float]:
-    """``3``, ``2..10`` (step 1), ``2..20:2`` or ``0.05|0.1|0.5``."""
+MAX_VALUES = 1000
+"""The most values one option takes."""
+
+
+def _range(low: float, high: float, step: float) -> list[float]:
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(step)):
+        raise ValueError
+    if not (high >= low and step > 0 and (high - low) / step < MAX_VALUES):
+        raise ValueError
+    count = int(math.floor((high - low) / step + 1e-9)) + 1
+    return [round(low + i * step, 12) for i in range(count)]
+
+
+def parse_values(text: str, where: str) -> list[float]:
+    """The values of one parameter: ``3``, a rising range ``2..10`` (step 1) or
+    ``2..20:2``, or alternatives ``0.05|0.1|0.5`` (the grammar of every command);
+    ``rlopt tradeoff`` also takes its earlier ``2-10``, ``2-20:2`` and ``2,3,5``."""
     text = text.strip()
-    range_match = re.fullmatch(rf"({_NUMBER})\.\.({_NUMBER})(?::({_NUMBER}))?", text)
     try:
-        if range_match:
-            low, high = float(range_match[1]), float(range_match[2])
-            step = float(range_match[3]) if range_match[3] else 1.0
-            if not (high >= low and step > 0 and (high - low) / step < MAX_CELLS):
-                raise ValueError
-            count = int(math.floor((high - low) / step + 1e-9)) + 1
-            return [round(low + i * step, 12) for i in range(count)]
-        values = [float(v) for v in text.split("|")]
-        if not all(math.isfinite(v) for v in values):
+        canonical = re.fullmatch(rf"({_NUMBER})\.\.({_NUMBER})(?::({_NUMBER}))?", text)
+        legacy = re.fullmatch(rf"({_NUMBER})-({_NUMBER})(?::({_NUMBER}))?", text)
+        match = canonical or legacy
+        if match:
+            return _range(float(match[1]), float(match[2]), float(match[3]) if match[3] else 1.0)
+        values = [float(v) for v in re.split(r"[|,]", text)]
+        if not all(math.isfinite(v) for v in values) or len(values) > MAX_VALUES:
             raise ValueError
         return values
     except ValueError:
         raise InputError(
-            f"{where}: values {text!r}; expected a number, a rising range like '2..10' or "
-            f"'2..20:2', or alternatives like '0.05|0.1|0.5'"
+            f"{where}: values {text!r}; expected finite numbers: one, a rising range like '2..10' "
+            f"or '2..20:2', or alternatives like '0.05|0.1|0.5'; at most {MAX_VALUES} values"
         ) from None
 
 
@@ -97,7 +111,7 @@ def parse_methods(text: str) -> list[tuple[str, dict[str, list[float]]]]:
                     f"--methods {part!r}: {assignment!r}; expected PARAMETER=VALUES with a "
                     f"parameter of {method.name}: {', '.join(sorted(fields))}"
                 )
-            grid[key] = _values(values, f"--methods {part!r}")
+            grid[key] = parse_values(values, f"--methods {part!r}")
         methods.append((method.name, grid))
     if not methods:
         raise InputError(f"--methods {text!r}; expected e.g. 'mdav:k=2..10; rank_swap:p=2..20:2'")
@@ -158,11 +172,30 @@ def compare_cells(
     seed: int = 0,
     bounds: dict[str, tuple[float, float]] | None = None,
 ) -> list[CompareCell]:
-    """Every method at every combination of its parameter values, each checked now
-    (a bad value is an error before any cell runs)."""
+    """Every method at every combination of its parameter values for the CSV file
+    ``data_path``, each checked now (a bad value is an error before any cell runs)."""
     path = Path(data_path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    n_records = len(load_table(path))
+    return _cells(
+        str(path), digest, len(load_table(path)), methods, families=families, confidential=confidential,
+        time_limit=time_limit, margin=margin, threads=threads, seed=seed, bounds=bounds,
+    )  # fmt: skip
+
+
+def _cells(
+    data_path: str,
+    digest: str,
+    n_records: int,
+    methods: Sequence[tuple[str, dict[str, list[float]]]],
+    *,
+    families: Sequence[str] = ("wm",),
+    confidential: Sequence[str] = (),
+    time_limit: float | None = 60.0,
+    margin: float = 1e-5,
+    threads: int = 1,
+    seed: int = 0,
+    bounds: dict[str, tuple[float, float]] | None = None,
+) -> list[CompareCell]:
     for family in families:
         get_learned_family(family)
     SolverOptions(time_limit=time_limit, threads=threads)  # raises on a bad limit
@@ -171,7 +204,7 @@ def compare_cells(
         names = list(grid)
         for values in itertools.product(*(grid[n] for n in names)):
             cell = CompareCell(
-                str(path), digest, method, tuple(zip(names, values)), tuple(families),
+                data_path, digest, method, tuple(zip(names, values)), tuple(families),
                 tuple(confidential), time_limit, margin, threads, seed,
                 tuple((c, float(lo), float(hi)) for c, (lo, hi) in (bounds or {}).items()),
             )  # fmt: skip
@@ -329,9 +362,10 @@ class Comparison:
     notes: list[str]  # the masking's warnings, each once (e.g. DP domains taken from the data)
 
 
-def _input_file(original, out: Path, columns: Sequence[str] | None, confidential: Sequence[str]) -> Path:
-    """The original's chosen columns written once into ``out`` (cells read that copy,
-    so a resumed run and every worker see the same records)."""
+def _input_frame(original, columns: Sequence[str] | None, confidential: Sequence[str]) -> pd.DataFrame:
+    """The original's quasi-identifiers and confidential attributes, checked (cells read
+    a copy of it in the results folder, so a resumed run and every worker see the same
+    records)."""
     from rlopt.data import as_frame, validate_table
 
     frame = load_table(original) if isinstance(original, (str, Path)) else as_frame(original, name="original")
@@ -350,11 +384,7 @@ def _input_file(original, out: Path, columns: Sequence[str] | None, confidential
     if not qis:
         raise InputError("every column is confidential; expected at least one quasi-identifier to mask")
     validate_table(frame, columns=qis, name="original")  # numeric, finite, named
-    chosen = qis + list(confidential)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "original.csv"
-    frame[chosen].to_csv(path, index=False)
-    return path
+    return frame[qis + list(confidential)]
 
 
 def run_compare(
@@ -386,11 +416,18 @@ def run_compare(
         raise InputError(f"loss={loss!r}; expected one of {', '.join(LOSSES)}")
     out = Path(out)
     parsed = parse_methods(methods) if isinstance(methods, str) else list(methods)
-    data_path = _input_file(original, out, columns, confidential)
-    cells = compare_cells(
-        data_path, parsed, families=families, confidential=confidential, time_limit=time_limit,
-        margin=margin, threads=threads, seed=seed, bounds=bounds,
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
+    frame = _input_frame(original, columns, confidential)
+    text = frame.to_csv(index=False)
+    data_path = out / "original.csv"
+    cells = _cells(
+        str(data_path), hashlib.sha256(text.encode()).hexdigest(), len(frame), parsed, families=families,
+        confidential=confidential, time_limit=time_limit, margin=margin, threads=threads, seed=seed,
+        bounds=bounds,
     )  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)  # only now: a rejected option leaves nothing behind
+    data_path.write_text(text)
     run = run_tasks(
         cells, out, work=run_compare_cell, columns=compare_columns(families), label="compare",
         jobs=jobs, scheduler=scheduler, progress=progress,

@@ -77,11 +77,13 @@ def get_family(name: str, **options) -> Family:
 def get_learned_family(name: str, **options) -> LearnedFamily:
     """:func:`get_family` for a family learned by the MILP; a baseline (``am``,
     ``md``) is an :class:`InputError` that names the learned ones."""
+    if name not in FAMILIES:
+        raise InputError(f"unknown distance family {name!r}; expected one of {', '.join(learned_families())}")
     family = get_family(name, **options)
     if not isinstance(family, LearnedFamily):
         raise InputError(
             f"family {name!r} is a baseline without parameters to learn (link with "
             f"rlopt.dbrl(..., distance={name!r})); expected one of the learned "
-            f"families {list(LEARNED)}"
+            f"families {', '.join(learned_families())}"
         )
     return family

@@ -88,6 +88,11 @@ class MDAVSpec(_Strict):
         if self.groups is not None:
             return microaggregate(frame, groups=self.group_list(()))
         chosen = list(columns) if columns else list(frame.columns)
+        unknown = [c for c in chosen if c not in frame.columns]
+        if unknown:
+            raise InputError(
+                f"input: unknown column(s) {unknown}; available: {list(map(str, frame.columns))}"
+            )
         masked = microaggregate(frame[chosen], k=self.k)
         return frame.assign(**{c: masked[c] for c in chosen})
 

@@ -41,10 +41,12 @@ def _table(frame: pd.DataFrame, limit: int | None = None) -> dict:
 
 
 def _cell(value):
+    if value is None:
+        return ""
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else ""
-    if isinstance(value, float):
-        return f"{value:.4g}"
+    if isinstance(value, (float, np.floating)):
+        return "" if np.isnan(value) else f"{value:.4g}"
     return value
 
 
