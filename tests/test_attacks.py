@@ -343,7 +343,7 @@ def test_learning_inside_candidate_sets(family):
 def test_table5_cell_and_table_with_a_learned_column(tmp_path):
     from rlopt.experiments.transparency import AttackCell, run_attack_cell, table5_cells, write_table5
 
-    row = run_attack_cell(AttackCell("census", 2, 0, learned=("wm",), time_limit=60))
+    row = run_attack_cell(AttackCell("census", 2, 0, learned=("wm",), time_limit=10))
     assert row["n_records"] == 1080 and row["window"] == 21 and row["rsld_missed"] == 0
     assert row["rsld"] >= row["rsld_sure"]
     # with every intersection a singleton, the learned distance inside them is the attack
