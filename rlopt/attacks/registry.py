@@ -22,7 +22,6 @@ from rlopt.masking import (
     MaskingSpec,
     MDAVSpec,
     RankSwapSpec,
-    check_k,
     masking_method,
 )
 from rlopt.masking.swapping import swap_window
@@ -49,21 +48,9 @@ def _plan_rank_swap(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     return lambda distance: rank_swap_attack_validated(data, width, distance, spec.p)
 
 
-def _plan_mdav(data: LinkageData, spec: MaskingSpec) -> AttackRun:
-    assert isinstance(spec, MDAVSpec)
-    groups = spec.group_list(data.columns)
-    for columns, k in groups:
-        unknown = [c for c in columns if c not in data.columns]
-        if unknown:
-            raise InputError(
-                f"attack group column(s) {unknown} are not among the attributes {list(data.columns)}"
-            )
-        check_k(k, data.n_records)
-    return lambda distance: microaggregation_attack_validated(data, groups, distance)
-
-
-def _plan_fuzzy(data: LinkageData, spec: MaskingSpec) -> AttackRun:
-    assert isinstance(spec, FuzzySpec)
+def _published_groups(data: LinkageData, spec: MDAVSpec | FuzzySpec) -> list[tuple[list[str], int]]:
+    """The published attribute groups, each of the file's attributes and each size
+    possible for its records (``spec.check``)."""
     groups = spec.group_list(data.columns)
     for columns, _ in groups:
         unknown = [c for c in columns if c not in data.columns]
@@ -72,6 +59,18 @@ def _plan_fuzzy(data: LinkageData, spec: MaskingSpec) -> AttackRun:
                 f"attack group column(s) {unknown} are not among the attributes {list(data.columns)}"
             )
     spec.check(data.n_records)
+    return groups
+
+
+def _plan_mdav(data: LinkageData, spec: MaskingSpec) -> AttackRun:
+    assert isinstance(spec, MDAVSpec)
+    groups = _published_groups(data, spec)
+    return lambda distance: microaggregation_attack_validated(data, groups, distance)
+
+
+def _plan_fuzzy(data: LinkageData, spec: MaskingSpec) -> AttackRun:
+    assert isinstance(spec, FuzzySpec)
+    groups = _published_groups(data, spec)
     return lambda distance: fuzzy_attack_validated(data, groups, spec.m2)
 
 
