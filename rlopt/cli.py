@@ -172,8 +172,7 @@ def _masking(method: str, *, seed: int | None = None, **given) -> MaskingSpec:
             + ", ".join(f"--{f.replace('_', '-')}" for f in sorted(fields - {"method", "seed"}))
         )
     if given.get("groups") is not None:
-        size = getattr(MASKING_METHODS[method].spec, "group_size", "k")
-        given["groups"] = [{"columns": c, size: value} for c, value in parse_groups(given["groups"])]
+        given["groups"] = parse_groups(given["groups"])  # (columns, size) pairs: the spec names the size
     if given.get("bounds") is not None:
         given["bounds"] = parse_bounds(given["bounds"])
     if "seed" in fields:

@@ -314,3 +314,15 @@ def test_registered_as_a_masking_method_with_its_attack(tmp_path, capsys):
     )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err == ["error: fuzzy microaggregation c=61 for 60 records; expected 1 <= c <= 60"]
+
+
+def test_the_risk_assessment_takes_fuzzy_groups_as_pairs_like_mdav_groups():
+    from rlopt.masking import masking_spec
+    from rlopt.risk import assess_risk
+
+    census = load_census().iloc[:60, :4]
+    groups = [(["AFNLWGT", "AGI"], 20), (["EMCONTRB", "FEDTAX"], 20)]
+    masked = masking_spec("fuzzy", groups=groups).apply(census)
+    risk = assess_risk(census, masked, families=[], folds=0, attack={"method": "fuzzy", "groups": groups})
+    direct = fuzzy_attack(census, masked, groups=groups)
+    assert risk.figures["attack"]["n_correct"] == direct.n_correct

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rlopt.exceptions import InputError
 from rlopt.masking.dp import dp_microaggregate, laplace_noise
@@ -55,12 +55,40 @@ class AttributeGroup(_Strict):
     k: int = Field(ge=1)
 
 
-class MDAVSpec(_Strict):
+class _Grouped(_Strict):
+    """A method applied to attribute groups, each with its own size (``group_size``:
+    the name of that field, ``k`` or ``c``), or to one group of all columns."""
+
+    group_size: ClassVar[str]  # the size field of each group (in the CLI: 'A,B:3')
+
+    @field_validator("groups", mode="before", check_fields=False)
+    @classmethod
+    def _pairs_as_groups(cls, value):
+        """``(columns, size)`` pairs are groups too (the CLI's and the Python API's form)."""
+        if isinstance(value, (list, tuple)):
+            return [
+                {"columns": list(g[0]), cls.group_size: g[1]} if isinstance(g, (list, tuple)) else g
+                for g in value
+            ]
+        return value
+
+    def group_list(self, columns: Sequence[str]) -> list[tuple[list[str], int]]:
+        """The attribute groups as ``(columns, size)`` pairs (one group of ``columns``
+        when the method was given a single size)."""
+        groups = getattr(self, "groups")  # noqa: B009 (each subclass types its own field)
+        if groups is None:
+            size = getattr(self, self.group_size)
+            assert size is not None  # the spec's validator keeps exactly one
+            return [(list(columns), size)]
+        return [(g.columns, getattr(g, self.group_size)) for g in groups]
+
+
+class MDAVSpec(_Grouped):
     """MDAV microaggregation: ``groups`` (attribute groups with their k), or ``k`` for
     one group of all the masked columns."""
 
     method: Literal["mdav"] = "mdav"
-    group_size: ClassVar[str] = "k"  # the size field of each group (in the CLI: 'A,B:3')
+    group_size: ClassVar[str] = "k"
     groups: list[AttributeGroup] | None = Field(default=None, min_length=1)
     k: int | None = Field(default=None, ge=1)
 
@@ -76,13 +104,6 @@ class MDAVSpec(_Strict):
     def check(self, n_records: int) -> None:
         for _, k in self.group_list(()):
             check_k(k, n_records)
-
-    def group_list(self, columns: Sequence[str]) -> list[tuple[list[str], int]]:
-        """The attribute groups as ``(columns, k)`` pairs (``k``: one group of ``columns``)."""
-        if self.groups is None:
-            assert self.k is not None  # the validator keeps exactly one
-            return [(list(columns), self.k)]
-        return [(g.columns, g.k) for g in self.groups]
 
     def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
         if self.groups is not None:
@@ -176,7 +197,7 @@ class FuzzyGroup(_Strict):
     c: int = Field(ge=1)
 
 
-class FuzzySpec(_Strict):
+class FuzzySpec(_Grouped):
     """Fuzzy microaggregation (Torra 2017): fuzzy c-means with ``c`` clusters and
     fuzzifier ``m1``, memberships recomputed with ``m2``, each record replaced by a
     centre drawn with its membership (:func:`rlopt.masking.fuzzy.fuzzy_microaggregate`);
@@ -197,13 +218,6 @@ class FuzzySpec(_Strict):
                 "fuzzy microaggregation needs exactly one of c (one group of all attributes) and groups"
             )
         return self
-
-    def group_list(self, columns: Sequence[str]) -> list[tuple[list[str], int]]:
-        """The attribute groups as ``(columns, c)`` pairs (``c``: one group of ``columns``)."""
-        if self.groups is None:
-            assert self.c is not None  # the validator keeps exactly one
-            return [(list(columns), self.c)]
-        return [(g.columns, g.c) for g in self.groups]
 
     def check(self, n_records: int) -> None:
         for _, c in self.group_list(()):

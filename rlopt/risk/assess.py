@@ -153,7 +153,7 @@ def _generalisation(
 
 def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
     """The published masking of a transparency attack as a validated spec: a spec, or a
-    dict ``{"method": name or alias, **parameters}`` (MDAV groups as ``(columns, k)``
+    dict ``{"method": name or alias, **parameters}`` (groups as ``(columns, size)``
     pairs or dicts)."""
     if not isinstance(attack, dict):
         return attack
@@ -161,10 +161,6 @@ def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
     method = fields.pop("method", None)
     if method is None:
         raise InputError(f"attack={attack!r}; expected a 'method' (a masking method name)")
-    if fields.get("groups") is not None:
-        fields["groups"] = [
-            g if isinstance(g, dict) else {"columns": list(g[0]), "k": g[1]} for g in fields["groups"]
-        ]
     return masking_spec(attack_for(method).masking, **fields)
 
 
