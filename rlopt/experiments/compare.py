@@ -42,7 +42,6 @@ __all__ = [
     "CompareCell",
     "Comparison",
     "parse_methods",
-    "compare_cells",
     "compare_columns",
     "run_compare_cell",
     "run_compare",
@@ -161,28 +160,6 @@ class CompareCell:
         return masking_spec(self.method, **fields)
 
 
-def compare_cells(
-    data_path: str | Path,
-    methods: Sequence[tuple[str, dict[str, list[float]]]],
-    *,
-    families: Sequence[str] = ("wm",),
-    confidential: Sequence[str] = (),
-    time_limit: float | None = 60.0,
-    margin: float = 1e-5,
-    threads: int = 1,
-    seed: int = 0,
-    bounds: dict[str, tuple[float, float]] | None = None,
-) -> list[CompareCell]:
-    """Every method at every combination of its parameter values for the CSV file
-    ``data_path``, each checked now (a bad value is an error before any cell runs)."""
-    path = Path(data_path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return _cells(
-        str(path), digest, len(load_table(path)), methods, families=families, confidential=confidential,
-        time_limit=time_limit, margin=margin, threads=threads, seed=seed, bounds=bounds,
-    )  # fmt: skip
-
-
 def _cells(
     data_path: str,
     digest: str,
@@ -197,6 +174,9 @@ def _cells(
     seed: int = 0,
     bounds: dict[str, tuple[float, float]] | None = None,
 ) -> list[CompareCell]:
+    """Every method at every combination of its parameter values for the records in
+    ``data_path`` (``digest`` and ``n_records`` of that file), each checked now: a bad
+    value is an error before any cell runs."""
     for family in families:
         get_learned_family(family)
     SolverOptions(time_limit=time_limit, threads=threads)  # raises on a bad limit
