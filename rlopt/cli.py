@@ -70,7 +70,6 @@ class Table(StrEnum):
 
 # -- choices read from the registries, checked while parsing (a usage error, exit 2) --
 _LEARNED_LIST = ", ".join(LEARNED)  # the families registered when the CLI was built
-_METHODS = "|".join(MASKING_METHODS)
 _PARAMETERS = ", ".join(f"{m.name}: {m.parameter}" for m in MASKING_METHODS.values())
 _ALIASES = "; ".join(f"{m.name}: {', '.join(m.aliases)}" for m in MASKING_METHODS.values() if m.aliases)
 
@@ -99,6 +98,16 @@ _method = _parsed(lambda value: masking_method(value).name)
 _attacked_method = _parsed(lambda value: attack_for(value).masking)
 _families = _parsed(_family_names)
 _family = _parsed(lambda value: get_learned_family(value).name)
+
+
+def _method_option(help: str, *, attacked: bool = False) -> Any:
+    """``--method``-like options: a registered masking method (``attacked``: one with a
+    transparency attack), aliases accepted, choices listed and checked by the parser."""
+    names = ATTACKS if attacked else MASKING_METHODS
+    return typer.Option(
+        metavar=f"[{'|'.join(names)}]", callback=_attacked_method if attacked else _method, help=help
+    )
+
 
 # -- options shared by commands: one name, one meaning, one default --
 JsonOut = Annotated[
@@ -286,7 +295,7 @@ def mask(
     ] = None,
     method: Annotated[
         str | None,
-        typer.Option(metavar=f"[{_METHODS}]", callback=_method, help=f"masking method (aliases {_ALIASES})"),
+        _method_option(f"masking method (aliases {_ALIASES})"),
     ] = None,
     groups: Groups = None,
     k: GroupSize = None,
@@ -459,11 +468,7 @@ def attack(
     masked: Annotated[Path, typer.Argument(help="masked file, CSV or Parquet")],
     method: Annotated[
         str,
-        typer.Option(
-            metavar=f"[{'|'.join(ATTACKS)}]",
-            callback=_attacked_method,
-            help=f"the published masking method (aliases {_ALIASES})",
-        ),
+        _method_option(f"the published masking method (aliases {_ALIASES})", attacked=True),
     ],
     p: Annotated[
         float | None, typer.Option(help="rank swapping: published p in percent (or an upper bound)")
@@ -648,11 +653,7 @@ def risk(
     ] = None,
     attack_method: Annotated[
         str | None,
-        typer.Option(
-            metavar=f"[{'|'.join(ATTACKS)}]",
-            callback=_attacked_method,
-            help="published masking method, for its transparency attack",
-        ),
+        _method_option("published masking method, for its transparency attack", attacked=True),
     ] = None,
     p: Annotated[float | None, typer.Option(help="attack: published rank swapping p (%)")] = None,
     window: Annotated[int | None, typer.Option(help="attack: published rank swapping range in ranks")] = None,
@@ -673,11 +674,7 @@ def risk(
     interval_p: Annotated[float, typer.Option(help="interval disclosure width (%)")] = 10.0,
     tradeoff_method: Annotated[
         str | None,
-        typer.Option(
-            metavar=f"[{_METHODS}]",
-            callback=_method,
-            help="add a risk-utility trade-off of this masking method",
-        ),
+        _method_option("add a risk-utility trade-off of this masking method"),
     ] = None,
     tradeoff_values: Annotated[
         str | None, typer.Option(help="its parameter values, e.g. '2..10', '2..20:2' or '3|5|8'")
@@ -823,7 +820,7 @@ def tradeoff_command(
     original: Annotated[Path, typer.Argument(help="original file, CSV or Parquet")],
     method: Annotated[
         str,
-        typer.Option(metavar=f"[{_METHODS}]", callback=_method, help=f"masking method (aliases {_ALIASES})"),
+        _method_option(f"masking method (aliases {_ALIASES})"),
     ],
     values: Annotated[
         str,
