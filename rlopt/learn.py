@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from rlopt.data import LinkageData, Standardisation, standardise, validate_pair
+from rlopt.data import LinkageData, Standardisation, validate_pair
 from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.families.containment import embed
@@ -193,11 +193,7 @@ def learn(
     """
     t0 = time.perf_counter()
     family.check_attributes(data.n_attributes)
-    za, zb = (
-        (data.masked, data.original)
-        if standardised
-        else (standardise(data.masked), standardise(data.original))
-    )
+    za, zb = (data.masked, data.original) if standardised else data.standardised()
     n_records = za.shape[0]
     if candidates is not None:
         candidates, reductions = _restricted(candidates, reductions, n_records)
@@ -956,7 +952,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         data = validate_pair(
             original, masked, columns=list(self.columns_), id_column=id_column, drop_nonfinite=drop_nonfinite
         )
-        return link_records(standardise(data.masked), standardise(data.original), distance)
+        return link_records(*data.standardised(), distance)
 
     def score(self, original, masked, **kwargs) -> float:
         """Share of records correctly re-identified (strictly nearest) by :meth:`link`."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rlopt.data import LinkageData, standardise
+from rlopt.data import LinkageData
 from rlopt.families import Distance
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
@@ -112,7 +112,7 @@ def link_in_candidates(
 ) -> AttackResult:
     """Link every original record to its nearest masked record inside its candidate set
     (``candidates[x, j]``: masked record ``j`` may be original record ``x``'s)."""
-    za, zb = standardise(data.masked), standardise(data.original)
+    za, zb = data.standardised()
     dist = resolve_distance(distance, za, zb, data.columns)
     # the intruder's side: original records are linked to masked ones (the families'
     # distances depend on the differences only, so d(x, m) = d(m, x))

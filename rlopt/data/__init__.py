@@ -2,13 +2,26 @@
 standardisation and the per-attribute squared differences."""
 
 from rlopt.data._bundled import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia, load_table
+from rlopt.data._kinds import (
+    CATEGORY_UNIT,
+    MISSING_POLICIES,
+    NOMINAL,
+    NUMERIC,
+    ORDINAL,
+    ColumnKind,
+    KindSpec,
+    parse_ordinal,
+)
 from rlopt.data._standardise import (
     DEFAULT_CHUNK_BYTES,
     Standardisation,
+    attribute_deltas,
+    categorical_columns,
     chunk_rows,
     column_scale,
     column_sd,
     diff_chunks,
+    pairwise_deltas,
     squared_diffs,
     standardise,
 )
@@ -29,6 +42,17 @@ __all__ = [
     "column_scale",
     "column_sd",
     "squared_diffs",
+    "attribute_deltas",
+    "pairwise_deltas",
+    "categorical_columns",
+    "ColumnKind",
+    "KindSpec",
+    "parse_ordinal",
+    "NUMERIC",
+    "ORDINAL",
+    "NOMINAL",
+    "MISSING_POLICIES",
+    "CATEGORY_UNIT",
     "diff_chunks",
     "chunk_rows",
     "DEFAULT_CHUNK_BYTES",

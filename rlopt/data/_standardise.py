@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rlopt.data._kinds import CATEGORY_THRESHOLD
 from rlopt.exceptions import NonFiniteError
 
 __all__ = [
@@ -26,6 +27,9 @@ __all__ = [
     "column_scale",
     "column_sd",
     "squared_diffs",
+    "attribute_deltas",
+    "pairwise_deltas",
+    "categorical_columns",
     "diff_chunks",
     "chunk_rows",
     "DEFAULT_CHUNK_BYTES",
@@ -99,8 +103,42 @@ def column_sd(values: np.ndarray) -> np.ndarray:
     return fitted.sd * fitted.scale
 
 
+def _categorical(values: np.ndarray) -> np.ndarray | None:
+    """Where ``values`` holds encoded categories (None when nowhere: the numeric fast path)."""
+    if values.size == 0 or not np.abs(values).max() >= CATEGORY_THRESHOLD:
+        return None
+    return np.abs(values) >= CATEGORY_THRESHOLD
+
+
+def categorical_columns(*encoded: np.ndarray) -> np.ndarray:
+    """Which columns of the encoded files hold a category somewhere (nominal levels, blanks)."""
+    return np.any([(np.abs(z) >= CATEGORY_THRESHOLD).any(axis=0) for z in encoded], axis=0)
+
+
+def attribute_deltas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The per-attribute differences ``a - b`` of encoded records (any broadcastable shapes).
+
+    The one place where differences of records are formed: ``delta ** 2`` is the
+    per-attribute difference every family reads. Numeric z-scores and ordinal
+    normalised ranks give ``a - b``; where either side is an encoded category
+    (nominal level or categorical blank, :data:`rlopt.data.CATEGORY_UNIT`) the
+    delta is the 0/1 mismatch ``a != b``.
+    """
+    delta = a - b
+    on_a, on_b = _categorical(a), _categorical(b)
+    if on_a is None and on_b is None:
+        return delta
+    on = np.broadcast_to(on_a if on_a is not None else False, delta.shape) | (
+        on_b if on_b is not None else False
+    )
+    return np.where(on, (a != b).astype(np.float64), delta)
+
+
 def squared_diffs(za: np.ndarray, zb: np.ndarray) -> np.ndarray:
-    """``diff[i, j, k] = (za[i, k] - zb[j, k])**2`` for the given rows.
+    """``diff[i, j, k] = delta(za[i, k], zb[j, k])**2`` for the given rows.
+
+    ``delta`` is :func:`attribute_deltas`: ``za - zb`` on numeric and ordinal
+    attributes, the 0/1 mismatch on nominal ones.
 
     Parameters
     ----------
@@ -111,8 +149,13 @@ def squared_diffs(za: np.ndarray, zb: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (n_rows, n_records, n_attributes)
     """
-    delta = za[:, None, :] - zb[None, :, :]
+    delta = pairwise_deltas(za, zb)
     return delta * delta
+
+
+def pairwise_deltas(za: np.ndarray, zb: np.ndarray) -> np.ndarray:
+    """``delta[i, j, k]`` of :func:`attribute_deltas` for every pair, shape (rows, N, n)."""
+    return attribute_deltas(za[:, None, :], zb[None, :, :])
 
 
 def chunk_rows(n_records: int, n_attributes: int, *, max_bytes: int = DEFAULT_CHUNK_BYTES) -> int:

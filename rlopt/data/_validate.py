@@ -15,6 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rlopt.data._kinds import (
+    ColumnKind,
+    KindSpec,
+    column_kinds,
+    describe_kinds,
+    encode_attributes,
+    encode_codes,
+    warn_dropped_blanks,
+)
+from rlopt.data._standardise import standardise
 from rlopt.exceptions import DataWarning, InputError
 
 __all__ = ["LinkageData", "validate_pair", "validate_table", "as_frame"]
@@ -37,6 +47,10 @@ class LinkageData:
     n_duplicate_original : int
         Original records whose attribute values equal those of another original
         record; no distance can re-identify them with certainty.
+    kinds : tuple of ColumnKind
+        The kind of each attribute (numeric, ordinal, nominal; all numeric when
+        empty). A categorical attribute's column holds its level's index, NaN
+        for a blank (see :mod:`rlopt.data._kinds`).
     """
 
     original: np.ndarray
@@ -45,6 +59,45 @@ class LinkageData:
     ids: np.ndarray | None = None
     n_dropped: int = 0
     n_duplicate_original: int = 0
+    kinds: tuple[ColumnKind, ...] = ()
+
+    @property
+    def mixed(self) -> bool:
+        """Whether some attribute is categorical."""
+        return any(kind.categorical for kind in self.kinds)
+
+    @property
+    def numeric_columns(self) -> list[int]:
+        """Indices of the numeric attributes."""
+        return [k for k in range(self.n_attributes) if not (self.kinds and self.kinds[k].categorical)]
+
+    def describe_kinds(self) -> str:
+        return describe_kinds(self.kinds) if self.kinds else f"numeric: {', '.join(self.columns)}"
+
+    def standardised(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(za, zb)``: the masked and the original file as the distances read them.
+
+        Each file on its own (SPEC section 2): numeric attributes as z-scores,
+        ordinal ones as normalised ranks, nominal ones encoded for a 0/1 mismatch
+        (:func:`rlopt.data.attribute_deltas`).
+        """
+        return self._encoded(self.masked, "masked"), self._encoded(self.original, "original")
+
+    def _encoded(self, values: np.ndarray, name: str) -> np.ndarray:
+        if not self.mixed:
+            return standardise(values, name=name)
+        numeric = self.numeric_columns
+        z = standardise(values[:, numeric], name=name) if numeric else np.empty((len(values), 0))
+        return encode_attributes(values, self.kinds, z)
+
+    def require_numeric(self, what: str) -> None:
+        """Raise :class:`InputError` when ``what`` needs numbers and some attribute is categorical."""
+        categorical = [k.name for k in self.kinds if k.categorical]
+        if categorical:
+            raise InputError(
+                f"{what} needs numeric attributes; {categorical} are categorical. "
+                "Choose the numeric attributes with --columns (Python: columns=[...])"
+            )
 
     @property
     def n_records(self) -> int:
@@ -117,7 +170,8 @@ def _numeric_block(frame: pd.DataFrame, columns: list[str], *, name: str) -> np.
             row = int(garbled[0])
             raise InputError(
                 f"{name}: column {column!r} has {garbled.size} value(s) that are not numbers "
-                f"(first at row {row}: {_plain(series.iloc[row])!r}); expected numbers only"
+                f"(first at row {row}: {_plain(series.iloc[row])!r}); expected numbers only, or "
+                f"declare the column categorical with --nominal {column} (Python: kinds={{'nominal': [...]}})"
             )
     return frame[columns].to_numpy(dtype=np.float64, copy=True)
 
@@ -226,6 +280,7 @@ def _warn_identifiers(a: np.ndarray, b: np.ndarray, columns: list[str]) -> None:
 
 
 def _count_duplicate_rows(block: np.ndarray) -> int:
+    block = np.where(np.isnan(block), -1.0, block)  # a blank equals a blank
     _, inverse, counts = np.unique(block, axis=0, return_inverse=True, return_counts=True)
     return int((counts[inverse.ravel()] > 1).sum())
 
@@ -263,17 +318,25 @@ def _align_rows(original: pd.DataFrame, masked: pd.DataFrame, id_column: str | N
 
 
 def _handle_nonfinite(
-    a: np.ndarray, b: np.ndarray, ids: np.ndarray | None, cols: list[str], drop_nonfinite: bool
+    a: np.ndarray,
+    b: np.ndarray,
+    ids: np.ndarray | None,
+    cols: list[str],
+    drop_nonfinite: bool,
+    numeric: list[int],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
-    """Raise on NaN/inf, or drop those records from both files (and warn); the number dropped."""
-    bad = _nonfinite_rows(a) | _nonfinite_rows(b)
+    """Raise on NaN/inf in a numeric attribute, or drop those records from both files
+    (and warn); the number dropped."""
+    na, nb = a[:, numeric], b[:, numeric]
+    bad = _nonfinite_rows(na) | _nonfinite_rows(nb)
     if not bad.any():
         return a, b, ids, 0
     if not drop_nonfinite:
+        names = [cols[k] for k in numeric]
         _raise_nonfinite(
-            a if _nonfinite_rows(a).any() else b,
-            cols,
-            name="original" if _nonfinite_rows(a).any() else "masked",
+            na if _nonfinite_rows(na).any() else nb,
+            names,
+            name="original" if _nonfinite_rows(na).any() else "masked",
         )
     n_dropped = int(bad.sum())
     warnings.warn(
@@ -287,19 +350,47 @@ def _handle_nonfinite(
     return a, b, ids, n_dropped
 
 
-def _check_linkable(a: np.ndarray, b: np.ndarray, cols: list[str]) -> None:
-    """At least 2 records, and no constant column (standardisation divides by the sd)."""
+def _check_linkable(a: np.ndarray, b: np.ndarray, cols: list[str], numeric: list[int]) -> None:
+    """At least 2 records, and no constant numeric column (standardisation divides by the sd)."""
     if a.shape[0] < 2:
         raise InputError(f"{a.shape[0]} record(s) to link; expected at least 2")
     for block, name in ((a, "original"), (b, "masked")):
-        flat = np.flatnonzero((block == block[0]).all(axis=0))
-        if flat.size:
-            k = int(flat[0])
+        flat = [k for k in numeric if (block[:, k] == block[0, k]).all()]
+        if flat:
+            k = flat[0]
             raise InputError(
                 f"{name}: column {cols[k]!r} is constant (every value is {_plain(block[0, k])!r}); "
                 "standardisation divides by the standard deviation, so expected a column "
                 "with at least two distinct values. Leave it out with --columns (Python: columns=[...])"
             )
+
+
+def _attribute_blocks(
+    original: pd.DataFrame, masked: pd.DataFrame, kinds: tuple[ColumnKind, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both files as floats: numbers checked as numbers, categories as level indices."""
+    a = encode_codes(original, kinds, name="original")
+    b = encode_codes(masked, kinds, name="masked")
+    numeric = [k for k, kind in enumerate(kinds) if not kind.categorical]
+    if numeric:
+        names = [kinds[k].name for k in numeric]
+        a[:, numeric] = _numeric_block(original, names, name="original")
+        b[:, numeric] = _numeric_block(masked, names, name="masked")
+    return a, b
+
+
+def _handle_blanks(
+    a: np.ndarray, b: np.ndarray, ids: np.ndarray | None, kinds: tuple[ColumnKind, ...], spec: KindSpec
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    """``missing="drop"``: leave out the records with a categorical blank in either file."""
+    categorical = [k for k, kind in enumerate(kinds) if kind.categorical]
+    if spec.missing != "drop" or not categorical:
+        return a, b, ids, 0
+    bad = np.isnan(a[:, categorical]).any(axis=1) | np.isnan(b[:, categorical]).any(axis=1)
+    if not bad.any():
+        return a, b, ids, 0
+    warn_dropped_blanks(int(bad.sum()), len(bad), [kinds[k].name for k in categorical])
+    return a[~bad], b[~bad], None if ids is None else ids[~bad], int(bad.sum())
 
 
 def _warn_duplicates(a: np.ndarray) -> int:
@@ -322,6 +413,7 @@ def validate_pair(
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
     drop_nonfinite: bool = False,
+    kinds: KindSpec | dict | None = None,
 ) -> LinkageData:
     """Validate an original file and its masked file and align them record by record.
 
@@ -339,6 +431,11 @@ def validate_pair(
     drop_nonfinite : bool, default=False
         Drop the records with NaN/inf in either file (from both files) instead of
         raising; a :class:`DataWarning` says how many.
+    kinds : KindSpec or dict, default=None
+        Declared ordinal and nominal columns and the policy for categorical
+        blanks (``{"ordinal": {"edu": ["hs", "college", "grad"]}, "nominal":
+        ["region"], "missing": "category"}``); every other column's kind is
+        detected (numbers: numeric; text, booleans, categoricals: nominal).
 
     Returns
     -------
@@ -360,10 +457,15 @@ def validate_pair(
     masked = as_frame(masked, name="masked")
     cols = _pair_columns(original, masked, columns, id_column)
     original, masked, ids = _align_rows(original, masked, id_column)
-    a = _numeric_block(original, cols, name="original")
-    b = _numeric_block(masked, cols, name="masked")
-    a, b, ids, n_dropped = _handle_nonfinite(a, b, ids, cols, drop_nonfinite)
-    _check_linkable(a, b, cols)
+    spec = KindSpec.coerce(kinds)
+    if not cols:
+        raise InputError("original: no attribute columns; expected at least one")
+    column_kind = column_kinds(original, masked, cols, spec)
+    a, b = _attribute_blocks(original, masked, column_kind)
+    numeric = [k for k, kind in enumerate(column_kind) if not kind.categorical]
+    a, b, ids, n_dropped = _handle_nonfinite(a, b, ids, cols, drop_nonfinite, numeric)
+    a, b, ids, n_blank = _handle_blanks(a, b, ids, column_kind, spec)
+    _check_linkable(a, b, cols, numeric)
     _warn_identifiers(a, b, cols)
     n_dup = _warn_duplicates(a)
-    return LinkageData(a, b, tuple(cols), ids, n_dropped, n_dup)
+    return LinkageData(a, b, tuple(cols), ids, n_dropped + n_blank, n_dup, column_kind)

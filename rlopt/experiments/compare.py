@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from rlopt.attacks import ATTACKS, plan_attack
-from rlopt.data import load_table, standardise, validate_pair
+from rlopt.data import load_table, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.experiments.runner import GridRun
 from rlopt.families import get_learned_family
@@ -222,7 +222,7 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
     counts: dict[str, int] = {}
     row: dict = {}
     known: list = []  # every parameter met, offered to each family (projected into it)
-    za, zb = standardise(data.masked), standardise(data.original)
+    za, zb = data.standardised()
     for name in ("am", "md"):
         try:
             baseline = resolve_distance(name, za, zb, data.columns)

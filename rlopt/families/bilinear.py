@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
+from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows, pairwise_deltas
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
 
@@ -36,7 +36,7 @@ def _quadratic_features(delta: np.ndarray) -> np.ndarray:
 
 def quadratic_pairwise(za: np.ndarray, zb: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """``(za[i] - zb[j])^T matrix (za[i] - zb[j])`` for every pair, shape (rows, N)."""
-    delta = za[:, None, :] - zb[None, :, :]
+    delta = pairwise_deltas(za, zb)
     return np.einsum("ijk,kl,ijl->ij", delta, matrix, delta, optimize=True)
 
 
@@ -73,7 +73,7 @@ class Bilinear(LearnedFamily):
         return rows
 
     def features(self, za, zb):
-        phi = _quadratic_features(za[:, None, :] - zb[None, :, :])
+        phi = _quadratic_features(pairwise_deltas(za, zb))
         return phi, np.zeros(phi.shape[:2])
 
     def max_excess(self, own, other):
@@ -127,7 +127,7 @@ class NonNegativeBilinear(Bilinear):
         found: list[tuple[float, np.ndarray]] = []
         step = chunk_rows(zb.shape[0], zb.shape[1], max_bytes=DEFAULT_CHUNK_BYTES)
         for start in range(0, za.shape[0], step):
-            delta = za[start : start + step, None, :] - zb[None, :, :]
+            delta = pairwise_deltas(za[start : start + step], zb)
             values = np.einsum("ijk,kl,ijl->ij", delta, q, delta, optimize=True)
             for r, j in zip(*np.nonzero(values < -SEPARATION_TOL)):
                 found.append((values[r, j], _quadratic_features(delta[r, j])))

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from rlopt.data import attribute_deltas
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families._base import BaselineFamily, Distance
 from rlopt.families.bilinear import quadratic_pairwise
@@ -48,7 +49,7 @@ class Mahalanobis(BaselineFamily):
     name = "md"
 
     def from_data(self, za, zb, columns) -> Distance:
-        cov = np.atleast_2d(np.cov(za - zb, rowvar=False))
+        cov = np.atleast_2d(np.cov(attribute_deltas(za, zb), rowvar=False))
         scale = np.abs(cov).max()
         if not scale > 1e-12:
             raise InputError(

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, standardise, validate_pair
+from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, validate_pair
 from rlopt.exceptions import InputError, NonFiniteError
 from rlopt.families import BaselineFamily, Distance, get_family
 
@@ -188,5 +188,5 @@ def resolve_distance(
 
 def dbrl_validated(data: LinkageData, distance: str | Distance) -> LinkageResult:
     """:func:`dbrl` for a caller that already holds validated :class:`LinkageData`."""
-    za, zb = standardise(data.masked), standardise(data.original)
+    za, zb = data.standardised()
     return link_records(za, zb, resolve_distance(distance, za, zb, data.columns))

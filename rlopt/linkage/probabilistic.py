@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, standardise, validate_pair
+from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, pairwise_deltas, validate_pair
 from rlopt.exceptions import InputError
 
 __all__ = [
@@ -77,7 +77,7 @@ def agreement_levels(
     ``za``, ``zb`` are standardised; level ``l`` counts the thresholds that
     ``|za[i, k] - zb[j, k]|`` exceeds (0 = closest agreement).
     """
-    diff = np.abs(za[:, None, :] - zb[None, :, :])
+    diff = np.abs(pairwise_deltas(za, zb))
     return np.searchsorted(np.asarray(thresholds), diff, side="left").astype(np.int8)
 
 
@@ -242,7 +242,7 @@ def pld(
 
 def pld_validated(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int) -> PLDResult:
     """:func:`pld` for a caller that holds validated data and checked thresholds ``cuts``."""
-    za, zb = standardise(data.masked), standardise(data.original)
+    za, zb = data.standardised()
     n_records = data.n_records
     patterns, counts = _pattern_counts(za, zb, cuts, max_bytes)
     em = fit_em(patterns, counts, cuts.size + 1, match_share=1.0 / n_records)

@@ -54,6 +54,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from rlopt.data import squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
@@ -686,7 +687,7 @@ def nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
     pairs = np.zeros((n_records, n_records), dtype=bool)
     for start in range(0, n_records, _RECORD_BLOCK):
         block = np.arange(start, min(n_records, start + _RECORD_BLOCK))
-        d = ((za[block, None, :] - zb[None, :, :]) ** 2).sum(axis=2)
+        d = squared_diffs(za[block], zb).sum(axis=2)
         d[np.arange(block.size), block] = np.inf
         nearest = np.argsort(d, axis=1, kind="stable")[:, : min(count, n_records - 1)]
         pairs[block[:, None], nearest] = True

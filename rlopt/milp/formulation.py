@@ -20,7 +20,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
+from rlopt.data import DEFAULT_CHUNK_BYTES, attribute_deltas, chunk_rows, pairwise_deltas
 from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily, LinearRows
 
@@ -63,7 +63,7 @@ def largest_big_c(za: np.ndarray, zb: np.ndarray, family: LearnedFamily, *, marg
     n_records, n_attributes = za.shape
     largest = -np.inf
     for chunk in _record_chunks(za, np.arange(n_records), n_attributes):
-        delta = za[chunk, None, :] - zb[None, :, :]
+        delta = pairwise_deltas(za[chunk], zb)
         own = delta[np.arange(chunk.size), chunk][:, None, :]
         excess = family.max_excess(own, delta)
         excess[np.arange(chunk.size), chunk] = -np.inf
@@ -112,7 +112,7 @@ def linkage_rows(
         phi, offset = family.features(za[chunk], zb)
         coefs = phi - phi[rows, chunk][:, None, :]
         constants = offset - offset[rows, chunk][:, None]
-        delta = za[chunk, None, :] - zb[None, :, :]
+        delta = pairwise_deltas(za[chunk], zb)
         tight = family.max_excess(delta[rows, chunk][:, None, :], delta) + margin
         c = tight if isinstance(big_c, str) else np.full(tight.shape, float(big_c))
         keep = np.ones(c.shape, dtype=bool)
@@ -163,8 +163,8 @@ def _paired_rows(za, zb, family, margin, big_c, drop_redundant, pairs, records):
             continue
         record, other = np.concatenate(record), np.concatenate(other)
         coefs, constants = np.concatenate(coefs), np.concatenate(constants)
-        own = (za[record] - zb[record])[:, None, :]
-        tight = family.max_excess(own, (za[record] - zb[other])[:, None, :])[:, 0] + margin
+        own = attribute_deltas(za[record], zb[record])[:, None, :]
+        tight = family.max_excess(own, attribute_deltas(za[record], zb[other])[:, None, :])[:, 0] + margin
         c = tight if isinstance(big_c, str) else np.full(tight.shape, float(big_c))
         keep = tight > 0 if drop_redundant else np.ones(tight.shape, dtype=bool)
         yield record[keep], other[keep], coefs[keep], constants[keep], c[keep]

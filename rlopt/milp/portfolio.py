@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from rlopt.data import categorical_columns
 from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
@@ -306,7 +307,22 @@ def nca_matrix(
     fitted on the ``2N`` records with the pair ``(a_i, b_i)`` as class ``i`` (the
     map that makes each masked record's own original its likeliest neighbour);
     the last iterate when ``deadline`` (``time.perf_counter()``) passes first,
-    ``None`` when not even one iteration fits or the result is not finite."""
+    ``None`` when not even one iteration fits or the result is not finite.
+
+    NCA's map is linear in the records, which a 0/1 mismatch is not: on a mixed
+    file it is fitted on the numeric and ordinal attributes, and the categorical
+    ones get zero rows and columns."""
+    categorical = categorical_columns(za, zb)
+    if categorical.any():
+        kept = np.flatnonzero(~categorical)
+        inner = (
+            nca_matrix(za[:, kept], zb[:, kept], deadline=deadline, max_iter=max_iter) if kept.size else None
+        )
+        if inner is None:
+            return None
+        full = np.zeros((za.shape[1], za.shape[1]))
+        full[np.ix_(kept, kept)] = inner
+        return full
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
     n_records, n_attributes = za.shape

@@ -18,7 +18,7 @@ import pandas as pd
 
 from rlopt.attacks import AttackResult, FuzzyAttackResult, attack_for, plan_attack
 from rlopt.attacks.registry import AttackRun
-from rlopt.data import LinkageData, standardise, validate_pair
+from rlopt.data import LinkageData, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import get_learned_family, learned_families
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
@@ -109,7 +109,7 @@ def _generalisation(
 ) -> dict:
     """k-fold: learn on the other folds' records, link each held-out masked record
     against the whole original file; both files standardised as a whole."""
-    za, zb = standardise(data.masked), standardise(data.original)
+    za, zb = data.standardised()
     order = np.random.default_rng(seed).permutation(data.n_records)
     held = np.zeros(data.n_records, dtype=bool)
     per_fold = []
@@ -346,8 +346,7 @@ class _Work:
         ids = data.ids if data.ids is not None else np.arange(data.n_records)
         return cls(
             data,
-            standardise(data.masked),
-            standardise(data.original),
+            *data.standardised(),
             pd.DataFrame({"record": ids}),
             notes,
             say or (lambda message: None),
