@@ -377,18 +377,25 @@ def _build_recipe(preset: str | None, config: Path | None, sample_seed: int | No
 class BundledData(StrEnum):
     census = "census"
     eia = "eia"
+    acs12 = "acs12"
+    cps1985 = "cps1985"
 
 
 @app.command(name="data", epilog="Example: rlopt data census --out data.csv")
 def data_command(
     name: Annotated[
-        BundledData, typer.Argument(help="bundled file: census (1080 x 13) or eia (4092 records)")
+        BundledData,
+        typer.Argument(
+            help="bundled file: census (1080 x 13), eia (4092 records), acs12 (2000 x 13, mixed, "
+            "with blanks) or cps1985 (534 x 11, mixed)"
+        ),
     ],
     out: Annotated[Path, typer.Option(help="output file, CSV (or Parquet by suffix)")],
     columns: Annotated[
         str | None,
         typer.Option(
-            help="comma-separated columns (default: the numerical attributes: Census's 13, EIA's 10)"
+            help="comma-separated columns (default: Census's 13 and EIA's 10 numerical attributes; "
+            "every column of acs12 and cps1985)"
         ),
     ] = None,
     records: Annotated[
@@ -397,14 +404,29 @@ def data_command(
     ] = None,
     seed: Annotated[int, typer.Option(help="seed of the --records sample")] = 0,
 ) -> None:
-    """Write a bundled CASC reference file (Census or EIA), e.g. as input of the examples."""
-    from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia
+    """Write a bundled file (the CASC Census and EIA, the acs12 and CPS1985 survey
+    extracts), e.g. as input of the examples."""
+    from rlopt.data import (
+        ACS12_ORDINAL,
+        CENSUS_ATTRIBUTES,
+        EIA_ATTRIBUTES,
+        load_acs12,
+        load_census,
+        load_cps1985,
+        load_eia,
+    )
     from rlopt.masking import sample_records
 
     _check_outputs(out=out)
-    frame = load_census() if name is BundledData.census else load_eia()
-    default = CENSUS_ATTRIBUTES if name is BundledData.census else EIA_ATTRIBUTES
-    cols = _split(columns) or list(default)
+    loaders = {
+        BundledData.census: (load_census, CENSUS_ATTRIBUTES),
+        BundledData.eia: (load_eia, EIA_ATTRIBUTES),
+        BundledData.acs12: (load_acs12, None),
+        BundledData.cps1985: (load_cps1985, None),
+    }
+    load, default = loaders[name]
+    frame = load()
+    cols = _split(columns) or list(default or frame.columns)
     missing = [c for c in cols if c not in frame.columns]
     if missing:
         raise InputError(
@@ -415,6 +437,10 @@ def data_command(
     frame = sample_records(frame[cols], records, seed)
     _write(frame, out)
     typer.echo(f"{name.value}: {len(frame)} records x {frame.shape[1]} attributes -> {out}")
+    ordered = {c: levels for c, levels in ACS12_ORDINAL.items() if name is BundledData.acs12 and c in cols}
+    if ordered:  # a CSV keeps no order of categories
+        spec = "; ".join(f"{c}:{'<'.join(levels)}" for c, levels in ordered.items())
+        typer.echo(f"ordered categories: pass --ordinal {spec!r} to link, learn, risk and compare")
 
 
 @app.command(epilog="Example: rlopt link data.csv masked-rs.csv --distance md --json -")

@@ -1,7 +1,17 @@
 """Data: the bundled reference files, loaders, the one input validator,
 standardisation and the per-attribute squared differences."""
 
-from rlopt.data._bundled import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia, load_table
+from rlopt.data._bundled import (
+    ACS12_ORDINAL,
+    CENSUS_ATTRIBUTES,
+    CPS1985_ORDINAL,
+    EIA_ATTRIBUTES,
+    load_acs12,
+    load_census,
+    load_cps1985,
+    load_eia,
+    load_table,
+)
 from rlopt.data._kinds import (
     CATEGORY_UNIT,
     MISSING_POLICIES,
@@ -17,6 +27,7 @@ from rlopt.data._standardise import (
     Standardisation,
     attribute_deltas,
     categorical_columns,
+    category_pairs,
     chunk_rows,
     column_scale,
     column_sd,
@@ -32,6 +43,10 @@ __all__ = [
     "EIA_ATTRIBUTES",
     "load_census",
     "load_eia",
+    "load_acs12",
+    "load_cps1985",
+    "ACS12_ORDINAL",
+    "CPS1985_ORDINAL",
     "load_table",
     "LinkageData",
     "validate_pair",
@@ -45,6 +60,7 @@ __all__ = [
     "attribute_deltas",
     "pairwise_deltas",
     "categorical_columns",
+    "category_pairs",
     "ColumnKind",
     "KindSpec",
     "parse_ordinal",

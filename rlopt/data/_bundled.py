@@ -12,7 +12,17 @@ import pandas as pd
 
 from rlopt.exceptions import InputError
 
-__all__ = ["load_census", "load_eia", "load_table", "CENSUS_ATTRIBUTES", "EIA_ATTRIBUTES"]
+__all__ = [
+    "load_census",
+    "load_eia",
+    "load_acs12",
+    "load_cps1985",
+    "load_table",
+    "CENSUS_ATTRIBUTES",
+    "EIA_ATTRIBUTES",
+    "ACS12_ORDINAL",
+    "CPS1985_ORDINAL",
+]
 
 CENSUS_ATTRIBUTES = (
     "AFNLWGT",
@@ -77,6 +87,45 @@ def load_eia() -> pd.DataFrame:
     those for linkage (``load_eia()[list(EIA_ATTRIBUTES)]``).
     """
     return _read_bundled("eia.csv")
+
+
+ACS12_ORDINAL: dict[str, tuple[str, ...]] = {"edu": ("hs or lower", "college", "grad")}
+"""The ordered attribute of acs12 and its levels from lowest to highest (``--ordinal``)."""
+
+CPS1985_ORDINAL: dict[str, tuple[str, ...]] = {}
+"""CPS1985 has no ordered category (its education is a number of years)."""
+
+
+def _with_order(frame: pd.DataFrame, ordinal: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+    for name, levels in ordinal.items():
+        frame[name] = pd.Categorical(frame[name], categories=list(levels), ordered=True)
+    return frame
+
+
+def load_acs12() -> pd.DataFrame:
+    """The American Community Survey 2012 extract: 2000 records, 13 attributes.
+
+    Numeric: income, hrs_work, age, time_to_work; ordinal: edu (an ordered
+    ``Categorical``, :data:`ACS12_ORDINAL`); nominal: employment, race, gender,
+    citizen, lang, married, disability, birth_qrtr. Missing values (NaN) in
+    income, employment, hrs_work, time_to_work, lang and edu, as in the survey.
+
+    Source: R package ``openintro`` (GPL-2 | GPL-3), from the US Census Bureau's
+    ACS; see ``rlopt/data/files/SOURCES.md``.
+    """
+    return _with_order(_read_bundled("acs12.csv"), ACS12_ORDINAL)
+
+
+def load_cps1985() -> pd.DataFrame:
+    """The Current Population Survey 1985 extract: 534 records, 11 attributes.
+
+    Numeric: wage, education (years), experience, age; nominal: ethnicity,
+    region, gender, occupation, sector, union, married. No missing values.
+
+    Source: R package ``AER`` (GPL-2 | GPL-3), a random sample of the May 1985
+    CPS drawn for Berndt (1991); see ``rlopt/data/files/SOURCES.md``.
+    """
+    return _read_bundled("cps1985.csv")
 
 
 _SEPARATORS = {";": "semicolon", "\t": "tab", "|": "vertical bar"}

@@ -30,6 +30,7 @@ __all__ = [
     "attribute_deltas",
     "pairwise_deltas",
     "categorical_columns",
+    "category_pairs",
     "diff_chunks",
     "chunk_rows",
     "DEFAULT_CHUNK_BYTES",
@@ -125,13 +126,17 @@ def attribute_deltas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     delta is the 0/1 mismatch ``a != b``.
     """
     delta = a - b
+    on = category_pairs(a, b)
+    return delta if on is None else np.where(on, (a != b).astype(np.float64), delta)
+
+
+def category_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """Where (broadcast like ``a - b``) either side is an encoded category; None when nowhere."""
     on_a, on_b = _categorical(a), _categorical(b)
     if on_a is None and on_b is None:
-        return delta
-    on = np.broadcast_to(on_a if on_a is not None else False, delta.shape) | (
-        on_b if on_b is not None else False
-    )
-    return np.where(on, (a != b).astype(np.float64), delta)
+        return None
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return np.broadcast_to(on_a if on_a is not None else False, shape) | (on_b if on_b is not None else False)
 
 
 def squared_diffs(za: np.ndarray, zb: np.ndarray) -> np.ndarray:

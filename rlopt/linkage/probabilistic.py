@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, pairwise_deltas, validate_pair
+from rlopt.data import (
+    DEFAULT_CHUNK_BYTES,
+    LinkageData,
+    category_pairs,
+    chunk_rows,
+    pairwise_deltas,
+    validate_pair,
+)
 from rlopt.exceptions import InputError
 
 __all__ = [
@@ -75,10 +82,18 @@ def agreement_levels(
     """Level of every pair and attribute: ``levels[i, j, k]`` for ``za[i]``, ``zb[j]``.
 
     ``za``, ``zb`` are standardised; level ``l`` counts the thresholds that
-    ``|za[i, k] - zb[j, k]|`` exceeds (0 = closest agreement).
+    ``|za[i, k] - zb[j, k]|`` exceeds (0 = closest agreement). A nominal
+    attribute (and a categorical blank) is compared by agreement: level 0 when
+    the categories are equal, the top level otherwise; an ordinal one by its
+    normalised rank difference, like a number.
     """
+    cuts = np.asarray(thresholds)
     diff = np.abs(pairwise_deltas(za, zb))
-    return np.searchsorted(np.asarray(thresholds), diff, side="left").astype(np.int8)
+    levels = np.searchsorted(cuts, diff, side="left").astype(np.int8)
+    categories = category_pairs(za[:, None, :], zb[None, :, :])
+    if categories is not None:
+        levels[categories] = np.where(diff[categories] > 0, cuts.size, 0)
+    return levels
 
 
 def check_thresholds(thresholds) -> np.ndarray:
