@@ -25,6 +25,7 @@ from rlopt.masking import (
     MASKING_METHODS,
     PUBLISHED_FILES,
     MaskingSpec,
+    RandomizedResponseSpec,
     build,
     load_recipe,
     masking_method,
@@ -119,6 +120,27 @@ JsonOut = Annotated[
     ),
 ]
 Columns = Annotated[str | None, typer.Option(help="comma-separated attributes (default: all shared)")]
+Ordinal = Annotated[
+    str | None,
+    typer.Option(
+        help="ordered categorical attributes, levels low to high: 'edu:hs<college<grad; size' "
+        "(no levels: the sorted values)"
+    ),
+]
+Nominal = Annotated[
+    str | None, typer.Option(help="comma-separated attributes compared by category (0/1), even if numbers")
+]
+
+
+class MissingPolicy(StrEnum):
+    category = "category"
+    drop = "drop"
+
+
+Missing = Annotated[
+    MissingPolicy,
+    typer.Option(help="a blank in a categorical attribute: a category of its own, or drop its record"),
+]
 IdColumn = Annotated[str | None, typer.Option(help="align records by this identifier column")]
 TimeLimit = Annotated[
     float,
@@ -184,6 +206,13 @@ def _masking(method: str, *, seed: int | None = None, **given) -> MaskingSpec:
         given["groups"] = parse_groups(given["groups"])  # (columns, size) pairs: the spec names the size
     if given.get("bounds") is not None:
         given["bounds"] = parse_bounds(given["bounds"])
+    if given.get("matrices") is not None:
+        given["matrices"] = _read_matrices(given["matrices"])
+    if given.get("merge") is not None:
+        given["merge"] = parse_merges(given["merge"])
+    for name in ("top", "bottom", "base"):
+        if given.get(name) is not None:
+            given[name] = parse_thresholds(given[name], f"--{name}")
     if "seed" in fields:
         given["seed"] = seed
     return masking_spec(method, **given)
@@ -204,6 +233,50 @@ def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
                 f"domain {part!r} in --bounds {text!r}; expected COLUMN:LOWER:UPPER parts separated by ';'"
             ) from None
     return bounds
+
+
+def parse_merges(text: str) -> dict[str, list[list[str]]]:
+    """``"edu=college|grad; race=asian|other"`` into ``{"edu": [["college", "grad"]], ...}``."""
+    merges: dict[str, list[list[str]]] = {}
+    for part in (p.strip() for p in text.split(";") if p.strip()):
+        column, _, levels = part.partition("=")
+        group = [level.strip() for level in levels.split("|") if level.strip()]
+        if not column.strip() or len(group) < 2:
+            raise InputError(
+                f"merge {part!r} in --merge {text!r}; expected COLUMN=CATEGORY|CATEGORY[|...] parts separated by ';'"
+            )
+        merges.setdefault(column.strip(), []).append(group)
+    return merges
+
+
+def parse_thresholds(text: str, option: str) -> dict[str, float]:
+    """``"income:100000;age:5"`` into ``{"income": 100000.0, "age": 5.0}``."""
+    out = {}
+    for part in (p.strip() for p in text.split(";") if p.strip()):
+        column, _, value = part.partition(":")
+        try:
+            out[column.strip()] = float(value)
+        except ValueError:
+            raise InputError(
+                f"{part!r} in {option} {text!r}; expected COLUMN:NUMBER parts separated by ';'"
+            ) from None
+        if not column.strip():
+            raise InputError(f"{part!r} in {option} {text!r}; expected COLUMN:NUMBER parts separated by ';'")
+    return out
+
+
+def _read_matrices(items: list[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """``--matrix COLUMN=PATH`` (a CSV: first column the true category, header the
+    released categories) into the spec's ``{column: {true: {released: p}}}``."""
+    out = {}
+    for item in items:
+        column, _, path = item.partition("=")
+        if not column or not path:
+            raise InputError(f"--matrix {item!r}; expected COLUMN=PATH of a CSV transition matrix")
+        table = load_table(Path(path))
+        table = table.set_index(table.columns[0])
+        out[column] = {str(u): {str(v): float(p) for v, p in row.items()} for u, row in table.iterrows()}
+    return out
 
 
 def _names(text: str) -> list[str]:
@@ -311,10 +384,30 @@ def mask(
         str | None,
         typer.Option(help="DP methods: the published domain, 'A:0:100;B:-5:5' (default: the data's range)"),
     ] = None,
-    columns: Annotated[
-        str | None, typer.Option(help="comma-separated columns to mask (default: all)")
+    theta: Annotated[
+        float | None, typer.Option(help="PRAM, randomized response: probability of keeping a value")
     ] = None,
-    seed: Annotated[int, typer.Option(help="random seed (rank swapping, noise)")] = 0,
+    invariant: Annotated[
+        bool | None, typer.Option("--invariant", help="PRAM: invariant (expected frequencies kept)")
+    ] = None,
+    matrix: Annotated[
+        list[str] | None,
+        typer.Option(help="PRAM: COLUMN=PATH, a CSV transition matrix (rows true, columns released)"),
+    ] = None,
+    merge: Annotated[
+        str | None, typer.Option(help="recoding: merge categories, 'edu=college|grad; race=asian|other'")
+    ] = None,
+    top: Annotated[str | None, typer.Option(help="recoding: top-code, 'income:100000'")] = None,
+    bottom: Annotated[str | None, typer.Option(help="recoding: bottom-code, 'age:18'")] = None,
+    base: Annotated[str | None, typer.Option(help="recoding: round to a base, 'age:5;income:1000'")] = None,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated columns to mask (default: all; PRAM: the categorical ones; "
+            "suppression: the quasi-identifiers)"
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="random seed (rank swapping, noise, PRAM, ...)")] = 0,
     preset: Annotated[
         str | None, typer.Option(help=f"a published file: {', '.join(PUBLISHED_FILES)}")
     ] = None,
@@ -349,11 +442,40 @@ def mask(
         m2=m2,
         epsilon=epsilon,
         bounds=bounds,
+        theta=theta,
+        invariant=invariant,
+        matrices=matrix or None,
+        merge=merge,
+        top=top,
+        bottom=bottom,
+        base=base,
         seed=seed,
     )
-    masked = spec.apply(load_table(input), _split(columns))
+    frame = load_table(input)
+    masked = spec.apply(frame, _split(columns))
+    lines = _randomized_response(spec, frame, masked, _split(columns))  # a singular matrix: before writing
     _write(masked, out)
     typer.echo(f"masked {len(masked)} records with {spec.method} -> {out}")
+    for line in lines:
+        typer.echo(line)
+
+
+def _randomized_response(spec, frame, masked, columns) -> list[str]:
+    """The data holder's figures of each randomized-response column (none for other methods)."""
+    from rlopt.masking.categorical import randomized_response_report
+
+    if not isinstance(spec, RandomizedResponseSpec):
+        return []
+    lines = []
+    for name, published in spec.published(frame, columns).items():
+        report = randomized_response_report(masked[name], published)
+        estimate = ", ".join(f"{level} {share:.3f}" for level, share in report["estimate"].items())
+        deniability = ", ".join(f"{level} {bits:.2f}" for level, bits in report["deniability_bits"].items())
+        lines.append(
+            f"{name}: epsilon {report['epsilon']:.3f}; estimated true shares {estimate}; "
+            f"deniability H(X|Y=v) in bits {deniability}"
+        )
+    return lines
 
 
 def _build_recipe(preset: str | None, config: Path | None, sample_seed: int | None, out_dir: Path) -> None:
@@ -453,6 +575,9 @@ def link(
     drop_nonfinite: Annotated[
         bool, typer.Option(help="drop records with NaN/inf instead of failing")
     ] = False,
+    ordinal: Ordinal = None,
+    nominal: Nominal = None,
+    missing: Missing = MissingPolicy.category,
     json_out: JsonOut = None,
 ) -> None:
     """Record linkage (distance-based, or probabilistic with --distance pld): how many
@@ -462,7 +587,15 @@ def link(
     if distance is BaselineDistance.pld:
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
-        prob = pld(load_table(original), load_table(masked), columns=_split(columns), id_column=id_column)
+        prob = pld(
+            load_table(original),
+            load_table(masked),
+            columns=_split(columns),
+            id_column=id_column,
+            kinds=_kinds(ordinal, nominal, missing),
+        )
+        if _kinds_line(prob.kinds):
+            say(_kinds_line(prob.kinds))
         say(
             f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
             f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations"
@@ -477,7 +610,10 @@ def link(
         columns=_split(columns),
         id_column=id_column,
         drop_nonfinite=drop_nonfinite,
+        kinds=_kinds(ordinal, nominal, missing),
     )
+    if _kinds_line(linked.kinds):
+        say(_kinds_line(linked.kinds))
     say(
         f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
         f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted"
@@ -557,6 +693,9 @@ def learn(
     drop_nonfinite: Annotated[
         bool, typer.Option(help="drop records with NaN/inf instead of failing")
     ] = False,
+    ordinal: Ordinal = None,
+    nominal: Nominal = None,
+    missing: Missing = MissingPolicy.category,
     params_out: Annotated[Path | None, typer.Option(help="write the learned parameters as JSON")] = None,
     export: Annotated[Path | None, typer.Option(help="write the MILP as .lp or .mps")] = None,
     naive: Annotated[bool, typer.Option(help="the naive model: every pair, one big-C, no reduction")] = False,
@@ -596,6 +735,7 @@ def learn(
             columns=_split(columns),
             id_column=id_column,
             drop_nonfinite=drop_nonfinite,
+            kinds=_kinds(ordinal, nominal, missing),
             export=export,
             progress=(lambda event: console.print(_interval_line(event))) if show else None,
         )
@@ -607,8 +747,13 @@ def learn(
         result, interrupted = partial, True
     if params_out is not None and not interrupted and learner.distance_ is not None:
         learner.save_params(params_out)
+    kinds = getattr(learner, "kinds_", ())
     if json_out is not None:
-        _emit_json(json_out, result.to_dict())
+        _emit_json(
+            json_out, {**result.to_dict(), **({"kinds": [k.to_dict() for k in kinds]} if kinds else {})}
+        )
+    if _kinds_line(kinds):
+        _summary(json_out)(_kinds_line(kinds))
     _summary(json_out)(_learned_line(result))
     if interrupted:
         raise typer.Exit(130)
@@ -645,6 +790,20 @@ def _interval_line(event: dict) -> Text:
     )
 
 
+def _kinds(ordinal: str | None, nominal: str | None, missing: MissingPolicy):
+    """The declared column kinds of --ordinal/--nominal/--missing."""
+    from rlopt.data import KindSpec
+
+    return KindSpec.parse(ordinal, nominal, missing.value)
+
+
+def _kinds_line(kinds) -> str:
+    """``kinds: numeric: a, b; edu: ordinal (...)`` when some attribute is categorical, else ""."""
+    from rlopt.data import describe_kinds
+
+    return f"kinds: {describe_kinds(kinds)}" if any(k.categorical for k in kinds) else ""
+
+
 def _numbers(text: str, option: str) -> list[float]:
     from rlopt.experiments.compare import parse_values
 
@@ -666,6 +825,9 @@ def risk(
     ] = None,
     columns: Columns = None,
     id_column: IdColumn = None,
+    ordinal: Ordinal = None,
+    nominal: Nominal = None,
+    missing: Missing = MissingPolicy.category,
     report: Annotated[Path | None, typer.Option(help="write the HTML report to this file")] = None,
     json_out: JsonOut = None,
     records_csv: Annotated[
@@ -741,6 +903,7 @@ def risk(
             interval_p=interval_p,
             tradeoff=table,
             names=(original.name, masked.name),
+            kinds=_kinds(ordinal, nominal, missing),
             progress=lambda m: typer.echo(m, err=True),
             margin=solving.margin,
             time_limit=solving.time_limit,

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from rlopt.data import LinkageData, Standardisation, validate_pair
+from rlopt.data import ColumnKind, KindSpec, LinkageData, Standardisation, validate_pair
 from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.families.containment import embed
@@ -856,6 +856,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         columns: Sequence[str] | None = None,
         id_column: str | None = None,
         drop_nonfinite: bool = False,
+        kinds: KindSpec | dict | None = None,
         export: str | Path | None = None,
         known: Sequence[tuple[str, Distance]] = (),
         progress: Callable[[dict], None] | None = None,
@@ -886,7 +887,7 @@ class LearnedDistanceLinkage(BaseEstimator):
             max_cut_rounds=self.max_cut_rounds,
         )
         data = validate_pair(
-            original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite
+            original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
         )
         self.result_, self.distance_ = learn(
             data,
@@ -901,6 +902,8 @@ class LearnedDistanceLinkage(BaseEstimator):
             progress=progress,
         )
         self.columns_ = data.columns
+        self.kinds_ = data.kinds
+        self.kind_spec_ = KindSpec.coerce(kinds)
         self._set_standardisation(data)
         self.params_ = self.result_.params
         self.n_correct_ = self.result_.n_correct_verified
@@ -932,6 +935,12 @@ class LearnedDistanceLinkage(BaseEstimator):
         ndarray of shape (len(a), len(b))
         """
         distance = self._fitted_distance()
+        categorical = [k.name for k in getattr(self, "kinds_", ()) if k.categorical]
+        if categorical:
+            raise InputError(
+                f"distance() reads raw numbers; attributes {categorical} are categorical. "
+                "Link the files with link() instead"
+            )
         if not hasattr(self, "masked_standardisation_"):
             raise NotFittedError(
                 "distance() needs the standardisation of the fitted files; this "
@@ -950,7 +959,12 @@ class LearnedDistanceLinkage(BaseEstimator):
         file standardised on its own, on the fitted columns)."""
         distance = self._fitted_distance()
         data = validate_pair(
-            original, masked, columns=list(self.columns_), id_column=id_column, drop_nonfinite=drop_nonfinite
+            original,
+            masked,
+            columns=list(self.columns_),
+            id_column=id_column,
+            drop_nonfinite=drop_nonfinite,
+            kinds=getattr(self, "kind_spec_", None),
         )
         return link_records(*data.standardised(), distance)
 
@@ -974,6 +988,8 @@ class LearnedDistanceLinkage(BaseEstimator):
                 {
                     **(self.params_ or {}),
                     "columns": list(self.columns_),
+                    "kinds": [k.to_dict() for k in getattr(self, "kinds_", ())],
+                    "kind_spec": getattr(self, "kind_spec_", KindSpec()).to_dict(),
                     "margin": self.margin,
                     "n_correct": self.n_correct_,
                     "standardisation": standardisation,
@@ -1003,6 +1019,8 @@ class LearnedDistanceLinkage(BaseEstimator):
         family = learner._family()
         learner.distance_ = family.distance(family.theta_from_params(params, columns), columns)
         learner.columns_ = columns
+        learner.kind_spec_ = KindSpec.coerce(params.get("kind_spec"))
+        learner.kinds_ = tuple(ColumnKind.from_dict(k) for k in params.get("kinds", ()))
         learner.params_ = learner.distance_.params()
         learner.n_correct_ = params.get("n_correct")
         saved = params.get("standardisation")

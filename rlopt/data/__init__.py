@@ -14,12 +14,15 @@ from rlopt.data._bundled import (
 )
 from rlopt.data._kinds import (
     CATEGORY_UNIT,
+    MERGE_SEPARATOR,
     MISSING_POLICIES,
     NOMINAL,
     NUMERIC,
     ORDINAL,
     ColumnKind,
     KindSpec,
+    cell_label,
+    describe_kinds,
     parse_ordinal,
 )
 from rlopt.data._standardise import (
@@ -64,11 +67,14 @@ __all__ = [
     "ColumnKind",
     "KindSpec",
     "parse_ordinal",
+    "describe_kinds",
     "NUMERIC",
     "ORDINAL",
     "NOMINAL",
     "MISSING_POLICIES",
     "CATEGORY_UNIT",
+    "MERGE_SEPARATOR",
+    "cell_label",
     "diff_chunks",
     "chunk_rows",
     "DEFAULT_CHUNK_BYTES",

@@ -104,6 +104,12 @@ class ColumnKind:
             return f"{self.name}: nominal ({len(self.levels)} levels)"
         return f"{self.name}: numeric"
 
+    @classmethod
+    def from_dict(cls, value: Mapping) -> ColumnKind:
+        return cls(
+            value["name"], value["kind"], tuple(value.get("levels", ())), dict(value.get("recoding", {}))
+        )
+
     def to_dict(self) -> dict:
         out: dict = {"name": self.name, "kind": self.kind}
         if self.categorical:
@@ -166,6 +172,14 @@ class KindSpec:
     @property
     def declared(self) -> bool:
         return bool(self.ordinal or self.nominal)
+
+    def to_dict(self) -> dict:
+        """The form :meth:`coerce` reads back (JSON-ready)."""
+        return {
+            "ordinal": {k: None if v is None else list(v) for k, v in self.ordinal.items()},
+            "nominal": list(self.nominal),
+            "missing": self.missing,
+        }
 
 
 def parse_ordinal(text: str) -> dict[str, tuple[str, ...] | None]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows, validate_pair
+from rlopt.data import DEFAULT_CHUNK_BYTES, ColumnKind, KindSpec, LinkageData, chunk_rows, validate_pair
 from rlopt.exceptions import InputError, NonFiniteError
 from rlopt.families import BaselineFamily, Distance, get_family
 
@@ -50,16 +50,21 @@ class LinkageResult:
     tied: np.ndarray = field(repr=False)
     linked_to: np.ndarray = field(repr=False)
     separation: np.ndarray = field(repr=False)
+    kinds: tuple[ColumnKind, ...] = ()
 
     def to_dict(self) -> dict:
-        """The summary figures (JSON keys ``n_records, n_correct, n_ties, rate, distance``)."""
-        return {
+        """The summary figures (JSON keys ``n_records, n_correct, n_ties, rate, distance``,
+        and ``kinds`` when the attributes' kinds are known)."""
+        out: dict = {
             "distance": self.distance,
             "n_records": self.n_records,
             "n_correct": self.n_correct,
             "n_ties": self.n_ties,
             "rate": self.rate,
         }
+        if self.kinds:
+            out["kinds"] = [kind.to_dict() for kind in self.kinds]
+        return out
 
 
 def _finite(d: np.ndarray, start: int, family: str) -> np.ndarray:
@@ -142,6 +147,7 @@ def dbrl(
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
     drop_nonfinite: bool = False,
+    kinds: KindSpec | dict | None = None,
 ) -> LinkageResult:
     """Distance-based record linkage of a masked file against its original.
 
@@ -152,8 +158,9 @@ def dbrl(
         :func:`rlopt.data.validate_pair` for alignment and checks.
     distance : str or Distance, default="am"
         A baseline family name (``"am"``, ``"md"``) or a fitted distance.
-    columns, id_column, drop_nonfinite
-        Passed to :func:`rlopt.data.validate_pair`.
+    columns, id_column, drop_nonfinite, kinds
+        Passed to :func:`rlopt.data.validate_pair` (``kinds``: declared ordinal
+        and nominal attributes, the policy for categorical blanks).
 
     Returns
     -------
@@ -166,7 +173,7 @@ def dbrl(
     >>> dbrl(original, masked, distance="am").rate  # doctest: +SKIP
     """
     data = validate_pair(
-        original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite
+        original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
     )
     return dbrl_validated(data, distance)
 
@@ -189,4 +196,5 @@ def resolve_distance(
 def dbrl_validated(data: LinkageData, distance: str | Distance) -> LinkageResult:
     """:func:`dbrl` for a caller that already holds validated :class:`LinkageData`."""
     za, zb = data.standardised()
-    return link_records(za, zb, resolve_distance(distance, za, zb, data.columns))
+    linked = link_records(za, zb, resolve_distance(distance, za, zb, data.columns))
+    return replace(linked, kinds=data.kinds)

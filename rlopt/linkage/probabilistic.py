@@ -24,6 +24,8 @@ from scipy.optimize import linear_sum_assignment
 
 from rlopt.data import (
     DEFAULT_CHUNK_BYTES,
+    ColumnKind,
+    KindSpec,
     LinkageData,
     category_pairs,
     chunk_rows,
@@ -209,9 +211,11 @@ class PLDResult:
     thresholds: tuple
     correct: np.ndarray = field(repr=False)
     linked_to: np.ndarray = field(repr=False)
+    kinds: tuple[ColumnKind, ...] = ()
 
     def to_dict(self) -> dict:
         return {
+            **({"kinds": [kind.to_dict() for kind in self.kinds]} if self.kinds else {}),
             "distance": "pld",
             "n_records": self.n_records,
             "n_correct": self.n_correct,
@@ -232,6 +236,7 @@ def pld(
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
     max_bytes: int = DEFAULT_CHUNK_BYTES,
+    kinds: KindSpec | dict | None = None,
 ) -> PLDResult:
     """Probabilistic (Fellegi–Sunter) record linkage of a masked file against its original.
 
@@ -244,14 +249,14 @@ def pld(
         Equal weights are common (levels are discrete); the assignment breaks
         such ties in a random order of the records drawn from this seed, so a
         tie is won by the true record only by chance.
-    columns, id_column
+    columns, id_column, kinds
         Passed to :func:`rlopt.data.validate_pair`.
 
     Returns
     -------
     PLDResult
     """
-    data = validate_pair(original, masked, columns=columns, id_column=id_column)
+    data = validate_pair(original, masked, columns=columns, id_column=id_column, kinds=kinds)
     return pld_validated(data, check_thresholds(thresholds), seed, max_bytes)
 
 
@@ -274,5 +279,12 @@ def pld_validated(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int
     linked_to[rows] = shuffle[cols]
     correct = linked_to == np.arange(n_records)
     return PLDResult(
-        n_records, int(correct.sum()), float(correct.mean()), em, tuple(cuts.tolist()), correct, linked_to
+        n_records,
+        int(correct.sum()),
+        float(correct.mean()),
+        em,
+        tuple(cuts.tolist()),
+        correct,
+        linked_to,
+        data.kinds,
     )

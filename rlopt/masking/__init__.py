@@ -2,6 +2,16 @@
 additive noise, fuzzy microaggregation, DP microaggregation and Laplace noise; their registry (:data:`MASKING_METHODS`, one typed spec each) and the
 recipes of the published protected files."""
 
+from rlopt.masking.categorical import (
+    TransitionMatrix,
+    global_recode,
+    invariant_matrix,
+    local_suppression,
+    pram,
+    pram_matrices,
+    randomized_response_report,
+    retention_matrix,
+)
 from rlopt.masking.dp import dp_microaggregate, laplace_noise
 from rlopt.masking.fuzzy import fuzzy_c_means, fuzzy_microaggregate
 from rlopt.masking.mdav import check_k, group_means, mdav_partition, microaggregate
@@ -15,7 +25,11 @@ from rlopt.masking.methods import (
     MaskingSpec,
     MDAVSpec,
     NoiseSpec,
+    PramSpec,
+    RandomizedResponseSpec,
     RankSwapSpec,
+    RecodingSpec,
+    SuppressionSpec,
     mask,
     masking_method,
     masking_spec,
@@ -44,6 +58,18 @@ __all__ = [
     "DPMicroaggregationSpec",
     "LaplaceSpec",
     "FuzzySpec",
+    "PramSpec",
+    "RandomizedResponseSpec",
+    "RecodingSpec",
+    "SuppressionSpec",
+    "pram",
+    "pram_matrices",
+    "retention_matrix",
+    "invariant_matrix",
+    "randomized_response_report",
+    "global_recode",
+    "local_suppression",
+    "TransitionMatrix",
     "rank_swap",
     "rank_window",
     "MASKING_METHODS",

@@ -19,6 +19,13 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rlopt.exceptions import InputError
+from rlopt.masking.categorical import (
+    TransitionMatrix,
+    global_recode,
+    local_suppression,
+    pram,
+    pram_matrices,
+)
 from rlopt.masking.dp import dp_microaggregate, laplace_noise
 from rlopt.masking.fuzzy import check_c, fuzzy_microaggregate
 from rlopt.masking.mdav import check_k, microaggregate
@@ -33,6 +40,10 @@ __all__ = [
     "DPMicroaggregationSpec",
     "LaplaceSpec",
     "FuzzySpec",
+    "PramSpec",
+    "RandomizedResponseSpec",
+    "RecodingSpec",
+    "SuppressionSpec",
     "MaskingSpec",
     "MaskingMethod",
     "MASKING_METHODS",
@@ -236,8 +247,111 @@ class FuzzySpec(_Grouped):
         )
 
 
+def _categorical_columns(frame: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
+    """The given columns, else every non-numeric column of ``frame``."""
+    if columns:
+        unknown = [c for c in columns if c not in frame.columns]
+        if unknown:
+            raise InputError(
+                f"input: unknown column(s) {unknown}; available: {list(map(str, frame.columns))}"
+            )
+        return list(columns)
+    chosen = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if not chosen:
+        raise InputError(
+            "no categorical column to mask; name the columns with --columns (Python: columns=[...])"
+        )
+    return chosen
+
+
+class PramSpec(_Strict):
+    """PRAM (:func:`rlopt.masking.categorical.pram`): retention probability ``theta``
+    (the rest spread evenly), or a ``matrices`` per column (``{column: {true: {released:
+    p}}}``), made ``invariant`` (expected frequencies kept) when asked. Applied to the
+    given columns, by default every non-numeric one."""
+
+    method: Literal["pram"] = "pram"
+    theta: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    matrices: dict[str, dict[str, dict[str, float]]] | None = None
+    invariant: bool = False
+    columns: list[str] | None = None
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _theta_or_matrices(self):
+        if self.theta is None and not self.matrices:
+            raise ValueError(
+                "PRAM needs theta (CLI --theta, a retention probability) or matrices (CLI --matrix)"
+            )
+        return self
+
+    def published(
+        self, frame: pd.DataFrame, columns: Sequence[str] | None = None
+    ) -> dict[str, TransitionMatrix]:
+        """The published matrix of each PRAM column (invariant ones from ``frame``'s frequencies)."""
+        tables = {
+            name: pd.DataFrame.from_dict(rows, orient="index") for name, rows in (self.matrices or {}).items()
+        }
+        chosen = self.columns or _categorical_columns(frame, columns)
+        return pram_matrices(frame, chosen, theta=self.theta, matrices=tables, invariant=self.invariant)
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return pram(frame, self.published(frame, columns), seed=self.seed)
+
+
+class RandomizedResponseSpec(PramSpec):
+    """Randomized response: the PRAM matrix applied by each respondent; the data
+    holder's estimate, deniability and epsilon come from
+    :func:`rlopt.masking.categorical.randomized_response_report`."""
+
+    method: Literal["randomized_response"] = "randomized_response"  # type: ignore[assignment]
+
+
+class RecodingSpec(_Strict):
+    """Global recoding (:func:`rlopt.masking.categorical.global_recode`): ``merge``
+    categories per column, numeric ``top``/``bottom`` coding, rounding to a ``base``."""
+
+    method: Literal["recoding"] = "recoding"
+    merge: dict[str, list[list[str]]] = Field(default_factory=dict)
+    top: dict[str, float] = Field(default_factory=dict)
+    bottom: dict[str, float] = Field(default_factory=dict)
+    base: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _something(self):
+        if not (self.merge or self.top or self.bottom or self.base):
+            raise ValueError("recoding needs merge, top, bottom or base (CLI --merge/--top/--bottom/--base)")
+        return self
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return global_recode(frame, merge=self.merge, top=self.top, bottom=self.bottom, base=self.base)
+
+
+class SuppressionSpec(_Strict):
+    """Local suppression to k-anonymity on the quasi-identifiers (the given columns,
+    by default every column): :func:`rlopt.masking.categorical.local_suppression`."""
+
+    method: Literal["suppression"] = "suppression"
+    k: int = Field(ge=1)
+
+    def check(self, n_records: int) -> None:
+        check_k(self.k, n_records)
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return local_suppression(frame, list(columns) if columns else list(map(str, frame.columns)), self.k)
+
+
 MaskingSpec = Annotated[
-    MDAVSpec | RankSwapSpec | NoiseSpec | DPMicroaggregationSpec | LaplaceSpec | FuzzySpec,
+    MDAVSpec
+    | RankSwapSpec
+    | NoiseSpec
+    | DPMicroaggregationSpec
+    | LaplaceSpec
+    | FuzzySpec
+    | PramSpec
+    | RandomizedResponseSpec
+    | RecodingSpec
+    | SuppressionSpec,
     Field(discriminator="method"),
 ]
 
@@ -287,6 +401,24 @@ MASKING_METHODS: dict[str, MaskingMethod] = {
             FuzzySpec,
             "c",
             ("fuzzy-microaggregation", "fuzzy_microaggregation"),
+        ),
+        MaskingMethod("pram", "PRAM", PramSpec, "theta", ("post-randomisation", "post-randomization")),
+        MaskingMethod(
+            "randomized_response",
+            "randomized response",
+            RandomizedResponseSpec,
+            "theta",
+            ("randomised_response", "randomized-response", "randomised-response", "rr"),
+        ),
+        MaskingMethod(
+            "recoding", "global recoding", RecodingSpec, "base", ("global-recoding", "global_recoding")
+        ),
+        MaskingMethod(
+            "suppression",
+            "local suppression",
+            SuppressionSpec,
+            "k",
+            ("local-suppression", "local_suppression"),
         ),
     )
 }

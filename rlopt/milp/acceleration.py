@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from rlopt.data import squared_diffs
+from rlopt.data import categorical_columns, squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
@@ -289,9 +289,12 @@ def witness_hits(
     names = _names(za.shape[1])
     records = np.asarray(records)
     batch: list[tuple[np.ndarray, np.ndarray]] = []
+    # the matrix-product expansion needs numbers in every column; a mixed file's 0/1
+    # mismatches are not a linear function of the records
+    quadratic = not categorical_columns(za, zb).any()
     for w, theta in enumerate(thetas):
         distance = family.distance(theta, names)
-        q = _quadratic_matrix(distance)
+        q = _quadratic_matrix(distance) if quadratic else None
         if q is not None:
             with _one_blas_thread():
                 sep, guard = _quadratic_separations(za, zb, q, records)

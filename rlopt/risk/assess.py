@@ -18,7 +18,7 @@ import pandas as pd
 
 from rlopt.attacks import AttackResult, FuzzyAttackResult, attack_for, plan_attack
 from rlopt.attacks.registry import AttackRun
-from rlopt.data import LinkageData, validate_pair
+from rlopt.data import KindSpec, LinkageData, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import get_learned_family, learned_families
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
@@ -183,6 +183,7 @@ def assess_risk(
     tradeoff: pd.DataFrame | Callable | None = None,
     names: tuple[str, str] = ("original", "masked"),
     progress: Callable[[str], None] | None = None,
+    kinds: KindSpec | dict | None = None,
 ) -> RiskAssessment:
     """Everything a disclosure-control officer asks before publishing ``masked``.
 
@@ -216,6 +217,9 @@ def assess_risk(
         ``progress``; its options were checked when it was planned).
     names : (str, str)
         The file names shown in the report.
+    kinds : KindSpec or dict, default=None
+        Declared ordinal and nominal attributes and the policy for categorical
+        blanks (:func:`rlopt.data.validate_pair`); the kinds are stated in the report.
     """
     # (over 60 lines only by its 17 documented parameters: the body is the steps below)
     explicit = families is not None
@@ -230,7 +234,7 @@ def assess_risk(
     published = None if attack is None else published_masking(attack)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        data = validate_pair(original, masked, columns=columns, id_column=id_column)
+        data = validate_pair(original, masked, columns=columns, id_column=id_column, kinds=kinds)
     work = _Work.start(data, notes=[str(w.message) for w in caught], say=progress)
     families = _suited(families, explicit, data, work.notes)  # every limit before the first solve
     for name in generalisation_families if folds else ():
