@@ -162,6 +162,16 @@ FuzzyC = Annotated[
     int | None, typer.Option("--c", help="fuzzy microaggregation: number of clusters c", min=1)
 ]
 FuzzyM1 = Annotated[float | None, typer.Option(help="fuzzy microaggregation: fuzzifier m1 > 1 (default 2)")]
+Theta = Annotated[
+    float | None, typer.Option(help="PRAM, randomized response: probability of keeping a value")
+]
+Invariant = Annotated[
+    bool | None, typer.Option("--invariant", help="PRAM: invariant (expected frequencies kept)")
+]
+Matrix = Annotated[
+    list[str] | None,
+    typer.Option(help="PRAM: COLUMN=PATH, a CSV transition matrix (rows true, columns released)"),
+]
 FuzzyM2 = Annotated[
     float | None,
     typer.Option(help="fuzzy microaggregation: fuzzifier m2 > 1 of the drawn memberships (default 2)"),
@@ -384,16 +394,9 @@ def mask(
         str | None,
         typer.Option(help="DP methods: the published domain, 'A:0:100;B:-5:5' (default: the data's range)"),
     ] = None,
-    theta: Annotated[
-        float | None, typer.Option(help="PRAM, randomized response: probability of keeping a value")
-    ] = None,
-    invariant: Annotated[
-        bool | None, typer.Option("--invariant", help="PRAM: invariant (expected frequencies kept)")
-    ] = None,
-    matrix: Annotated[
-        list[str] | None,
-        typer.Option(help="PRAM: COLUMN=PATH, a CSV transition matrix (rows true, columns released)"),
-    ] = None,
+    theta: Theta = None,
+    invariant: Invariant = None,
+    matrix: Matrix = None,
     merge: Annotated[
         str | None, typer.Option(help="recoding: merge categories, 'edu=college|grad; race=asian|other'")
     ] = None,
@@ -642,21 +645,44 @@ def attack(
     groups: Groups = None,
     c: FuzzyC = None,
     m2: FuzzyM2 = None,
+    theta: Theta = None,
+    invariant: Invariant = None,
+    matrix: Matrix = None,
     distance: Annotated[
         AttackDistance, typer.Option(help="distance inside the intersections")
     ] = AttackDistance.am,
     columns: Columns = None,
     id_column: IdColumn = None,
+    ordinal: Ordinal = None,
+    nominal: Nominal = None,
+    missing: Missing = MissingPolicy.category,
     json_out: JsonOut = None,
 ) -> None:
     """Transparency attack: narrow each record's candidates with the published masking
-    parameters, then link inside the intersection."""
+    parameters, then link inside the intersection (PRAM, fuzzy: rank by posterior)."""
     _check_outputs(json=json_out)
     say = _summary(json_out)
-    spec = _masking(method, k=k, groups=groups, p=p, window=window, c=c, m2=m2)
-    data = validate_pair(
-        load_table(original), load_table(masked), columns=_split(columns), id_column=id_column
+    spec = _masking(
+        method,
+        k=k,
+        groups=groups,
+        p=p,
+        window=window,
+        c=c,
+        m2=m2,
+        theta=theta,
+        invariant=invariant,
+        matrices=matrix,
     )
+    data = validate_pair(
+        load_table(original),
+        load_table(masked),
+        columns=_split(columns),
+        id_column=id_column,
+        kinds=_kinds(ordinal, nominal, missing),
+    )
+    if _kinds_line(data.kinds):
+        say(_kinds_line(data.kinds))
     result = plan_attack(data, spec)(distance.value)
     for line in result.summary():
         say(line)
@@ -851,6 +877,9 @@ def risk(
     ] = None,
     c: FuzzyC = None,
     m2: FuzzyM2 = None,
+    theta: Theta = None,
+    invariant: Invariant = None,
+    matrix: Matrix = None,
     folds: Annotated[int, typer.Option(help="k-fold generalisation (0: skip)")] = 5,
     generalisation: Annotated[
         str,
@@ -877,14 +906,28 @@ def risk(
 
     _check_outputs(report=report, json=json_out, records_csv=records_csv)
     say = _summary(json_out)
-    if attack_method is None and any(v is not None for v in (p, window, k, groups, c, m2)):
+    if attack_method is None and any(
+        v is not None for v in (p, window, k, groups, c, m2, theta, invariant, matrix)
+    ):
         raise InputError(
-            "--p/--window/--k/--groups/--c/--m2 describe the published masking: give --attack-method too"
+            "--p/--window/--k/--groups/--c/--m2/--theta/--invariant/--matrix describe the published "
+            "masking: give --attack-method too"
         )
     published = (
         None
         if attack_method is None
-        else _masking(attack_method, k=k, groups=groups, p=p, window=window, c=c, m2=m2)
+        else _masking(
+            attack_method,
+            k=k,
+            groups=groups,
+            p=p,
+            window=window,
+            c=c,
+            m2=m2,
+            theta=theta,
+            invariant=invariant,
+            matrices=matrix,
+        )
     )
     a, b = load_table(original), load_table(masked)
     solving = Solving(margin=margin, time_limit=_seconds(time_limit), threads=threads, seed=seed)

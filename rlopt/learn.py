@@ -867,6 +867,28 @@ class LearnedDistanceLinkage(BaseEstimator):
         standardised columns), e.g. MD or a smaller family's optimum; each one the
         family contains is a start and a lower end (see :func:`learn`).
         ``progress(event)``: called whenever the run's interval narrows (see :func:`learn`)."""
+        checked = self._checked()
+        data = validate_pair(
+            original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
+        )
+        return self._fit(data, checked, KindSpec.coerce(kinds), export=export, known=known, progress=progress)
+
+    def fit_validated(
+        self,
+        data: LinkageData,
+        *,
+        kinds: KindSpec | dict | None = None,
+        known: Sequence[tuple[str, Distance]] = (),
+        progress: Callable[[dict], None] | None = None,
+    ) -> LearnedDistanceLinkage:
+        """:meth:`fit` for a caller that holds validated data (``kinds``: the declaration
+        the data was validated with, kept for :meth:`link`)."""
+        return self._fit(
+            data, self._checked(), KindSpec.coerce(kinds), export=None, known=known, progress=progress
+        )
+
+    def _checked(self) -> tuple[LearnedFamily, Reductions, SolverOptions]:
+        """The family, reductions and solver options, each checked."""
         family = self._family()
         if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not self.margin >= 0:
             raise InputError(f"margin={self.margin!r}; expected a number >= 0")
@@ -877,7 +899,6 @@ class LearnedDistanceLinkage(BaseEstimator):
             or (isinstance(self.big_c, (int, float)) and not isinstance(self.big_c, bool) and self.big_c > 0)
         ):
             raise InputError(f"big_c={self.big_c!r}; expected 'tight', 'uniform' or a number > 0")
-        reductions = Reductions.coerce(self.reductions)
         options = SolverOptions(
             time_limit=self.time_limit,
             rel_gap=self.rel_gap,
@@ -886,9 +907,10 @@ class LearnedDistanceLinkage(BaseEstimator):
             feasibility_tol=self.feasibility_tol,
             max_cut_rounds=self.max_cut_rounds,
         )
-        data = validate_pair(
-            original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
-        )
+        return family, Reductions.coerce(self.reductions), options
+
+    def _fit(self, data, checked, kind_spec: KindSpec, *, export, known, progress) -> LearnedDistanceLinkage:
+        family, reductions, options = checked
         self.result_, self.distance_ = learn(
             data,
             family,
@@ -903,7 +925,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         )
         self.columns_ = data.columns
         self.kinds_ = data.kinds
-        self.kind_spec_ = KindSpec.coerce(kinds)
+        self.kind_spec_ = kind_spec
         self._set_standardisation(data)
         self.params_ = self.result_.params
         self.n_correct_ = self.result_.n_correct_verified

@@ -6,12 +6,14 @@ fuzzy microaggregation, ranks them by posterior probability).
 from rlopt.attacks._common import AttackResult
 from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack
 from rlopt.attacks.microaggregation import microaggregation_attack
+from rlopt.attacks.pram import PramAttackResult
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack, rank_windows
 from rlopt.attacks.registry import ATTACKS, TransparencyAttack, attack_for, plan_attack
 
 __all__ = [
     "AttackResult",
     "FuzzyAttackResult",
+    "PramAttackResult",
     "fuzzy_attack",
     "RankWindows",
     "rank_swap_attack",

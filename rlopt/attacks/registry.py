@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from rlopt.attacks._common import AttackResult
 from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack_validated
 from rlopt.attacks.microaggregation import microaggregation_attack_validated
+from rlopt.attacks.pram import PramAttackResult, original_labels, pram_attack_validated
 from rlopt.attacks.rank_swap import rank_swap_attack_validated
 from rlopt.data import LinkageData
 from rlopt.exceptions import InputError
@@ -21,6 +22,7 @@ from rlopt.masking import (
     FuzzySpec,
     MaskingSpec,
     MDAVSpec,
+    PramSpec,
     RankSwapSpec,
     masking_method,
 )
@@ -28,7 +30,7 @@ from rlopt.masking.swapping import swap_window
 
 __all__ = ["TransparencyAttack", "ATTACKS", "attack_for", "plan_attack"]
 
-AttackRun = Callable[[object], AttackResult | FuzzyAttackResult]
+AttackRun = Callable[[object], AttackResult | FuzzyAttackResult | PramAttackResult]
 """Runs a planned attack with a distance (a baseline name or a fitted distance; the
 fuzzy attack ranks by posterior probability and takes none)."""
 
@@ -68,6 +70,20 @@ def _plan_mdav(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     return lambda distance: microaggregation_attack_validated(data, groups, distance)
 
 
+def _plan_pram(data: LinkageData, spec: MaskingSpec) -> AttackRun:
+    assert isinstance(spec, PramSpec)
+    categorical = [k.name for k in data.kinds if k.categorical]
+    columns = spec.columns or categorical
+    wrong = [c for c in columns if c not in categorical]
+    if wrong or not columns:
+        raise InputError(
+            f"PRAM attack: column(s) {wrong or columns} are not categorical attributes of the files; "
+            f"categorical: {categorical}"
+        )
+    matrices = spec.published(original_labels(data, columns), columns)
+    return lambda distance: pram_attack_validated(data, matrices)
+
+
 def _plan_fuzzy(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     assert isinstance(spec, FuzzySpec)
     groups = _published_groups(data, spec)
@@ -80,6 +96,8 @@ ATTACKS: dict[str, TransparencyAttack] = {
         TransparencyAttack("rank_swap", "rank swapping intersection attack", _plan_rank_swap),
         TransparencyAttack("mdav", "microaggregation intersection attack", _plan_mdav),
         TransparencyAttack("fuzzy", "fuzzy microaggregation posterior attack", _plan_fuzzy),
+        TransparencyAttack("pram", "PRAM posterior attack", _plan_pram),
+        TransparencyAttack("randomized_response", "randomized response posterior attack", _plan_pram),
     )
 }
 assert set(ATTACKS) <= set(MASKING_METHODS), "an attack must name a registered masking method"

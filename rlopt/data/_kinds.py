@@ -62,6 +62,7 @@ __all__ = [
     "KindSpec",
     "parse_ordinal",
     "cell_label",
+    "category_labels",
     "column_kinds",
     "encode_codes",
     "encode_attributes",
@@ -227,8 +228,9 @@ def cell_label(value) -> str | None:
     return text if text else None
 
 
-def _labels(series: pd.Series) -> pd.Series:
-    return series.map(cell_label).astype(object)
+def category_labels(series: pd.Series) -> pd.Series:
+    """The column's cells as labels (:func:`cell_label`), None for a blank, dtype object."""
+    return pd.Series([cell_label(v) for v in series], index=series.index, dtype=object)
 
 
 def _sorted_levels(labels: Iterable[str]) -> tuple[str, ...]:
@@ -312,8 +314,8 @@ def _categorical_kind(
     original: pd.Series,
     masked: pd.Series,
 ) -> ColumnKind:
-    seen = {v for v in _labels(original) if v is not None}
-    masked_seen = {v for v in _labels(masked) if v is not None}
+    seen = {v for v in category_labels(original) if v is not None}
+    masked_seen = {v for v in category_labels(masked) if v is not None}
     if declared is None and isinstance(original.dtype, pd.CategoricalDtype) and original.dtype.ordered:
         declared = tuple(cell_label(c) or "" for c in original.dtype.categories)
     if kind == ORDINAL and declared is not None:
@@ -370,7 +372,7 @@ def encode_codes(frame: pd.DataFrame, kinds: Sequence[ColumnKind], *, name: str)
         if not kind.categorical:
             block[:, k] = np.nan  # filled by the validator's numeric check
             continue
-        labels = _labels(series).map(lambda v, r=kind.recoding: r.get(v, v) if v is not None else None)
+        labels = [None if v is None else kind.recoding.get(v, v) for v in category_labels(series)]
         index = {level: float(i) for i, level in enumerate(kind.levels)}
         bad = sorted({v for v in labels if v is not None and v not in index})
         if bad:

@@ -90,6 +90,19 @@ class LinkageData:
         z = standardise(values[:, numeric], name=name) if numeric else np.empty((len(values), 0))
         return encode_attributes(values, self.kinds, z)
 
+    def subset(self, attributes: Sequence[int]) -> LinkageData:
+        """The same records on the attributes of index ``attributes``."""
+        idx = list(attributes)
+        return LinkageData(
+            self.original[:, idx],
+            self.masked[:, idx],
+            tuple(self.columns[k] for k in idx),
+            self.ids,
+            self.n_dropped,
+            self.n_duplicate_original,
+            tuple(self.kinds[k] for k in idx) if self.kinds else (),
+        )
+
     def require_numeric(self, what: str) -> None:
         """Raise :class:`InputError` when ``what`` needs numbers and some attribute is categorical."""
         categorical = [k.name for k in self.kinds if k.categorical]

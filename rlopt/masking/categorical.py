@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rlopt.data import MERGE_SEPARATOR, cell_label
+from rlopt.data import MERGE_SEPARATOR, category_labels, cell_label
 from rlopt.exceptions import InputError
 
 __all__ = [
@@ -58,12 +58,8 @@ class TransitionMatrix:
         return pd.DataFrame(self.matrix, index=list(self.levels), columns=list(self.levels))
 
 
-def _labels(series: pd.Series) -> pd.Series:
-    return series.map(cell_label).astype(object)
-
-
 def _levels(series: pd.Series) -> tuple[str, ...]:
-    return tuple(sorted({v for v in _labels(series) if v is not None}))
+    return tuple(sorted({v for v in category_labels(series) if v is not None}))
 
 
 def retention_matrix(n_levels: int, theta: float) -> np.ndarray:
@@ -145,7 +141,7 @@ def pram_matrices(
         else:
             published = TransitionMatrix(levels, retention_matrix(len(levels), theta))
         if invariant:
-            labels = _labels(frame[name])
+            labels = category_labels(frame[name])
             counts = np.array([(labels == level).sum() for level in published.levels], dtype=float)
             published = TransitionMatrix(published.levels, invariant_matrix(published.matrix, counts))
         out[name] = published
@@ -157,7 +153,7 @@ def pram(frame: pd.DataFrame, matrices: Mapping[str, TransitionMatrix], *, seed:
     rng = np.random.default_rng(seed)
     out = frame.copy()
     for name, published in matrices.items():
-        labels = _labels(frame[name])
+        labels = category_labels(frame[name])
         index = {level: i for i, level in enumerate(published.levels)}
         codes = np.array([index.get(v, -1) if v is not None else -1 for v in labels])
         cumulative = np.cumsum(published.matrix, axis=1)
@@ -175,7 +171,7 @@ def randomized_response_report(released: pd.Series, published: TransitionMatrix)
     """The data holder's figures from randomized-response answers ``released``:
     ``estimate`` (unbiased ``pi_hat``), ``deniability`` (bits per released value),
     ``epsilon`` (see the module)."""
-    labels = _labels(released)
+    labels = category_labels(released)
     counts = np.array([(labels == level).sum() for level in published.levels], dtype=float)
     if counts.sum() == 0:
         raise InputError("randomized response: no answer to estimate from")
@@ -223,7 +219,7 @@ def global_recode(
     out = frame.copy()
     for name, sets in (merge or {}).items():
         _column(frame, name)
-        labels = _labels(frame[name])
+        labels = category_labels(frame[name])
         seen = {v for v in labels if v is not None}
         mapping: dict[str, str] = {}
         for group in sets:
@@ -239,7 +235,9 @@ def global_recode(
                 if g in mapping:
                     raise InputError(f"recoding {name!r}: category {g!r} is in two merges")
                 mapping[g] = label
-        out[name] = labels.map(lambda v, m=mapping: m.get(v, v) if v is not None else None)
+        out[name] = pd.Series(
+            [None if v is None else mapping.get(v, v) for v in labels], index=frame.index, dtype=object
+        )
     for name, threshold in (top or {}).items():
         out[name] = np.minimum(_numeric(frame, name), threshold)
     for name, threshold in (bottom or {}).items():
@@ -281,7 +279,7 @@ def local_suppression(frame: pd.DataFrame, quasi_identifiers: Sequence[str], k: 
     if k < 1:
         raise InputError(f"local suppression k={k}; expected an integer >= 1")
     out = frame.copy()
-    labels = pd.DataFrame({c: _labels(frame[c]).fillna("\0blank") for c in quasi_identifiers})
+    labels = pd.DataFrame({c: category_labels(frame[c]).fillna("\0blank") for c in quasi_identifiers})
     while True:
         sizes = labels.groupby(list(quasi_identifiers), sort=False)[quasi_identifiers[0]].transform("size")
         unsafe = np.flatnonzero((sizes < k).to_numpy() & (labels != "\0blank").any(axis=1).to_numpy())

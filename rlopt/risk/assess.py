@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlopt.attacks import AttackResult, FuzzyAttackResult, attack_for, plan_attack
+from rlopt.attacks import AttackResult, FuzzyAttackResult, PramAttackResult, attack_for, plan_attack
 from rlopt.attacks.registry import AttackRun
 from rlopt.data import KindSpec, LinkageData, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
@@ -236,6 +236,7 @@ def assess_risk(
         warnings.simplefilter("always")
         data = validate_pair(original, masked, columns=columns, id_column=id_column, kinds=kinds)
     work = _Work.start(data, notes=[str(w.message) for w in caught], say=progress)
+    work.kind_spec = KindSpec.coerce(kinds)
     families = _suited(families, explicit, data, work.notes)  # every limit before the first solve
     for name in generalisation_families if folds else ():
         get_learned_family(name).check_attributes(data.n_attributes)
@@ -257,6 +258,8 @@ def assess_risk(
         "original": names[0],
         "masked": names[1],
         "columns": list(data.columns),
+        "kinds": [kind.to_dict() for kind in data.kinds],
+        "kinds_described": data.describe_kinds(),
         "n_records": data.n_records,
         "n_attributes": data.n_attributes,
         "margin": margin,
@@ -341,6 +344,7 @@ class _Work:
     notes: list[str]
     say: Callable[[str], None]
     baselines: dict[str, dict] = field(default_factory=dict)
+    kind_spec: KindSpec = field(default_factory=KindSpec)
     rows: list[dict] = field(default_factory=list)
     learned_params: dict = field(default_factory=dict)
     known: list = field(default_factory=list)  # (label, distance)
@@ -359,6 +363,7 @@ class _Work:
     @cached_property
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The two files as frames on their columns (what a learner's ``fit`` takes)."""
+        self.data.require_numeric("a parameter file learned on other columns")
         columns = list(self.data.columns)
         return pd.DataFrame(self.data.original, columns=columns), pd.DataFrame(
             self.data.masked, columns=columns
@@ -376,7 +381,7 @@ class _Work:
             },
         )
 
-    def attack(self, run_attack: AttackRun) -> AttackResult | FuzzyAttackResult:
+    def attack(self, run_attack: AttackRun) -> AttackResult | FuzzyAttackResult | PramAttackResult:
         self.say("transparency attack")
         attacked = run_attack("am")
         self.records["reid_attack"] = attacked.correct
@@ -396,7 +401,7 @@ class _Work:
     def assessment(
         self,
         inputs: dict,
-        attacked: AttackResult | FuzzyAttackResult | None,
+        attacked: AttackResult | FuzzyAttackResult | PramAttackResult | None,
         generalisation: list,
         interval_p: float,
         tradeoff_table: pd.DataFrame | None,
@@ -488,7 +493,7 @@ def _learned_families(
         work.say(f"learning {family} (time limit {time_limit} s)")
         learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
         try:
-            learner.fit(*work.frames, known=work.known)
+            learner.fit_validated(work.data, kinds=work.kind_spec, known=work.known)
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
             raise work.interrupted(exc, len(families)) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays

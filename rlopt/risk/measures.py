@@ -52,7 +52,9 @@ def interval_disclosure(
 
 
 def interval_disclosure_validated(data: LinkageData, p: float) -> pd.DataFrame:
-    """:func:`interval_disclosure` for a caller that holds validated data and a checked ``p``."""
+    """:func:`interval_disclosure` for a caller that holds validated data and a checked ``p``
+    (on the numeric attributes: an interval around a category means nothing)."""
+    data = data.subset(data.numeric_columns) if data.mixed else data
     n_records = data.n_records
     half = p * n_records / 200  # half the window, in ranks
     rows = []
@@ -98,7 +100,46 @@ def information_loss(original, masked, *, columns: Sequence[str] | None = None) 
 
 
 def information_loss_validated(data: LinkageData) -> dict:
-    """:func:`information_loss` for a caller that already holds validated data."""
+    """:func:`information_loss` for a caller that already holds validated data.
+
+    On a mixed file the measures above are taken on the numeric attributes (None
+    when there is none), and two more on the categorical ones: ``categorical_changed``,
+    the mean share of records whose value changed (a blank counts as a value), and
+    ``categorical_tv``, the mean total-variation distance between the original's and
+    the masked file's frequencies (0 when the frequencies are kept, as invariant PRAM
+    does in expectation)."""
+    if not data.mixed:
+        return _numeric_loss(data)
+    numeric = data.numeric_columns
+    figures = _numeric_loss(data.subset(numeric)) if numeric else dict.fromkeys(_NUMERIC_LOSS)
+    changed, distance = [], []
+    for k, kind in enumerate(data.kinds):
+        if not kind.categorical:
+            continue
+        a, b = np.nan_to_num(data.original[:, k], nan=-1), np.nan_to_num(data.masked[:, k], nan=-1)
+        changed.append(float(np.mean(a != b)))
+        levels = np.union1d(a, b)
+        share_a = (a[:, None] == levels).mean(axis=0)
+        share_b = (b[:, None] == levels).mean(axis=0)
+        distance.append(float(np.abs(share_a - share_b).sum() / 2))
+    return figures | {
+        "categorical_changed": float(np.mean(changed)),
+        "categorical_tv": float(np.mean(distance)),
+    }
+
+
+_NUMERIC_LOSS = (
+    "mean_change",
+    "variance_change",
+    "correlation_change",
+    "covariance_change",
+    "sse",
+    "il1s",
+    "pmse",
+)
+
+
+def _numeric_loss(data: LinkageData) -> dict:
     original, masked = data.original, data.masked
     # both files in the original's z-scores (not each its own, unlike za/zb of linkage);
     # every moment in the original's unit (a power of two per column): no overflow
