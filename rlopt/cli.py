@@ -11,6 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -830,6 +831,11 @@ def _kinds_line(kinds) -> str:
     return f"kinds: {describe_kinds(kinds)}" if any(k.categorical for k in kinds) else ""
 
 
+def _figure(value) -> str:
+    """A loss figure, or "n/a" where the cell has none (e.g. a numeric loss of categories only)."""
+    return "n/a" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.4f}"
+
+
 def _numbers(text: str, option: str) -> list[float]:
     from rlopt.experiments.compare import parse_values
 
@@ -1123,7 +1129,9 @@ def compare(
     loss: Annotated[
         str,
         typer.Option(
-            help="information loss across the map: il1s, sse, pmse, mean_change, variance_change, covariance_change, correlation_change"
+            help="information loss across the map: il1s, sse, pmse, mean_change, variance_change, "
+            "covariance_change, correlation_change (numeric attributes), categorical_changed, "
+            "categorical_tv (categorical ones)"
         ),
     ] = "il1s",
     time_limit: TimeLimit = TIME_LIMIT,
@@ -1139,6 +1147,9 @@ def compare(
     jobs: Annotated[int, typer.Option(help="local worker processes")] = 1,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address")] = None,
     progress: Annotated[bool, typer.Option(help="progress bar")] = True,
+    ordinal: Ordinal = None,
+    nominal: Nominal = None,
+    missing: Missing = MissingPolicy.category,
 ) -> None:
     """Every masking method and parameter on one risk-utility map: the worst case (learned
     families, baselines, the method's attack), privacy models, information loss."""
@@ -1162,6 +1173,7 @@ def compare(
             jobs=jobs,
             scheduler=scheduler,
             progress=progress,
+            kinds=_kinds(ordinal, nominal, missing),
         )
     except Interrupted as exc:
         raise _resumable(exc, out_dir) from None
@@ -1171,7 +1183,7 @@ def compare(
         mark = "  (Pareto front)" if on_front else ""
         typer.echo(
             f"  {row['label']}: {100 * row['risk']:.2f}{interval}% by {row['risk_source']}, "
-            f"{loss} {row[loss]:.4f}{mark}"
+            f"{loss} {_figure(row[loss])}{mark}"
         )
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 import re
 import time
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from rlopt.attacks import ATTACKS, plan_attack
-from rlopt.data import load_table, validate_pair
+from rlopt.data import KindSpec, load_table, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.experiments.runner import GridRun
 from rlopt.families import get_learned_family
@@ -133,6 +134,10 @@ class CompareCell:
     threads: int
     seed: int
     bounds: tuple[tuple[str, float, float], ...] = ()  # the published domain, for the DP methods
+    kinds: str = ""  # the declared column kinds (KindSpec.to_dict as JSON), "" for none
+
+    def kind_spec(self) -> KindSpec:
+        return KindSpec.coerce(json.loads(self.kinds) if self.kinds else None)
 
     @property
     def label(self) -> str:
@@ -142,6 +147,8 @@ class CompareCell:
     def key(self) -> str:
         spec = "-".join(f"{k}{v:g}" for k, v in self.parameters)
         limit = "none" if self.time_limit is None else f"{self.time_limit:g}s"
+        if self.kinds:  # declared kinds change every figure: their digest is in the key
+            limit += "-k" + hashlib.sha256(self.kinds.encode()).hexdigest()[:8]
         return (
             f"compare-{self.method}-{spec}-seed{self.seed}-{'-'.join(self.families)}-{limit}-"
             f"m{self.margin:g}-{self.data_digest[:10]}"
@@ -173,6 +180,7 @@ def _cells(
     threads: int = 1,
     seed: int = 0,
     bounds: dict[str, tuple[float, float]] | None = None,
+    kinds: KindSpec | None = None,
 ) -> list[CompareCell]:
     """Every method at every combination of its parameter values for the records in
     ``data_path`` (``digest`` and ``n_records`` of that file), each checked now: a bad
@@ -188,6 +196,7 @@ def _cells(
                 data_path, digest, method, tuple(zip(names, values)), tuple(families),
                 tuple(confidential), time_limit, margin, threads, seed,
                 tuple((c, float(lo), float(hi)) for c, (lo, hi) in (bounds or {}).items()),
+                json.dumps(kinds.to_dict(), sort_keys=True) if kinds and kinds != KindSpec() else "",
             )  # fmt: skip
             cell.spec().check(n_records)  # raises on a bad parameter
             cells.append(cell)
@@ -206,14 +215,18 @@ def _masked_pair(cell: CompareCell, spec: MaskingSpec):
             f"confidential column(s) {unknown} not in the file; available: {list(original.columns)}"
         )
     qis = [c for c in original.columns if c not in cell.confidential]
+    masked = qis
+    if spec.method not in CATEGORICAL_METHODS:  # a numeric method masks the numeric part
+        declared = set(cell.kind_spec().ordinal) | set(cell.kind_spec().nominal)
+        masked = [c for c in qis if c not in declared and pd.api.types.is_numeric_dtype(original[c])]
     with warnings.catch_warnings(record=True) as caught:  # said once per run, not per cell
         warnings.simplefilter("always", DataWarning)
-        masked_qis = spec.apply(original[qis])
+        masked_qis = spec.apply(original[masked])
     for warning in caught:
         if not issubclass(warning.category, DataWarning):
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     notes = sorted({str(w.message) for w in caught if issubclass(w.category, DataWarning)})
-    released = original.assign(**{c: masked_qis[c] for c in qis})
+    released = original.assign(**{c: masked_qis[c] for c in masked})
     return original[qis], released, qis, notes
 
 
@@ -271,7 +284,7 @@ def run_compare_cell(cell: CompareCell) -> dict:
     original, released, qis, notes = _masked_pair(cell, spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)  # e.g. MDAV's identical records, expected here
-        data = validate_pair(original, released[qis])
+        data = validate_pair(original, released[qis], kinds=cell.kind_spec())
     row: dict = {
         "method": cell.method,
         "parameters": ", ".join(f"{k}={v:g}" for k, v in cell.parameters),
@@ -283,9 +296,10 @@ def run_compare_cell(cell: CompareCell) -> dict:
     }
     row |= _worst_case(cell, data, spec)
     row |= information_loss_validated(data)
-    permutation = permutation_analysis_validated(data)
-    row["mean_displacement"] = float(permutation["mean_displacement"].mean())
-    row["residual_noise"] = float(permutation["residual_noise"].mean())
+    if data.numeric_columns:  # the permutation paradigm ranks numbers
+        permutation = permutation_analysis_validated(data.subset(data.numeric_columns))
+        row["mean_displacement"] = float(permutation["mean_displacement"].mean())
+        row["residual_noise"] = float(permutation["residual_noise"].mean())
     row |= _model_columns(released, qis, list(cell.confidential))
     row["notes"] = " | ".join(notes)
     row |= {"seconds": time.perf_counter() - started, "rlopt_version": version("rlopt"), "key": cell.key}
@@ -322,7 +336,19 @@ def pareto_front(frame: pd.DataFrame, loss: str) -> np.ndarray:
     return keep
 
 
-LOSSES = ("il1s", "sse", "pmse", "mean_change", "variance_change", "covariance_change", "correlation_change")
+LOSSES = (
+    "il1s",
+    "sse",
+    "pmse",
+    "mean_change",
+    "variance_change",
+    "covariance_change",
+    "correlation_change",
+    "categorical_changed",
+    "categorical_tv",
+)
+CATEGORICAL_METHODS = frozenset({"pram", "randomized_response", "recoding", "suppression"})
+"""Methods applied to the categorical quasi-identifiers (the others mask the numeric ones)."""
 """The information-loss measures the map can put across."""
 
 
@@ -350,11 +376,13 @@ class Comparison:
     notes: list[str]  # the masking's warnings, each once (e.g. DP domains taken from the data)
 
 
-def _input_frame(original, columns: Sequence[str] | None, confidential: Sequence[str]) -> pd.DataFrame:
+def _input_frame(
+    original, columns: Sequence[str] | None, confidential: Sequence[str], kinds: KindSpec | None = None
+) -> pd.DataFrame:
     """The original's quasi-identifiers and confidential attributes, checked (cells read
     a copy of it in the results folder, so a resumed run and every worker see the same
     records)."""
-    from rlopt.data import as_frame, validate_table
+    from rlopt.data import as_frame
 
     frame = load_table(original) if isinstance(original, (str, Path)) else as_frame(original, name="original")
     both = sorted(set(columns or ()) & set(confidential))
@@ -371,7 +399,9 @@ def _input_frame(original, columns: Sequence[str] | None, confidential: Sequence
     qis = list(columns) if columns else [str(c) for c in frame.columns if c not in confidential]
     if not qis:
         raise InputError("every column is confidential; expected at least one quasi-identifier to mask")
-    validate_table(frame, columns=qis, name="original")  # numeric, finite, named
+    with warnings.catch_warnings():  # the kinds and values checked now; warnings belong to the cells
+        warnings.simplefilter("ignore")
+        validate_pair(frame[qis], frame[qis], kinds=kinds)
     return frame[qis + list(confidential)]
 
 
@@ -392,6 +422,7 @@ def run_compare(
     jobs: int = 1,
     scheduler: str | None = None,
     progress: bool = True,
+    kinds: KindSpec | dict | None = None,
 ) -> Comparison:
     """Mask ``original`` with every method and parameter of ``methods`` (text as in
     :func:`parse_methods`), assess each masked file (:func:`run_compare_cell`) and
@@ -406,13 +437,14 @@ def run_compare(
     parsed = parse_methods(methods) if isinstance(methods, str) else list(methods)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
-    frame = _input_frame(original, columns, confidential)
+    kind_spec = KindSpec.coerce(kinds)
+    frame = _input_frame(original, columns, confidential, kind_spec)
     text = frame.to_csv(index=False)
     data_path = out / "original.csv"
     cells = _cells(
         str(data_path), hashlib.sha256(text.encode()).hexdigest(), len(frame), parsed, families=families,
         confidential=confidential, time_limit=time_limit, margin=margin, threads=threads, seed=seed,
-        bounds=bounds,
+        bounds=bounds, kinds=kind_spec,
     )  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)  # only now: a rejected option leaves nothing behind
     data_path.write_text(text)

@@ -320,7 +320,8 @@ def render_compare_report(
     cell (``about``: name, n_records, qis, confidential, families, time_limit, failed)."""
     rows = frame.to_dict(orient="records")
     shown = [c for c in COMPARE_SHOWN if c in frame.columns]
-    losses = [c for c in ("il1s", "sse", "pmse", "correlation_change") if c in frame.columns]
+    candidates = (loss, "il1s", "sse", "pmse", "correlation_change", "categorical_changed", "categorical_tv")
+    losses = [c for c in dict.fromkeys(candidates) if c in frame.columns and frame[c].notna().any()]
     models = [c for c in frame.columns if c in ("l_diversity", "t_closeness", "dp_ratio_epsilon", "epsilon")]
     table = frame[shown + losses + models]
     keep = np.asarray(front, dtype=bool)
