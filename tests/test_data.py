@@ -64,10 +64,12 @@ def test_valid_pair_is_aligned_by_row_order(small_pair):
     np.testing.assert_array_equal(data.masked, masked.to_numpy())
 
 
-def test_non_numeric_column_is_named():
+def test_text_is_a_category_and_a_garbled_number_an_error():
     original = pd.DataFrame({"a": [1.0, 2.0, 3.0], "name": ["x", "y", "z"]})
-    with pytest.raises(InputError, match=r"column 'name' is not numeric"):
-        validate_pair(original, original.copy())
+    assert [k.kind for k in validate_pair(original, original.copy()).kinds] == ["numeric", "nominal"]
+    garbled = original.assign(a=["1", "2", "three"])
+    with pytest.raises(InputError, match=r"column 'a' has 1 value\(s\) that are not numbers"):
+        validate_pair(garbled, garbled.copy())
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])

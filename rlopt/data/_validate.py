@@ -265,12 +265,13 @@ _ID_NAME = re.compile(
 """Column names that say "identifier": ``ID``, ``record_id``, ``row no``, pandas' ``Unnamed: 0``."""
 
 
-def _identifier_reasons(name: str, original: np.ndarray, masked: np.ndarray) -> list[str]:
+def _identifier_reasons(name: str, original: np.ndarray, masked: np.ndarray, numeric: bool) -> list[str]:
     """Why a column looks like a record identifier rather than a quasi-identifier."""
     reasons = ["named like one"] if _ID_NAME.search(name) else []
     # unique integers left unmasked: a masked one (e.g. swapped ranks) is data, not an id
     if (
-        np.array_equal(original, masked)
+        numeric
+        and np.array_equal(original, masked)
         and np.all(original == np.round(original))
         and np.unique(original).size == original.size
     ):
@@ -278,9 +279,9 @@ def _identifier_reasons(name: str, original: np.ndarray, masked: np.ndarray) -> 
     return reasons
 
 
-def _warn_identifiers(a: np.ndarray, b: np.ndarray, columns: list[str]) -> None:
+def _warn_identifiers(a: np.ndarray, b: np.ndarray, columns: list[str], numeric: list[int]) -> None:
     for k, column in enumerate(columns):
-        reasons = _identifier_reasons(column, a[:, k], b[:, k])
+        reasons = _identifier_reasons(column, a[:, k], b[:, k], k in numeric)
         if reasons:
             warnings.warn(
                 f"column {column!r} looks like a record identifier ({'; '.join(reasons)}), not a "
@@ -479,6 +480,6 @@ def validate_pair(
     a, b, ids, n_dropped = _handle_nonfinite(a, b, ids, cols, drop_nonfinite, numeric)
     a, b, ids, n_blank = _handle_blanks(a, b, ids, column_kind, spec)
     _check_linkable(a, b, cols, numeric)
-    _warn_identifiers(a, b, cols)
+    _warn_identifiers(a, b, cols, numeric)
     n_dup = _warn_duplicates(a)
     return LinkageData(a, b, tuple(cols), ids, n_dropped + n_blank, n_dup, column_kind)

@@ -1,0 +1,315 @@
+"""Mixed (categorical) microdata: column kinds, the per-attribute differences of
+categories, categorical masking methods and the PRAM attack, on frames small
+enough to work by hand."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlopt.attacks import plan_attack
+from rlopt.data import load_acs12, load_cps1985, parse_ordinal, squared_diffs, validate_pair
+from rlopt.exceptions import DataWarning, InputError
+from rlopt.linkage import dbrl
+from rlopt.masking import (
+    global_recode,
+    invariant_matrix,
+    local_suppression,
+    masking_spec,
+    randomized_response_report,
+    retention_matrix,
+)
+from rlopt.masking.categorical import TransitionMatrix
+
+from ._helpers import MARGIN, brute_force_one_weight, fit, run_main
+
+EDU = ["low", "mid", "high"]
+
+
+@pytest.fixture
+def small():
+    original = pd.DataFrame(
+        {
+            "x": [1.0, 2.0, 4.0, 8.0],
+            "edu": ["low", "mid", "high", "mid"],
+            "colour": ["red", "blue", "red", "green"],
+        }
+    )
+    masked = original.assign(x=[1.5, 2.0, 3.0, 8.5], colour=["red", "red", "red", "green"])
+    return original, masked
+
+
+def _diffs(original, masked, **kinds):
+    data = validate_pair(original, masked, kinds=kinds or None)
+    za, zb = data.standardised()
+    return data, squared_diffs(za, zb)
+
+
+def test_kinds_are_detected_and_declared(small):
+    original, masked = small
+    data = validate_pair(original, masked, kinds={"ordinal": {"edu": EDU}})
+    assert [(k.name, k.kind) for k in data.kinds] == [
+        ("x", "numeric"),
+        ("edu", "ordinal"),
+        ("colour", "nominal"),
+    ]
+    assert data.kinds[1].levels == tuple(EDU)
+    assert data.kinds[2].levels == ("blue", "green", "red")
+    # a numeric column declared nominal; a boolean is nominal; an ordered Categorical is ordinal
+    frame = pd.DataFrame({"region": [1, 2, 1, 3], "flag": [True, False, True, True]})
+    frame["size"] = pd.Categorical(["s", "l", "m", "s"], categories=["s", "m", "l"], ordered=True)
+    kinds = validate_pair(frame, frame, kinds={"nominal": ["region"]}).kinds
+    assert [(k.kind, k.levels) for k in kinds] == [
+        ("nominal", ("1", "2", "3")),
+        ("nominal", ("false", "true")),
+        ("ordinal", ("s", "m", "l")),
+    ]
+
+
+def test_parse_ordinal():
+    assert parse_ordinal("edu: hs or lower < college<grad ; size") == {
+        "edu": ("hs or lower", "college", "grad"),
+        "size": None,
+    }
+    with pytest.raises(InputError, match="at least two non-empty levels"):
+        parse_ordinal("edu:hs")
+
+
+def test_per_attribute_differences_by_hand(small):
+    original, masked = small
+    data, diff = _diffs(original, masked, ordinal={"edu": EDU})
+    # ordinal: squared difference of normalised ranks (low 0, mid 1/2, high 1); masked edu = original edu
+    rank = np.array([0.0, 0.5, 1.0, 0.5])
+    assert np.allclose(diff[:, :, 1], (rank[:, None] - rank[None, :]) ** 2)
+    assert diff[2, 0, 1] == 1.0 and diff[1, 3, 1] == 0.0
+    # nominal: 0/1 mismatch (masked colours red, red, red, green against red, blue, red, green)
+    expected = np.array([[0, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1], [1, 1, 1, 0]], dtype=float)
+    assert np.array_equal(diff[:, :, 2], expected)
+    # numeric: as before, each file's own z-scores
+    from rlopt.data import standardise
+
+    za, zb = standardise(masked[["x"]].to_numpy()), standardise(original[["x"]].to_numpy())
+    assert np.allclose(diff[:, :, 0], (za - zb.T) ** 2)
+
+
+def test_blanks_are_a_category_or_dropped(small):
+    original, masked = small
+    original.loc[1, "colour"] = None
+    masked.loc[1, "colour"] = None
+    masked.loc[3, "colour"] = None
+    _, diff = _diffs(original, masked)
+    assert diff[1, 1, 2] == 0.0  # a blank equals a blank
+    assert diff[3, 3, 2] == 1.0 and diff[0, 1, 2] == 1.0  # a blank differs from every level
+    with pytest.warns(DataWarning, match="left out 2 of 4 records with a blank"):
+        data = validate_pair(original, masked, kinds={"missing": "drop"})
+    assert data.n_records == 2 and data.n_dropped == 2
+
+
+def test_a_published_recoding_is_seen_through(small):
+    original, masked = small
+    recoded = global_recode(masked, merge={"edu": [["mid", "high"]]})
+    assert list(recoded["edu"]) == ["low", "mid|high", "mid|high", "mid|high"]
+    data, diff = _diffs(original, recoded, ordinal={"edu": EDU})
+    assert data.kinds[1].levels == ("low", "mid|high") and data.kinds[1].recoding == {
+        "mid": "mid|high",
+        "high": "mid|high",
+    }
+    assert diff[2, 1, 1] == 0.0 and diff[2, 0, 1] == 1.0  # original mid lies in the released mid|high
+
+
+@pytest.mark.parametrize(
+    ("change", "kinds", "message"),
+    [
+        (
+            lambda o, m: m.assign(colour=["red", "pink", "red", "green"]),
+            None,
+            r"categor\w* \['pink'\] not in the original",
+        ),
+        (lambda o, m: m, {"ordinal": {"edu": ["low", "high"]}}, r"misses level\(s\) \['mid'\]"),
+        (lambda o, m: m, {"ordinal": {"edu": None}, "nominal": ["edu"]}, "declared both ordinal and nominal"),
+        (
+            lambda o, m: m.assign(edu=["low|high", "mid", "low|high", "mid"]),
+            {"ordinal": {"edu": EDU}},
+            "not adjacent",
+        ),
+        (
+            lambda o, m: m.assign(colour=["red|blue", "red", "red", "green"]),
+            None,
+            "both on their own and merged",
+        ),
+        (lambda o, m: m, {"nominal": ["nope"]}, "not linkage attributes"),
+    ],
+)
+def test_bad_kinds_are_one_clear_error(small, change, kinds, message):
+    original, masked = small
+    with pytest.raises(InputError, match=message):
+        validate_pair(original, change(original, masked), kinds=kinds)
+
+
+def test_a_numeric_typo_is_not_a_category():
+    frame = pd.DataFrame({"x": ["1", "2", "3x", "4"]})
+    with pytest.raises(InputError, match=r"--nominal x"):
+        validate_pair(frame, frame)
+
+
+def test_learned_optimum_equals_brute_force_on_a_mixed_pair():
+    rng = np.random.default_rng(3)
+    n = 14
+    original = pd.DataFrame({"x": rng.normal(size=n), "c": rng.choice(list("abc"), n)})
+    masked = original.assign(
+        x=original["x"] + rng.normal(scale=0.6, size=n),
+        c=np.where(rng.random(n) < 0.4, rng.choice(list("abc"), n), original["c"]),
+    )
+    data = validate_pair(original, masked)
+    za, zb = data.standardised()
+    diff = squared_diffs(za, zb)
+    own = np.arange(n)
+    expected = brute_force_one_weight(diff[own, own], diff, MARGIN)
+    result = fit("wm", original, masked)
+    assert result.status == "optimal" and result.n_correct_verified == expected
+
+
+def test_containments_hold_on_a_mixed_file():
+    frame = load_cps1985().iloc[:40][["age", "education", "occupation", "sector", "gender"]]
+    masked = masking_spec("pram", theta=0.6, columns=["occupation", "sector"], seed=2).apply(frame)
+    masked["age"] = masked["age"] + np.random.default_rng(0).integers(-2, 3, len(masked))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        am = dbrl(frame, masked).n_correct
+        wm = fit("wm", frame, masked)
+        ci = fit("ci", frame, masked)
+    assert wm.status == ci.status == "optimal"
+    assert ci.n_correct_verified >= wm.n_correct_verified >= am
+
+
+def test_retention_and_invariant_matrices():
+    p = retention_matrix(4, 0.7)
+    assert np.allclose(p.sum(axis=1), 1) and np.allclose(np.diag(p), 0.7) and np.isclose(p[0, 1], 0.1)
+    pi = np.array([50.0, 30.0, 15.0, 5.0])
+    r = invariant_matrix(p, pi)
+    assert np.allclose(r.sum(axis=1), 1) and (r >= 0).all()
+    assert np.allclose((pi / pi.sum()) @ r, pi / pi.sum())  # expected released frequencies kept
+
+
+def test_pram_is_seeded_and_keeps_blanks_and_theta_one_changes_nothing():
+    acs = load_acs12()
+    spec = masking_spec("pram", theta=0.6, columns=["race", "edu"], seed=4)
+    first, second = spec.apply(acs), spec.apply(acs)
+    assert first.equals(second)
+    assert first["edu"].isna().equals(acs["edu"].isna())
+    changed = (first["race"] != acs["race"]).mean()
+    assert 0.3 < changed < 0.5  # 1 - theta = 0.4 of the values move, up to sampling
+    same = masking_spec("pram", theta=1.0, columns=["race"]).apply(acs)
+    assert (same["race"] == acs["race"]).all()
+
+
+def test_a_users_matrix_must_be_stochastic():
+    frame = pd.DataFrame({"c": ["a", "b", "a", "b"]})
+    bad = {"c": {"a": {"a": 0.5, "b": 0.6}, "b": {"a": 0.5, "b": 0.5}}}
+    with pytest.raises(InputError, match=r"row 'a' sums to 1.1"):
+        masking_spec("pram", matrices=bad).apply(frame)
+
+
+def test_randomized_response_figures_by_hand():
+    published = TransitionMatrix(("no", "yes"), np.array([[0.75, 0.25], [0.25, 0.75]]))
+    report = randomized_response_report(pd.Series(["no", "yes"] * 50), published)
+    assert np.isclose(report["epsilon"], np.log(3))
+    assert np.allclose(list(report["estimate"].values()), [0.5, 0.5])
+    # posterior given "no": (0.75, 0.25), entropy 0.811 bits
+    assert np.isclose(report["deniability_bits"]["no"], -(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25)))
+    # lambda = (0.3, 0.7): 0.75 pi_0 + 0.25 (1 - pi_0) = 0.3 -> pi_hat = (0.1, 0.9)
+    skewed = randomized_response_report(pd.Series(["no"] * 30 + ["yes"] * 70), published)
+    assert np.allclose(list(skewed["estimate"].values()), [0.1, 0.9])
+    with pytest.raises(InputError, match="singular"):
+        randomized_response_report(
+            pd.Series(["no", "yes"]), TransitionMatrix(("no", "yes"), np.full((2, 2), 0.5))
+        )
+
+
+def test_global_recoding_by_hand():
+    frame = pd.DataFrame({"income": [5.0, 120.0, 60.0], "age": [23.0, 37.0, 61.0], "c": ["a", "b", "c"]})
+    out = global_recode(
+        frame, merge={"c": [["b", "c"]]}, top={"income": 100.0}, bottom={"age": 30.0}, base={"age": 5.0}
+    )
+    assert out["income"].tolist() == [5.0, 100.0, 60.0]
+    assert out["age"].tolist() == [30.0, 35.0, 60.0]
+    assert out["c"].tolist() == ["a", "b|c", "b|c"]
+
+
+def test_local_suppression_reaches_k_anonymity():
+    frame = pd.DataFrame({"a": list("xxxxyyz"), "b": list("pppqqqq")})
+    out = local_suppression(frame, ["a", "b"], 2)
+    # the rarest value of each unsafe record goes first: z (record 6), then x/q of record 3
+    assert out.isna().sum().sum() == 2 and pd.isna(out.loc[6, "a"]) and pd.isna(out.loc[3, "a"])
+    sizes = out.fillna("*").groupby(["a", "b"]).size()
+    assert (sizes >= 2).all()
+
+
+def _pram_pair(unchanged: bool):
+    original = pd.DataFrame({"race": ["a", "a", "b", "c"]})
+    masked = pd.DataFrame({"race": ["a", "a", "c", "c"]})  # record 2's b released as c
+    if unchanged:
+        original["age"] = masked["age"] = [1.0, 2.0, 3.0, 4.0]
+    matrix = {
+        "race": {
+            "a": {"a": 1, "b": 0, "c": 0},
+            "b": {"a": 0, "b": 0.5, "c": 0.5},
+            "c": {"a": 0, "b": 0, "c": 1},
+        }
+    }
+    return original, masked, masking_spec("pram", matrices=matrix, columns=["race"])
+
+
+def test_pram_attack_by_hand():
+    original, masked, spec = _pram_pair(unchanged=False)
+    result = plan_attack(validate_pair(original, masked), spec)("am")
+    # every record has two masked records of equal likelihood: posterior 1/2 each, no strict winner
+    assert np.allclose(result.posterior_own, 0.5) and result.expected_correct == pytest.approx(2.0)
+    assert result.n_correct == 0 and result.n_sure == 0
+    original, masked, spec = _pram_pair(unchanged=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        result = plan_attack(validate_pair(original, masked), spec)("am")
+    assert result.parameters["matched_unchanged"] == ["age"]
+    assert result.n_correct == result.n_sure == 4 and result.expected_correct == pytest.approx(4.0)
+
+
+def test_cli_on_categorical_files(tmp_path, capsys):
+    original, masked = tmp_path / "o.csv", tmp_path / "m.csv"
+    acs = load_acs12()[["age", "race", "gender", "edu"]]
+    acs.to_csv(original, index=False)
+    assert run_main(["mask", original, "--method", "pram", "--theta", "0.8", "--out", masked]) == 0
+    edu = "edu:hs or lower<college<grad"
+    assert run_main(["link", original, masked, "--ordinal", edu]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "kinds: numeric: age; race: nominal (4 levels)" in out
+        and "edu: ordinal (hs or lower < college < grad)" in out
+    )
+    assert run_main(["attack", original, masked, "--method", "pram", "--theta", "0.8", "--ordinal", edu]) == 0
+    assert "PRAM attack" in capsys.readouterr().out
+    # bad input: one error line, exit 2
+    for args, message in [
+        (["link", original, masked, "--ordinal", "edu:college<grad"], "misses level"),
+        (["link", original, masked, "--ordinal", "edu", "--nominal", "edu"], "both ordinal and nominal"),
+        (
+            [
+                "mask",
+                original,
+                "--method",
+                "rr",
+                "--theta",
+                "0.25",
+                "--columns",
+                "race",
+                "--out",
+                tmp_path / "x.csv",
+            ],
+            "singular",
+        ),
+    ]:
+        assert run_main(args) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("error:") == 1
+    assert not (tmp_path / "x.csv").exists()  # nothing written before the error
