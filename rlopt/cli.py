@@ -1206,17 +1206,29 @@ def models(
     epsilon: Annotated[
         float | None, typer.Option(help="epsilon to check against the ratio-distance bound")
     ] = None,
+    population: Annotated[
+        Path | None,
+        typer.Option(
+            help="population file (e.g. the original of a sample): adds P(PU|SU) to the sample uniques"
+        ),
+    ] = None,
     json_out: JsonOut = None,
 ) -> None:
     """Privacy models of a released file: the level of each it reaches (k-anonymity,
     p-sensitive k-anonymity, l-diversity, t-closeness, the epsilon implied by
-    t-closeness in the ratio distance) and whether it meets the levels asked."""
+    t-closeness in the ratio distance) and whether it meets the levels asked; its
+    sample uniques (and P(PU|SU) with --population)."""
     from rlopt.models import check_models
+    from rlopt.risk import uniqueness
 
     _check_outputs(json=json_out)
     say = _summary(json_out)
+    frame = load_table(released)
+    unique = uniqueness(
+        frame, _names(quasi_identifiers), population=None if population is None else load_table(population)
+    )
     checks = check_models(
-        load_table(released),
+        frame,
         _names(quasi_identifiers),
         _split(confidential) or (),
         k=k,
@@ -1233,8 +1245,48 @@ def models(
         say(f"{check.model}: {check.value:.4g}{f' (asked {asked})' if asked else ''}{verdict}")
         if check.note:
             say(f"  note: {check.note}")
+    line = f"sample uniques: {unique['n_sample_uniques']} of {unique['n_records']} records"
+    if "p_pu_given_su" in unique:
+        p_pu = unique["p_pu_given_su"]
+        line += (
+            f"; {unique['n_population_uniques']} of them unique in the population of {unique['n_population']}: "
+            f"P(PU|SU) = {'undefined (no sample unique)' if p_pu is None else format(p_pu, '.4f')}"
+        )
+    say(line)
     if json_out is not None:
-        _emit_json(json_out, {"checks": [c.to_dict() for c in checks]})
+        _emit_json(json_out, {"checks": [c.to_dict() for c in checks], "uniqueness": unique})
+
+
+@app.command(
+    epilog="Example: rlopt intersect release1.csv release2.csv --id-column id --confidential disease"
+)
+def intersect(
+    releases: Annotated[list[Path], typer.Argument(help="two or more k-anonymous releases, CSV or Parquet")],
+    id_column: Annotated[str, typer.Option(help="the subject identifier shared by the releases")],
+    confidential: Annotated[str, typer.Option(help="comma-separated confidential attributes")],
+    quasi_identifiers: Annotated[
+        str | None,
+        typer.Option(help="comma-separated quasi-identifiers (default: every other column of each release)"),
+    ] = None,
+    json_out: JsonOut = None,
+) -> None:
+    """Intersection attack on independent k-anonymous releases of shared subjects: for
+    each subject, the confidential values its classes have in common."""
+    from rlopt.attacks import intersection_attack
+
+    _check_outputs(json=json_out)
+    qis = _names(quasi_identifiers) if quasi_identifiers else None
+    result = intersection_attack(
+        [load_table(path) for path in releases],
+        id_column=id_column,
+        confidential=_names(confidential),
+        quasi_identifiers=None if qis is None else [qis] * len(releases),
+    )
+    say = _summary(json_out)
+    for line in result.summary():
+        say(line)
+    if json_out is not None:
+        _emit_json(json_out, result.to_dict())
 
 
 @app.command(epilog="Example: rlopt report runs/paper-quick")

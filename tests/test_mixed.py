@@ -313,3 +313,30 @@ def test_cli_on_categorical_files(tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and err.count("error:") == 1
     assert not (tmp_path / "x.csv").exists()  # nothing written before the error
+
+
+def test_uniqueness_by_hand():
+    from rlopt.risk import uniqueness
+
+    sample = pd.DataFrame({"a": ["x", "x", "y", "z"], "b": [1, 1, 2, 3.0]})
+    population = pd.DataFrame({"a": ["x", "x", "x", "y", "z", "z"], "b": [1, 1, 4, 2, 3, 3]})
+    # sample uniques: (y, 2) and (z, 3); in the population (y, 2) is unique, (z, 3) is not
+    figures = uniqueness(sample, ["a", "b"], population=population)
+    assert figures["n_sample_uniques"] == 2 and figures["n_population_uniques"] == 1
+    assert figures["p_pu_given_su"] == 0.5
+    with pytest.raises(InputError, match="population lacks"):
+        uniqueness(sample, ["a", "b"], population=population.iloc[:4])
+
+
+def test_intersection_attack_by_hand():
+    from rlopt.attacks import intersection_attack
+
+    # release 1 groups subjects {1, 2} and {3, 4}; release 2 groups {1, 3} and {2, 4}
+    r1 = pd.DataFrame({"id": [1, 2, 3, 4], "q": ["a", "a", "b", "b"], "d": ["flu", "cold", "flu", "hiv"]})
+    r2 = pd.DataFrame({"id": [1, 2, 3, 4], "q": ["c", "e", "c", "e"], "d": ["flu", "cold", "flu", "hiv"]})
+    result = intersection_attack([r1, r2], id_column="id", confidential=["d"])
+    # S_1 = {flu, cold} & {flu} = {flu}; S_2 = {flu, cold} & {cold, hiv} = {cold};
+    # S_3 = {flu, hiv} & {flu} = {flu}; S_4 = {flu, hiv} & {cold, hiv} = {hiv}: every 2-anonymous subject disclosed
+    assert result.smallest_class == [2, 2] and result.n_disclosed == 4
+    r2 = r2.assign(q=["c", "c", "e", "e"])  # the same classes as release 1: nothing more learned
+    assert intersection_attack([r1, r2], id_column="id", confidential=["d"]).n_disclosed == 0

@@ -5,6 +5,7 @@ fuzzy microaggregation, ranks them by posterior probability).
 
 from rlopt.attacks._common import AttackResult
 from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack
+from rlopt.attacks.intersection import IntersectionResult, intersection_attack
 from rlopt.attacks.microaggregation import microaggregation_attack
 from rlopt.attacks.pram import PramAttackResult
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack, rank_windows
@@ -14,6 +15,8 @@ __all__ = [
     "AttackResult",
     "FuzzyAttackResult",
     "PramAttackResult",
+    "IntersectionResult",
+    "intersection_attack",
     "fuzzy_attack",
     "RankWindows",
     "rank_swap_attack",

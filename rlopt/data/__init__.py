@@ -13,6 +13,7 @@ from rlopt.data._bundled import (
     load_table,
 )
 from rlopt.data._kinds import (
+    BLANK,
     CATEGORY_UNIT,
     MERGE_SEPARATOR,
     MISSING_POLICIES,
@@ -24,6 +25,7 @@ from rlopt.data._kinds import (
     category_labels,
     cell_label,
     describe_kinds,
+    label_rows,
     parse_ordinal,
 )
 from rlopt.data._standardise import (
@@ -74,9 +76,11 @@ __all__ = [
     "NOMINAL",
     "MISSING_POLICIES",
     "CATEGORY_UNIT",
+    "BLANK",
     "MERGE_SEPARATOR",
     "cell_label",
     "category_labels",
+    "label_rows",
     "diff_chunks",
     "chunk_rows",
     "DEFAULT_CHUNK_BYTES",

@@ -57,12 +57,14 @@ __all__ = [
     "NOMINAL",
     "MISSING_POLICIES",
     "CATEGORY_UNIT",
+    "BLANK",
     "MERGE_SEPARATOR",
     "ColumnKind",
     "KindSpec",
     "parse_ordinal",
     "cell_label",
     "category_labels",
+    "label_rows",
     "column_kinds",
     "encode_codes",
     "encode_attributes",
@@ -231,6 +233,17 @@ def cell_label(value) -> str | None:
 def category_labels(series: pd.Series) -> pd.Series:
     """The column's cells as labels (:func:`cell_label`), None for a blank, dtype object."""
     return pd.Series([cell_label(v) for v in series], index=series.index, dtype=object)
+
+
+def label_rows(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
+    """Each record's values on ``columns`` as one tuple of labels (a blank is a value
+    of its own), to count or group equal combinations."""
+    table = pd.DataFrame({c: category_labels(frame[c]).fillna(BLANK) for c in columns})
+    return table.apply(tuple, axis=1)
+
+
+BLANK = "\0blank"
+"""The label of a blank cell where blanks are counted as a value."""
 
 
 def _sorted_levels(labels: Iterable[str]) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rlopt.data import MERGE_SEPARATOR, category_labels, cell_label
+from rlopt.data import BLANK, MERGE_SEPARATOR, category_labels, cell_label
 from rlopt.exceptions import InputError
 
 __all__ = [
@@ -279,18 +279,18 @@ def local_suppression(frame: pd.DataFrame, quasi_identifiers: Sequence[str], k: 
     if k < 1:
         raise InputError(f"local suppression k={k}; expected an integer >= 1")
     out = frame.copy()
-    labels = pd.DataFrame({c: category_labels(frame[c]).fillna("\0blank") for c in quasi_identifiers})
+    labels = pd.DataFrame({c: category_labels(frame[c]).fillna(BLANK) for c in quasi_identifiers})
     while True:
         sizes = labels.groupby(list(quasi_identifiers), sort=False)[quasi_identifiers[0]].transform("size")
-        unsafe = np.flatnonzero((sizes < k).to_numpy() & (labels != "\0blank").any(axis=1).to_numpy())
+        unsafe = np.flatnonzero((sizes < k).to_numpy() & (labels != BLANK).any(axis=1).to_numpy())
         if unsafe.size == 0:
             break
         frequency = {c: labels[c].map(labels[c].value_counts()) for c in quasi_identifiers}
-        rarity = pd.DataFrame(frequency).where(labels != "\0blank", np.inf)
+        rarity = pd.DataFrame(frequency).where(labels != BLANK, np.inf)
         chosen = rarity.iloc[unsafe].to_numpy().argmin(axis=1)
         for row, column in zip(unsafe, chosen):
-            labels.iat[int(row), int(column)] = "\0blank"
+            labels.iat[int(row), int(column)] = BLANK
     for column in quasi_identifiers:
-        blank = (labels[column] == "\0blank").to_numpy()
+        blank = (labels[column] == BLANK).to_numpy()
         out[column] = out[column].astype(object).where(~blank, None)
     return out

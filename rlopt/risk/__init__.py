@@ -1,11 +1,12 @@
 """Risk assessment of a user's own files: the worst case over distance families, the
 baselines and attacks, records at risk, generalisation, interval disclosure and the
-risk-utility trade-off, the permutation paradigm's decomposition. Computes figures; :mod:`rlopt.report` renders them."""
+risk-utility trade-off, the permutation paradigm's decomposition, uniqueness. Computes figures; :mod:`rlopt.report` renders them."""
 
 from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk, shapley_values
 from rlopt.risk.measures import information_loss, interval_disclosure, propensity_mse
 from rlopt.risk.permutation import permutation_analysis, reverse_mapping
 from rlopt.risk.risk_utility import tradeoff, tradeoff_plan
+from rlopt.risk.uniqueness import uniqueness
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -19,4 +20,5 @@ __all__ = [
     "reverse_mapping",
     "tradeoff",
     "tradeoff_plan",
+    "uniqueness",
 ]
