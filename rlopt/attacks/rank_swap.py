@@ -10,7 +10,7 @@ import numpy as np
 
 from rlopt.attacks._common import AttackResult, link_in_candidates
 from rlopt.data import LinkageData, validate_pair
-from rlopt.exceptions import DataWarning
+from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import Distance
 from rlopt.masking.swapping import swap_window
 
@@ -124,10 +124,15 @@ def rank_swap_attack(
 
 
 def rank_swap_attack_validated(data: LinkageData, width: int, distance, p=None) -> AttackResult:
-    """:func:`rank_swap_attack` for a caller that already holds validated data."""
+    """:func:`rank_swap_attack` for a caller that already holds validated data (the rank
+    windows on the numeric attributes, which rank swapping masks; the link inside the
+    intersections on every attribute)."""
+    numeric = data.numeric_columns
+    if not numeric:
+        raise InputError("the rank-swapping attack needs numeric attributes; the files have none")
     differs = [
-        c
-        for j, c in enumerate(data.columns)
+        data.columns[j]
+        for j in numeric
         if not np.array_equal(np.sort(data.original[:, j]), np.sort(data.masked[:, j]))
     ]
     if differs:
@@ -137,7 +142,7 @@ def rank_swap_attack_validated(data: LinkageData, width: int, distance, p=None) 
             DataWarning,
             stacklevel=3,
         )
-    windows = RankWindows(data.original, data.masked, width)
+    windows = RankWindows(data.original[:, numeric], data.masked[:, numeric], width)
     return link_in_candidates(
         data,
         windows.intersection(0, data.n_records),

@@ -52,14 +52,24 @@ def _plan_rank_swap(data: LinkageData, spec: MaskingSpec) -> AttackRun:
 
 def _published_groups(data: LinkageData, spec: MDAVSpec | FuzzySpec) -> list[tuple[list[str], int]]:
     """The published attribute groups, each of the file's attributes and each size
-    possible for its records (``spec.check``)."""
-    groups = spec.group_list(data.columns)
+    possible for its records (``spec.check``); one size alone is one group of the
+    numeric attributes (microaggregation masks numbers)."""
+    numeric = [data.columns[k] for k in data.numeric_columns]
+    groups = spec.group_list(numeric)
     for columns, _ in groups:
         unknown = [c for c in columns if c not in data.columns]
         if unknown:
             raise InputError(
                 f"attack group column(s) {unknown} are not among the attributes {list(data.columns)}"
             )
+        categorical = [c for c in columns if c not in numeric]
+        if categorical:
+            raise InputError(
+                f"attack group column(s) {categorical} are categorical; microaggregation masks numbers: "
+                "give the numeric groups (--groups 'A,B:3')"
+            )
+    if not groups or not groups[0][0]:
+        raise InputError("the microaggregation attack needs numeric attributes; the files have none")
     spec.check(data.n_records)
     return groups
 
