@@ -112,3 +112,25 @@ def test_bad_parameters_end_in_one_error_line(tmp_path, capsys, args, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
     assert not (tmp_path / "out").exists()  # a rejected option leaves nothing behind
+
+
+def test_a_mixed_map_masks_each_part_with_its_methods(tmp_path):
+    from rlopt.data import load_cps1985
+
+    frame = load_cps1985().iloc[:60][["age", "wage", "occupation", "sector", "gender"]]
+    frame.to_csv(tmp_path / "o.csv", index=False)
+    result = run_compare(
+        tmp_path / "o.csv",
+        "pram:theta=0.6; mdav:k=3",
+        tmp_path / "out",
+        time_limit=5,
+        loss="categorical_changed",
+        progress=False,
+    )
+    pram, mdav = result.frame.to_dict(orient="records")
+    # PRAM moves categories only: no numeric loss, some categorical change; MDAV the reverse
+    assert pram["il1s"] == 0 and 0 < pram["categorical_changed"] < 1
+    assert mdav["il1s"] > 0 and mdav["categorical_changed"] == 0
+    assert pram["attack_rate"] is not None and mdav["k_anonymity"] >= 1
+    for row in (pram, mdav):
+        assert row["risk"] <= row["risk_upper"] and row["risk"] >= row["am_rate"]

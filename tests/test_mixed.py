@@ -340,3 +340,35 @@ def test_intersection_attack_by_hand():
     assert result.smallest_class == [2, 2] and result.n_disclosed == 4
     r2 = r2.assign(q=["c", "c", "e", "e"])  # the same classes as release 1: nothing more learned
     assert intersection_attack([r1, r2], id_column="id", confidential=["d"]).n_disclosed == 0
+
+
+def test_risk_report_of_a_mixed_file_states_the_kinds(tmp_path):
+    from rlopt.report import render_risk_report
+    from rlopt.risk import assess_risk
+
+    frame = load_cps1985().iloc[:60][["age", "education", "occupation", "sector", "gender"]]
+    masked = masking_spec("pram", theta=0.7, columns=["occupation", "sector"], seed=1).apply(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        result = assess_risk(
+            frame,
+            masked,
+            families=["wm"],
+            folds=2,
+            time_limit=5,
+            attack={"method": "pram", "theta": 0.7, "columns": ["occupation", "sector"]},
+            kinds={"ordinal": {"education": None}},
+        )
+    figures = result.figures
+    assert [k["kind"] for k in figures["inputs"]["kinds"]] == [
+        "numeric",
+        "ordinal",
+        "nominal",
+        "nominal",
+        "nominal",
+    ]
+    assert figures["attack"]["method"] == "pram" and figures["generalisation"][0]["folds"] == 2
+    assert figures["information_loss"]["categorical_changed"] > 0
+    assert [row["attribute"] for row in figures["interval_disclosure"]] == ["age"]  # numbers only
+    page = render_risk_report(result, tmp_path / "r.html").read_text()
+    assert 'id="kinds"' in page and "education: ordinal" in page
