@@ -313,6 +313,33 @@ def test_cli_on_categorical_files(tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and err.count("error:") == 1
     assert not (tmp_path / "x.csv").exists()  # nothing written before the error
+    (tmp_path / "P.csv").write_text("true,female,male\nfemale,0.5,0.6\nmale,0.5,0.5\n")
+    args = [
+        "mask",
+        original,
+        "--method",
+        "pram",
+        "--matrix",
+        f"gender={tmp_path / 'P.csv'}",
+        "--columns",
+        "gender",
+    ]
+    assert run_main([*args, "--out", tmp_path / "y.csv"]) == 2
+    assert "row 'female' sums to 1.1" in capsys.readouterr().err
+
+
+def test_learned_parameters_of_a_mixed_file_round_trip(tmp_path):
+    from rlopt.learn import LearnedDistanceLinkage
+
+    frame = load_cps1985().iloc[:50][["age", "occupation", "sector"]]
+    masked = masking_spec("pram", theta=0.6, columns=["occupation", "sector"], seed=3).apply(frame)
+    learner = LearnedDistanceLinkage("wm", margin=MARGIN, time_limit=10).fit(frame, masked)
+    path = learner.save_params(tmp_path / "wm.json")
+    loaded = LearnedDistanceLinkage.load_params(path)
+    assert loaded.link(frame, masked).n_correct == learner.link(frame, masked).n_correct
+    assert [k.kind for k in loaded.kinds_] == ["numeric", "nominal", "nominal"]
+    with pytest.raises(InputError, match="categorical"):
+        loaded.distance(frame.to_numpy()[:2], frame.to_numpy()[:2])
 
 
 def test_uniqueness_by_hand():
