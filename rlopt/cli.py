@@ -598,8 +598,7 @@ def link(
             id_column=id_column,
             kinds=_kinds(ordinal, nominal, missing),
         )
-        if _kinds_line(prob.kinds):
-            say(_kinds_line(prob.kinds))
+        _say_kinds(say, prob.kinds)
         say(
             f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
             f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations"
@@ -616,8 +615,7 @@ def link(
         drop_nonfinite=drop_nonfinite,
         kinds=_kinds(ordinal, nominal, missing),
     )
-    if _kinds_line(linked.kinds):
-        say(_kinds_line(linked.kinds))
+    _say_kinds(say, linked.kinds)
     say(
         f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
         f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted"
@@ -682,8 +680,7 @@ def attack(
         id_column=id_column,
         kinds=_kinds(ordinal, nominal, missing),
     )
-    if _kinds_line(data.kinds):
-        say(_kinds_line(data.kinds))
+    _say_kinds(say, data.kinds)
     result = plan_attack(data, spec)(distance.value)
     for line in result.summary():
         say(line)
@@ -779,8 +776,7 @@ def learn(
         _emit_json(
             json_out, {**result.to_dict(), **({"kinds": [k.to_dict() for k in kinds]} if kinds else {})}
         )
-    if _kinds_line(kinds):
-        _summary(json_out)(_kinds_line(kinds))
+    _say_kinds(_summary(json_out), kinds)
     _summary(json_out)(_learned_line(result))
     if interrupted:
         raise typer.Exit(130)
@@ -824,11 +820,12 @@ def _kinds(ordinal: str | None, nominal: str | None, missing: MissingPolicy):
     return KindSpec.parse(ordinal, nominal, missing.value)
 
 
-def _kinds_line(kinds) -> str:
-    """``kinds: numeric: a, b; edu: ordinal (...)`` when some attribute is categorical, else ""."""
+def _say_kinds(say: Callable[[str], None], kinds) -> None:
+    """``kinds: numeric: a, b; edu: ordinal (...)`` when some attribute is categorical."""
     from rlopt.data import describe_kinds
 
-    return f"kinds: {describe_kinds(kinds)}" if any(k.categorical for k in kinds) else ""
+    if any(k.categorical for k in kinds):
+        say(f"kinds: {describe_kinds(kinds)}")
 
 
 def _figure(value) -> str:
