@@ -104,10 +104,11 @@ def information_loss_validated(data: LinkageData) -> dict:
 
     On a mixed file the measures above are taken on the numeric attributes (None
     when there is none), and two more on the categorical ones: ``categorical_changed``,
-    the mean share of records whose value changed (a blank counts as a value), and
+    the mean share of records whose value changed (a blank counts as a value; a value
+    released in a merged category of a global recoding counts as changed), and
     ``categorical_tv``, the mean total-variation distance between the original's and
-    the masked file's frequencies (0 when the frequencies are kept, as invariant PRAM
-    does in expectation)."""
+    the masked file's frequencies, in the released categories (0 when the frequencies
+    are kept, as invariant PRAM does in expectation)."""
     if not data.mixed:
         return _numeric_loss(data)
     numeric = data.numeric_columns
@@ -117,7 +118,9 @@ def information_loss_validated(data: LinkageData) -> dict:
         if not kind.categorical:
             continue
         a, b = np.nan_to_num(data.original[:, k], nan=-1), np.nan_to_num(data.masked[:, k], nan=-1)
-        changed.append(float(np.mean(a != b)))
+        # a value released in a merged category (global recoding) lost its detail: changed
+        merged = [i for i, level in enumerate(kind.levels) if level in set(kind.recoding.values())]
+        changed.append(float(np.mean((a != b) | np.isin(a, merged))))
         levels = np.union1d(a, b)
         share_a = (a[:, None] == levels).mean(axis=0)
         share_b = (b[:, None] == levels).mean(axis=0)
