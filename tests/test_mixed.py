@@ -403,3 +403,17 @@ def test_risk_report_of_a_mixed_file_states_the_kinds(tmp_path):
     assert [row["attribute"] for row in figures["interval_disclosure"]] == ["age"]  # numbers only
     page = render_risk_report(result, tmp_path / "r.html").read_text()
     assert 'id="kinds"' in page and "education: ordinal" in page
+
+
+def test_probabilistic_linkage_compares_categories_by_agreement(small):
+    from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, agreement_levels
+
+    original, masked = small
+    data = validate_pair(original, masked, kinds={"ordinal": {"edu": EDU}})
+    za, zb = data.standardised()
+    levels = agreement_levels(za, zb)
+    top = len(DEFAULT_THRESHOLDS)
+    # colour: masked red, red, red, green against original red, blue, red, green
+    assert levels[0, :, 2].tolist() == [0, top, 0, top] and levels[3, :, 2].tolist() == [top, top, top, 0]
+    # edu (3 levels): a rank step of 1/2 is beyond every threshold, equal levels agree
+    assert levels[1, :, 1].tolist() == [top, 0, top, 0]
