@@ -154,7 +154,7 @@ def test_every_command_shows_an_example_with_its_own_options():
     import re
 
     commands = [c.name or c.callback.__name__ for c in app.registered_commands]
-    assert len(commands) == 12
+    assert len(commands) == 13
     for command in commands:
         text = runner.invoke(app, [command, "--help"]).output
         example = " ".join(text.replace("│", " ").split()).split("Example: ", 1)
@@ -169,9 +169,9 @@ def test_every_command_shows_an_example_with_its_own_options():
     [
         (["risk", "a.csv", "b.csv", "--attack-method", "swapping"], "attacks exist for: rank_swap, mdav"),
         (["attack", "a.csv", "b.csv", "--method", "noise"], "no transparency attack on 'noise'"),
-        (["risk", "a.csv", "b.csv", "--tradeoff-method", "pram"], "expected one of mdav, rank_swap, noise"),
+        (["risk", "a.csv", "b.csv", "--tradeoff-method", "swirl"], "expected one of mdav, rank_swap, noise"),
         (
-            ["tradeoff", "a.csv", "--method", "pram", "--values", "2"],
+            ["tradeoff", "a.csv", "--method", "swirl", "--values", "2"],
             "expected one of mdav, rank_swap, noise",
         ),
     ],

@@ -30,7 +30,8 @@ def test_methods_grammar():
         ("mdav:q=3", "a parameter of mdav: groups, k"),
         ("mdav:k=5..2", "rising range"),
         ("mdav:k=inf", "expected finite numbers"),
-        ("pram:p=1", "masking method 'pram'"),
+        ("swirl:p=1", "masking method 'swirl'"),
+        ("pram:p=1", "a parameter of pram"),
         ("  ;  ", "expected e.g."),
     ]:
         with pytest.raises(InputError, match=message):

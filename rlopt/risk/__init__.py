@@ -6,7 +6,7 @@ from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk, sha
 from rlopt.risk.measures import information_loss, interval_disclosure, propensity_mse
 from rlopt.risk.permutation import permutation_analysis, reverse_mapping
 from rlopt.risk.risk_utility import tradeoff, tradeoff_plan
-from rlopt.risk.uniqueness import uniqueness
+from rlopt.risk.uniques import uniqueness
 
 __all__ = [
     "DEFAULT_FAMILIES",
