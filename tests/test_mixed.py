@@ -101,7 +101,9 @@ def test_blanks_are_a_category_or_dropped(small):
     _, diff = _diffs(original, masked)
     assert diff[1, 1, 2] == 0.0  # a blank equals a blank
     assert diff[3, 3, 2] == 1.0 and diff[0, 1, 2] == 1.0  # a blank differs from every level
-    with pytest.warns(DataWarning, match="left out 2 of 4 records with a blank"):
+    with pytest.warns(
+        DataWarning, match=r"left out 2 of 4 records with a blank in categorical attribute\(s\) \['colour'\]"
+    ):
         data = validate_pair(original, masked, kinds={"missing": "drop"})
     assert data.n_records == 2 and data.n_dropped == 2
 
@@ -417,3 +419,12 @@ def test_probabilistic_linkage_compares_categories_by_agreement(small):
     assert levels[0, :, 2].tolist() == [0, top, 0, top] and levels[3, :, 2].tolist() == [top, top, top, 0]
     # edu (3 levels): a rank step of 1/2 is beyond every threshold, equal levels agree
     assert levels[1, :, 1].tolist() == [top, 0, top, 0]
+
+
+def test_a_text_identifier_is_warned(small):
+    original, masked = small
+    original["name"] = masked["name"] = ["ann", "bob", "cy", "dee"]
+    with pytest.warns(
+        DataWarning, match="'name' looks like a record identifier .a category of its own on every record"
+    ):
+        validate_pair(original, masked)

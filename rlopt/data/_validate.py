@@ -269,13 +269,13 @@ def _identifier_reasons(name: str, original: np.ndarray, masked: np.ndarray, num
     """Why a column looks like a record identifier rather than a quasi-identifier."""
     reasons = ["named like one"] if _ID_NAME.search(name) else []
     # unique integers left unmasked: a masked one (e.g. swapped ranks) is data, not an id
-    if (
-        numeric
-        and np.array_equal(original, masked)
-        and np.all(original == np.round(original))
-        and np.unique(original).size == original.size
-    ):
+    unmasked_unique = (
+        np.array_equal(original, masked, equal_nan=True) and np.unique(original).size == original.size
+    )
+    if numeric and unmasked_unique and np.all(original == np.round(original)):
         reasons.append("unique integers, equal in both files")
+    if not numeric and unmasked_unique and not np.isnan(original).any():
+        reasons.append("a category of its own on every record, equal in both files")
     return reasons
 
 
@@ -403,7 +403,8 @@ def _handle_blanks(
     bad = np.isnan(a[:, categorical]).any(axis=1) | np.isnan(b[:, categorical]).any(axis=1)
     if not bad.any():
         return a, b, ids, 0
-    warn_dropped_blanks(int(bad.sum()), len(bad), [kinds[k].name for k in categorical])
+    blank = [kinds[k].name for k in categorical if np.isnan(a[:, k]).any() or np.isnan(b[:, k]).any()]
+    warn_dropped_blanks(int(bad.sum()), len(bad), blank)
     return a[~bad], b[~bad], None if ids is None else ids[~bad], int(bad.sum())
 
 

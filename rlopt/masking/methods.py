@@ -440,10 +440,13 @@ def _validated(spec: type[BaseModel], fields: dict, name: str) -> BaseModel:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'parameters'}: {e['msg']} (got {e.get('input')!r})"
             if e["loc"]
-            else e["msg"]
+            else e["msg"].removeprefix("Value error, ")
             for e in exc.errors()
         )
-        raise InputError(f"{name} parameters {fields}: {problems}") from None
+        given = {key: value for key, value in fields.items() if key != "seed"}  # the seed always has a value
+        raise InputError(
+            f"{name} parameters {given}: {problems}" if given else f"{name}: {problems}"
+        ) from None
 
 
 def masking_spec(method: str, **parameters) -> MaskingSpec:
