@@ -216,7 +216,7 @@ def _masked_pair(cell: CompareCell, spec: MaskingSpec):
         )
     qis = [c for c in original.columns if c not in cell.confidential]
     masked = qis
-    if spec.method not in CATEGORICAL_METHODS:  # a numeric method masks the numeric part
+    if not MASKING_METHODS[spec.method].categorical:  # a numeric method masks the numeric part
         declared = set(cell.kind_spec().ordinal) | set(cell.kind_spec().nominal)
         masked = [c for c in qis if c not in declared and pd.api.types.is_numeric_dtype(original[c])]
     with warnings.catch_warnings(record=True) as caught:  # said once per run, not per cell
@@ -347,8 +347,6 @@ LOSSES = (
     "categorical_changed",
     "categorical_tv",
 )
-CATEGORICAL_METHODS = frozenset({"pram", "randomized_response", "recoding", "suppression"})
-"""Methods applied to the categorical quasi-identifiers (the others mask the numeric ones)."""
 """The information-loss measures the map can put across."""
 
 

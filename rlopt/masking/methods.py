@@ -359,13 +359,15 @@ MaskingSpec = Annotated[
 @dataclass(frozen=True)
 class MaskingMethod:
     """A registered masking method: ``name`` (canonical), ``aliases``, its ``spec``
-    class, and ``parameter``, the spec field a trade-off varies."""
+    class, ``parameter``, the spec field a trade-off varies, and whether it masks
+    ``categorical`` attributes (else numeric ones)."""
 
     name: str
     title: str
     spec: type[BaseModel]
     parameter: str
     aliases: tuple[str, ...] = ()
+    categorical: bool = False
 
     def spec_at(self, value: float, seed: int = 0) -> MaskingSpec:
         """The spec with ``parameter = value`` (a trade-off's point), seeded if seedable."""
@@ -402,16 +404,24 @@ MASKING_METHODS: dict[str, MaskingMethod] = {
             "c",
             ("fuzzy-microaggregation", "fuzzy_microaggregation"),
         ),
-        MaskingMethod("pram", "PRAM", PramSpec, "theta", ("post-randomisation", "post-randomization")),
+        MaskingMethod(
+            "pram", "PRAM", PramSpec, "theta", ("post-randomisation", "post-randomization"), categorical=True
+        ),
         MaskingMethod(
             "randomized_response",
             "randomized response",
             RandomizedResponseSpec,
             "theta",
             ("randomised_response", "randomized-response", "randomised-response", "rr"),
+            categorical=True,
         ),
         MaskingMethod(
-            "recoding", "global recoding", RecodingSpec, "base", ("global-recoding", "global_recoding")
+            "recoding",
+            "global recoding",
+            RecodingSpec,
+            "base",
+            ("global-recoding", "global_recoding"),
+            categorical=True,
         ),
         MaskingMethod(
             "suppression",
@@ -419,6 +429,7 @@ MASKING_METHODS: dict[str, MaskingMethod] = {
             SuppressionSpec,
             "k",
             ("local-suppression", "local_suppression"),
+            categorical=True,
         ),
     )
 }
