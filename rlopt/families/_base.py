@@ -14,15 +14,32 @@ from typing import ClassVar
 
 import numpy as np
 
+from rlopt.data import attribute_deltas, pairwise_deltas
+
 __all__ = ["Distance", "Family", "BaselineFamily"]
 
 
 class Distance(ABC):
-    """A distance with every parameter fixed, on standardised records."""
+    """A distance with every parameter fixed, on standardised records.
+
+    A family's distance is a function of the per-attribute differences
+    ``delta = rlopt.data.attribute_deltas(a, b)`` only; :meth:`combine` is that
+    function, and :meth:`pairwise` (every pair of two blocks) and :meth:`paired`
+    (row ``r`` with row ``r``) both go through it, so a pair gets the same value
+    on either path.
+    """
 
     family: str  # the family's name (a class attribute, or set per instance by shared classes)
 
     @abstractmethod
+    def combine(self, delta: np.ndarray) -> np.ndarray:
+        """The distance from the differences ``delta`` of shape (rows, cols, n_attributes).
+
+        Returns
+        -------
+        ndarray of shape (rows, cols)
+        """
+
     def pairwise(self, za: np.ndarray, zb: np.ndarray) -> np.ndarray:
         """``d(za[i], zb[j])`` for every pair.
 
@@ -35,6 +52,25 @@ class Distance(ABC):
         -------
         ndarray of shape (n_rows, n_records)
         """
+        return self.combine(pairwise_deltas(za, zb))
+
+    def paired(self, za: np.ndarray, zb: np.ndarray) -> np.ndarray:
+        """``d(za[r], zb[r])`` for every row ``r`` of two blocks of the same shape.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
+        return self.combine(attribute_deltas(za, zb)[:, None, :])[:, 0]
+
+    def linear_map(self, n_attributes: int) -> np.ndarray | None:
+        """A matrix ``M`` (``n_attributes`` rows) with ``d(a, b) = ||(za - zb) @ M||^2`` on numeric records, or None.
+
+        Where one exists, linkage is a Euclidean nearest-neighbour search after
+        the map (:mod:`rlopt.linkage.neighbours`); None (the default) leaves the
+        distance to the brute-force evaluator.
+        """
+        return None
 
     def params(self) -> dict:
         """The parameters in a JSON-ready form, keyed by attribute name when known."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlopt.data import squared_diffs
 from rlopt.families._base import BaselineFamily, Distance
 
 __all__ = ["ArithmeticMean", "ArithmeticMeanDistance"]
@@ -15,8 +14,11 @@ class ArithmeticMeanDistance(Distance):
 
     family = "am"
 
-    def pairwise(self, za: np.ndarray, zb: np.ndarray) -> np.ndarray:
-        return squared_diffs(za, zb).mean(axis=2)
+    def combine(self, delta):
+        return (delta * delta).mean(axis=2)
+
+    def linear_map(self, n_attributes):
+        return np.eye(n_attributes) / np.sqrt(n_attributes)
 
 
 class ArithmeticMean(BaselineFamily):

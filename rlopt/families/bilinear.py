@@ -34,10 +34,25 @@ def _quadratic_features(delta: np.ndarray) -> np.ndarray:
     return delta[..., k] * delta[..., l] * _pair_weights(n_attributes)
 
 
-def quadratic_pairwise(za: np.ndarray, zb: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """``(za[i] - zb[j])^T matrix (za[i] - zb[j])`` for every pair, shape (rows, N)."""
-    delta = pairwise_deltas(za, zb)
+def quadratic_form(delta: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``delta^T matrix delta`` over the last axis of ``delta`` (rows, cols, n)."""
     return np.einsum("ijk,kl,ijl->ij", delta, matrix, delta, optimize=True)
+
+
+PSD_RTOL = 1e-12
+"""A symmetric matrix whose smallest eigenvalue is above ``-PSD_RTOL`` times its
+largest is read as positive semi-definite (the rest is rounding)."""
+
+
+def psd_factor(matrix: np.ndarray) -> np.ndarray | None:
+    """``M`` with ``matrix = M M^T`` (only the positive eigen-directions kept) when
+    ``matrix`` is positive semi-definite, else None."""
+    eigenvalues, vectors = np.linalg.eigh(matrix)
+    top = max(float(eigenvalues.max()), 0.0)
+    if top == 0.0 or eigenvalues.min() < -PSD_RTOL * top:
+        return None
+    keep = eigenvalues > PSD_RTOL * top
+    return vectors[:, keep] * np.sqrt(eigenvalues[keep])
 
 
 class BilinearDistance(Distance):
@@ -48,8 +63,11 @@ class BilinearDistance(Distance):
         self.columns = tuple(columns)
         self.family = family
 
-    def pairwise(self, za, zb):
-        return quadratic_pairwise(za, zb, self.matrix)
+    def combine(self, delta):
+        return quadratic_form(delta, self.matrix)
+
+    def linear_map(self, n_attributes):
+        return psd_factor(self.matrix)
 
     def params(self) -> dict:
         return {"family": self.family, "columns": list(self.columns), "Q": self.matrix.tolist()}
@@ -128,7 +146,7 @@ class NonNegativeBilinear(Bilinear):
         step = chunk_rows(zb.shape[0], zb.shape[1], max_bytes=DEFAULT_CHUNK_BYTES)
         for start in range(0, za.shape[0], step):
             delta = pairwise_deltas(za[start : start + step], zb)
-            values = np.einsum("ijk,kl,ijl->ij", delta, q, delta, optimize=True)
+            values = quadratic_form(delta, q)
             for r, j in zip(*np.nonzero(values < -SEPARATION_TOL)):
                 found.append((values[r, j], _quadratic_features(delta[r, j])))
         found.sort(key=lambda item: item[0])

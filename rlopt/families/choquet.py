@@ -98,8 +98,8 @@ class ChoquetDistance(Distance):
         self.columns = tuple(columns)
         self.family = family
 
-    def pairwise(self, za, zb):
-        diff = squared_diffs(za, zb)
+    def combine(self, delta):
+        diff = delta * delta
         order = np.argsort(-diff, axis=2, kind="stable")
         top = np.take_along_axis(diff, order, axis=2)
         sets = np.cumsum(np.left_shift(1, order), axis=2)  # bitmask of T_t

@@ -42,7 +42,7 @@ from math import comb
 
 import numpy as np
 
-from rlopt.data import squared_diffs
+from rlopt.data import pairwise_deltas, squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily
@@ -137,15 +137,19 @@ class KAdditiveDistance(Distance):
             )
         self._choquet = None
 
-    def pairwise(self, za, zb):
+    def combine(self, delta):
         if len(self.columns) <= MAX_MEASURE_ATTRIBUTES:
             if self._choquet is None:
                 self._choquet = ChoquetDistance(self.measure(), self.columns, self.family)
-            return self._choquet.pairwise(za, zb)
-        return self.pairwise_by_ranks(za, zb)
+            return self._choquet.combine(delta)
+        return self.combine_by_ranks(delta)
 
     def pairwise_by_ranks(self, za, zb):
-        """The evaluator of files wider than :data:`MAX_MEASURE_ATTRIBUTES` (any width)."""
+        """The evaluator of files wider than :data:`MAX_MEASURE_ATTRIBUTES` (any width), pairwise."""
+        return self.combine_by_ranks(pairwise_deltas(za, zb))
+
+    def combine_by_ranks(self, delta):
+        """:meth:`combine` by the masses' ranks (any width), block by block of rows."""
         n_attributes = len(self.columns)
         groups = []  # per subset size: the subsets' attributes and their masses
         for size in range(1, self.k + 1):
@@ -153,11 +157,12 @@ class KAdditiveDistance(Distance):
             if chosen:
                 groups.append((np.array([self.subsets[p] for p in chosen]), self.mobius[chosen]))
         widest = max(members.size for members, _ in groups)
-        per_row = zb.shape[0] * (widest * 2 + max(m.size for _, m in groups) * 16 + n_attributes * 32)
+        per_row = delta.shape[1] * (widest * 2 + max(m.size for _, m in groups) * 16 + n_attributes * 32)
         step = max(1, int(_CHUNK_BYTES // max(1, per_row)))
-        out = np.empty((za.shape[0], zb.shape[0]))
-        for start in range(0, za.shape[0], step):
-            diff = squared_diffs(za[start : start + step], zb)
+        out = np.empty(delta.shape[:2])
+        for start in range(0, delta.shape[0], step):
+            block = delta[start : start + step]
+            diff = block * block
             order = np.argsort(-diff, axis=2, kind="stable")  # decreasing
             ranks = np.empty(order.shape, dtype=np.int16)
             np.put_along_axis(ranks, order, np.arange(n_attributes, dtype=np.int16), axis=2)

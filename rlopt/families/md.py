@@ -9,7 +9,7 @@ import numpy as np
 from rlopt.data import attribute_deltas
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families._base import BaselineFamily, Distance
-from rlopt.families.bilinear import quadratic_pairwise
+from rlopt.families.bilinear import psd_factor, quadratic_form
 
 __all__ = ["Mahalanobis", "MahalanobisDistance"]
 
@@ -24,8 +24,11 @@ class MahalanobisDistance(Distance):
         self.columns = columns
         self.rank = rank
 
-    def pairwise(self, za: np.ndarray, zb: np.ndarray) -> np.ndarray:
-        return quadratic_pairwise(za, zb, self.precision)
+    def combine(self, delta):
+        return quadratic_form(delta, self.precision)
+
+    def linear_map(self, n_attributes):
+        return psd_factor(self.precision)
 
     def params(self) -> dict:
         return {"columns": list(self.columns), "precision": self.precision.tolist(), "rank": self.rank}

@@ -27,8 +27,8 @@ class OWADistance(Distance):
     def __init__(self, weights: np.ndarray):
         self.weights = np.asarray(weights, dtype=float)
 
-    def pairwise(self, za, zb):
-        diff = squared_diffs(za, zb)
+    def combine(self, delta):
+        diff = delta * delta
         return np.flip(np.sort(diff, axis=2), axis=2) @ self.weights
 
     def params(self) -> dict:

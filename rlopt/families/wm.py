@@ -19,8 +19,11 @@ class WeightedMeanDistance(Distance):
         self.columns = tuple(columns)
         self.family = family
 
-    def pairwise(self, za, zb):
-        return squared_diffs(za, zb) @ self.weights
+    def combine(self, delta):
+        return (delta * delta) @ self.weights
+
+    def linear_map(self, n_attributes):
+        return np.diag(np.sqrt(np.clip(self.weights, 0.0, None))) if (self.weights >= 0).all() else None
 
     def params(self) -> dict:
         return {"family": self.family, "weights": {c: float(w) for c, w in zip(self.columns, self.weights)}}

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
+from scipy.sparse import issparse
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, ColumnKind, KindSpec, LinkageData, chunk_rows, validate_pair
-from rlopt.exceptions import InputError, NonFiniteError
+from rlopt.data import (
+    DEFAULT_CHUNK_BYTES,
+    ColumnKind,
+    KindSpec,
+    LinkageData,
+    categorical_columns,
+    validate_pair,
+)
+from rlopt.exceptions import InputError
 from rlopt.families import BaselineFamily, Distance, get_family
+from rlopt.linkage.brute import Progress, brute_verdicts
+from rlopt.linkage.nearest import pair_distances, pair_verdicts, tree_pairs
 
-__all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL", "dbrl_validated"]
+__all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL", "dbrl_validated", "verdict", "tree_map"]
 
 TIE_RTOL = 1e-12
 """Two distances closer than this (relative) count as a tie."""
@@ -67,15 +78,19 @@ class LinkageResult:
         return out
 
 
-def _finite(d: np.ndarray, start: int, family: str) -> np.ndarray:
-    """``d`` (distances from masked records ``start...``) when all finite, else an error."""
-    if not np.isfinite(d).all():
-        i = start + int(np.argmax(~np.isfinite(d).all(axis=1)))
-        raise NonFiniteError(
-            f"{family}: a distance from masked record {i} is not finite; expected finite "
-            "distances (no figure is computed from a NaN or an infinity)"
-        )
-    return d
+TREE_MIN_RECORDS = 2000
+"""Below this many records ``method="auto"`` links by brute force (the tree's set-up costs more)."""
+
+Method = Literal["auto", "tree", "brute"]
+
+
+def tree_map(distance: Distance, za: np.ndarray, zb: np.ndarray) -> np.ndarray | None:
+    """The linear map of ``distance`` when the nearest-neighbour path is exact for these
+    files: the distance has one and no attribute is an encoded category (a nominal
+    level's mismatch is no linear function of the codes)."""
+    if za.shape[0] < 2 or categorical_columns(za, zb).any():
+        return None
+    return distance.linear_map(za.shape[1])
 
 
 def link_records(
@@ -83,48 +98,60 @@ def link_records(
     zb: np.ndarray,
     distance: Distance,
     *,
-    candidates: np.ndarray | None = None,
+    candidates=None,
     max_bytes: int = DEFAULT_CHUNK_BYTES,
+    method: Method = "auto",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
 ) -> LinkageResult:
     """Link each masked record ``za[i]`` to its nearest original ``zb[j]``.
 
     Record ``i`` is correct when ``d(a_i, b_i) < d(a_i, b_j)`` for every
     ``j != i``, tied when the smallest other distance equals ``d(a_i, b_i)``
-    (within a relative :data:`TIE_RTOL`). Works on chunks of rows, so memory
-    stays within about ``max_bytes`` times a small factor.
+    (within a relative :data:`TIE_RTOL`).
 
-    ``candidates`` (bool, ``n x n``) restricts record ``i`` to the originals
-    ``j`` with ``candidates[i, j]`` (a transparency attack's intersections): a
-    record whose own original is not a candidate is never correct, one with no
-    other candidate is correct (separation ``inf``), one with no candidate at
-    all is linked to ``-1``.
+    Two exact paths give the same verdicts. ``method="tree"`` (chosen by
+    ``"auto"`` from :data:`TREE_MIN_RECORDS` records on) needs a distance with a
+    linear map (am, md, wm, wm_m, a positive semi-definite sb) on files without
+    nominal attributes: a KD-tree proposes each record's nearest originals and the
+    family's evaluator decides among them (:mod:`rlopt.linkage.nearest` says how
+    near-ties are kept exact). ``method="brute"`` evaluates every pair, chunk by
+    chunk (memory about ``max_bytes`` times a small factor), over ``jobs`` local
+    threads or a Dask ``scheduler``; ``progress(done, n_records)`` follows it.
+
+    ``candidates`` (bool, ``n x n``, dense or a ``scipy.sparse`` matrix) restricts
+    record ``i`` to the originals ``j`` with ``candidates[i, j]`` (a transparency
+    attack's intersections; only the listed pairs are evaluated): a record whose
+    own original is not a candidate is never correct, one with no other candidate
+    is correct (separation ``inf``), one with no candidate at all is linked to ``-1``.
     """
     n_records = za.shape[0]
-    correct = np.zeros(n_records, dtype=bool)
-    tied = np.zeros(n_records, dtype=bool)
-    linked_to = np.zeros(n_records, dtype=np.int64)
-    separation = np.zeros(n_records)
-    step = chunk_rows(n_records, za.shape[1], max_bytes=max_bytes)
-    for start in range(0, n_records, step):
-        stop = min(n_records, start + step)
-        d = _finite(distance.pairwise(za[start:stop], zb), start, distance.family)
-        rows = np.arange(stop - start)
-        if candidates is not None:
-            allowed = candidates[start:stop]
-            d = np.where(allowed, d, np.inf)
-            linked_to[start:stop] = np.where(allowed.any(axis=1), d.argmin(axis=1), -1)
+    if method not in ("auto", "tree", "brute"):
+        raise InputError(f"linkage method {method!r}; expected 'auto', 'tree' or 'brute'")
+    if candidates is not None:
+        rows, cols = _candidate_pairs(candidates, n_records)
+        values = pair_distances(za, zb, distance, rows, cols)
+        own, nearest_other, linked_to = pair_verdicts(n_records, rows, cols, values)
+    else:
+        matrix = None if method == "brute" else tree_map(distance, za, zb)
+        if method == "tree" and matrix is None:
+            raise InputError(
+                f"{distance.family}: no exact nearest-neighbour path for this distance on these files "
+                "(it needs am, md, wm, wm_m or a positive semi-definite sb, and no nominal attribute); "
+                "use method='brute'"
+            )
+        if matrix is not None and (method == "tree" or n_records >= TREE_MIN_RECORDS):
+            rows, cols = tree_pairs(za, zb, matrix, n_jobs=jobs)
+            values = pair_distances(za, zb, distance, rows, cols)
+            own, nearest_other, linked_to = pair_verdicts(n_records, rows, cols, values)
+            if progress is not None:
+                progress(n_records, n_records)
         else:
-            linked_to[start:stop] = d.argmin(axis=1)
-        own = d[rows, rows + start].copy()
-        d[rows, rows + start] = np.inf
-        nearest_other = d.min(axis=1)
-        with np.errstate(invalid="ignore"):  # inf - inf: neither own nor any other candidate
-            gap = nearest_other - own
-        separation[start:stop] = np.where(np.isnan(gap), -np.inf, gap)
-        scale = np.maximum(np.abs(own), np.abs(nearest_other))
-        tol = TIE_RTOL * np.where(np.isfinite(scale), scale, 0.0)
-        correct[start:stop] = own < nearest_other - tol
-        tied[start:stop] = np.abs(gap) <= tol
+            own, nearest_other, linked_to = brute_verdicts(
+                za, zb, distance, max_bytes=max_bytes, jobs=jobs, scheduler=scheduler, progress=progress
+            )
+    correct, tied, separation = verdict(own, nearest_other)
     n_correct = int(correct.sum())
     return LinkageResult(
         n_records,
@@ -137,6 +164,35 @@ def link_records(
         linked_to,
         separation,
     )
+
+
+def verdict(own: np.ndarray, nearest_other: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``correct, tied, separation`` from each record's own and nearest other distance.
+
+    Correct: ``own < nearest_other`` by more than :data:`TIE_RTOL` of the larger;
+    tied: within it. ``inf`` stands for "no such candidate": a record without its
+    own original among its candidates is never correct, one without another is
+    (separation ``inf``), one with neither has separation ``-inf``.
+    """
+    with np.errstate(invalid="ignore"):  # inf - inf: neither own nor any other candidate
+        gap = nearest_other - own
+    separation = np.where(np.isnan(gap), -np.inf, gap)
+    scale = np.maximum(np.abs(own), np.abs(nearest_other))
+    tol = TIE_RTOL * np.where(np.isfinite(scale), scale, 0.0)
+    return own < nearest_other - tol, np.abs(gap) <= tol, separation
+
+
+def _candidate_pairs(candidates, n_records: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(row, col)`` pairs a candidate matrix (dense bool or scipy.sparse) allows."""
+    shape = getattr(candidates, "shape", None)
+    if shape != (n_records, n_records):
+        raise InputError(f"candidates of shape {shape}; expected ({n_records}, {n_records})")
+    if issparse(candidates):
+        coo = candidates.tocoo()
+        keep = coo.data.astype(bool)
+        return coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
+    rows, cols = np.nonzero(np.asarray(candidates, dtype=bool))
+    return rows.astype(np.int64), cols.astype(np.int64)
 
 
 def dbrl(

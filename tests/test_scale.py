@@ -1,0 +1,174 @@
+"""Linkage at scale: the nearest-neighbour path and the parallel brute force give the
+brute-force reference's verdicts exactly."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.sparse import csr_array
+
+from rlopt import (
+    EIA_ATTRIBUTES,
+    PUBLISHED_FILES,
+    build,
+    load_census,
+    load_eia,
+    published_recipe,
+    validate_pair,
+)
+from rlopt.exceptions import InputError
+from rlopt.families import get_family
+from rlopt.families.bilinear import BilinearDistance
+from rlopt.families.owa import OWADistance
+from rlopt.families.wm import WeightedMeanDistance
+from rlopt.linkage import link_records
+from rlopt.linkage.distance_based import resolve_distance, tree_map
+from rlopt.linkage.nearest import pair_verdicts
+from rlopt.masking import additive_noise, microaggregate
+
+
+def assert_same(reference, fast):
+    assert fast.n_correct == reference.n_correct
+    assert fast.n_ties == reference.n_ties
+    np.testing.assert_array_equal(fast.correct, reference.correct)
+    np.testing.assert_array_equal(fast.tied, reference.tied)
+    np.testing.assert_array_equal(fast.linked_to, reference.linked_to)
+    np.testing.assert_allclose(fast.separation, reference.separation, rtol=1e-9, atol=1e-12)
+
+
+def mapped_distances(data, seed=0):
+    """am, md, a wm, a wm_m, a positive semi-definite sb (singular: one attribute unweighted)."""
+    za, zb = data.standardised()
+    n = za.shape[1]
+    rng = np.random.default_rng(seed)
+    out = [resolve_distance(name, za, zb, data.columns) for name in ("am", "md")]
+    out.append(WeightedMeanDistance(rng.dirichlet(np.ones(n)), data.columns))
+    low = get_family("wm_m").lower(n)
+    out.append(WeightedMeanDistance(low + (1 - n * low) * rng.dirichlet(np.ones(n)), data.columns, "wm_m"))
+    root = rng.normal(size=(n, n))
+    root[:, 0] = 0.0
+    q = root @ root.T
+    out.append(BilinearDistance(q / np.trace(q), data.columns, "sb"))
+    return za, zb, out
+
+
+def bundled_pairs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = {name: validate_pair(*build(published_recipe(name))) for name in PUBLISHED_FILES}
+        census = load_census()
+        mdav = validate_pair(census, microaggregate(census, k=3))
+        pairs["census MDAV k=3"] = mdav
+        # the intruder's direction: original records query a file full of identical masked records
+        pairs["census MDAV k=3, reversed"] = validate_pair(mdav.masked, mdav.original)
+        eia = load_eia()[list(EIA_ATTRIBUTES)]
+        pairs["EIA noise 0.1"] = validate_pair(eia, additive_noise(eia, 0.1, seed=1))
+        pairs["EIA MDAV k=5, reversed"] = validate_pair(microaggregate(eia, k=5), eia)
+    return pairs
+
+
+BUNDLED = bundled_pairs()
+
+
+@pytest.mark.parametrize("name", list(BUNDLED))
+def test_the_tree_gives_the_brute_force_verdicts_on_every_bundled_file(name):
+    za, zb, distances = mapped_distances(BUNDLED[name])
+    for distance in distances:
+        assert tree_map(distance, za, zb) is not None, distance.family
+        assert_same(
+            link_records(za, zb, distance, method="brute"), link_records(za, zb, distance, method="tree")
+        )
+
+
+def test_the_reversed_mdav_file_is_full_of_ties_and_the_tree_keeps_them():
+    za, zb, distances = mapped_distances(BUNDLED["census MDAV k=3, reversed"])
+    fast = link_records(za, zb, distances[0], method="tree")
+    assert fast.n_ties > 900 and fast.n_correct == 0  # 1080 originals, groups of 3 identical masked records
+
+
+def test_a_worked_example_with_identical_originals():
+    # originals 0, 1, 2 identical; 3 alone; masked records at known distances
+    zb = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [3.0, 0.0]])
+    za = np.array([[0.1, 0.0], [0.0, 0.0], [5.0, 0.0], [2.9, 0.0]])
+    am = resolve_distance("am", za, zb, ("x", "y"))
+    fast = link_records(za, zb, am, method="tree")
+    # 0 and 1 tie with their identical twins (linked to the lowest index, 0); 2 is nearer 3;
+    # 3 is correct with separation (2.9^2 - 0.1^2) / 2
+    assert fast.correct.tolist() == [False, False, False, True]
+    assert fast.tied.tolist() == [True, True, False, False]
+    assert fast.linked_to.tolist() == [0, 0, 3, 3]
+    assert fast.separation[3] == pytest.approx((2.9**2 - 0.1**2) / 2)
+    assert_same(link_records(za, zb, am, method="brute"), fast)
+
+
+def test_pair_verdicts_by_hand():
+    rows = np.array([0, 0, 0, 1, 2])
+    cols = np.array([2, 0, 1, 0, 2])
+    values = np.array([1.0, 2.0, 1.0, 4.0, 0.5])
+    own, other, linked = pair_verdicts(4, rows, cols, values)
+    assert own.tolist() == [2.0, np.inf, 0.5, np.inf]
+    assert other.tolist() == [1.0, 4.0, np.inf, np.inf]
+    assert linked.tolist() == [1, 0, 2, -1]  # row 0: 1 and 2 tie at 1.0, the lower index wins
+
+
+def test_distances_without_a_linear_map_stay_on_brute_force():
+    data = BUNDLED["M4-33"]
+    za, zb = data.standardised()
+    owa = OWADistance(np.array([0.4, 0.3, 0.2, 0.1]))
+    indefinite = BilinearDistance(np.diag([1.0, 0.5, -0.25, -0.25]), data.columns)
+    negative = WeightedMeanDistance(np.array([1.5, -0.5, 0.0, 0.0]), data.columns)
+    for distance in (owa, indefinite, negative):
+        assert tree_map(distance, za, zb) is None
+        with pytest.raises(InputError, match="no exact nearest-neighbour path"):
+            link_records(za, zb, distance, method="tree")
+        assert (
+            link_records(za, zb, distance).n_correct
+            == link_records(za, zb, distance, method="brute").n_correct
+        )
+
+
+def test_nominal_attributes_stay_on_brute_force():
+    from rlopt.data import load_cps1985
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = load_cps1985()
+        data = validate_pair(frame, frame.sample(frac=1.0, random_state=0).set_index(frame.index))
+    za, zb = data.standardised()
+    assert data.mixed and tree_map(resolve_distance("am", za, zb, data.columns), za, zb) is None
+
+
+def test_threads_and_a_dask_cluster_give_the_same_verdicts():
+    from distributed import Client, LocalCluster
+
+    za, zb, distances = mapped_distances(BUNDLED["EIA noise 0.1"])
+    owa = OWADistance(np.linspace(2, 1, za.shape[1]) / np.linspace(2, 1, za.shape[1]).sum())
+    reference = link_records(za, zb, owa, method="brute")
+    seen = []
+    threads = link_records(za, zb, owa, jobs=2, max_bytes=1 << 22, progress=lambda d, n: seen.append((d, n)))
+    assert_same(reference, threads)
+    assert seen[-1] == (za.shape[0], za.shape[0]) and len(seen) > 1
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster):
+            assert_same(
+                reference, link_records(za, zb, owa, scheduler=cluster.scheduler_address, max_bytes=1 << 22)
+            )
+
+
+def test_sparse_and_dense_candidates_agree():
+    data = BUNDLED["M4-33"]
+    za, zb = data.standardised()
+    rng = np.random.default_rng(3)
+    allowed = rng.random((za.shape[0], za.shape[0])) < 0.05
+    allowed[rng.random(za.shape[0]) < 0.5] = False  # some rows without any candidate
+    am = resolve_distance("am", za, zb, data.columns)
+    dense = link_records(za, zb, am, candidates=allowed)
+    assert_same(dense, link_records(za, zb, am, candidates=csr_array(allowed)))
+    # by hand for each row, on the full distance matrix
+    d = np.where(allowed, am.pairwise(za, zb), np.inf)
+    for i in range(za.shape[0]):
+        others = np.delete(d[i], i)
+        assert dense.correct[i] == (d[i, i] < others.min())
+        assert dense.linked_to[i] == (d[i].argmin() if allowed[i].any() else -1)
