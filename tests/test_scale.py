@@ -172,3 +172,74 @@ def test_sparse_and_dense_candidates_agree():
         others = np.delete(d[i], i)
         assert dense.correct[i] == (d[i, i] < others.min())
         assert dense.linked_to[i] == (d[i].argmin() if allowed[i].any() else -1)
+
+
+# ---- transparency attacks without N^2 candidate matrices ----------------------------------
+
+
+@pytest.mark.parametrize("window", [0, 3, 54, 400])
+def test_rank_windows_pairs_are_the_intersection(window):
+    from rlopt.attacks import rank_windows
+    from rlopt.masking import rank_swap
+
+    census = load_census()
+    tied = census.round(-3)  # heavily tied columns: rank ranges, not ranks
+    for original in (census, tied):
+        masked = rank_swap(original, window=max(window, 1), seed=2)
+        windows = rank_windows(original.to_numpy(float), masked.to_numpy(float), window)
+        rows, cols = windows.pairs(workers=2)
+        dense = windows.intersection(0, len(original))
+        expected_rows, expected_cols = np.nonzero(dense)
+        order = np.lexsort((cols, rows))
+        np.testing.assert_array_equal(rows[order], expected_rows)
+        np.testing.assert_array_equal(cols[order], expected_cols)
+
+
+def dense_mdav_candidates(original, masked, groups, columns):
+    """The attack's candidate matrix by comparing every masked vector with every group mean."""
+    from rlopt.attacks.microaggregation import MATCH_RTOL
+    from rlopt.data import column_scale
+    from rlopt.masking import group_means, mdav_partition
+
+    allowed = np.ones((len(original), len(original)), dtype=bool)
+    for group_columns, k in groups:
+        idx = [columns.index(c) for c in group_columns]
+        a, m = original[:, idx], masked[:, idx]
+        labels = mdav_partition(a, k)
+        means = group_means(a, labels)
+        gaps = np.abs((m[:, None, :] - means[None, :, :]) / column_scale(a)).max(axis=2)
+        matches = gaps <= MATCH_RTOL
+        misfit = ~matches.any(axis=1)
+        matches[misfit, gaps[misfit].argmin(axis=1)] = True
+        allowed &= matches[:, labels].T
+    return allowed
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        [(("TAXINC", "POTHVAL", "FEDTAX", "FICA"), 3)],
+        [(("TAXINC", "POTHVAL"), 3), (("FEDTAX", "FICA"), 4)],
+        [(("AFNLWGT",), 3), (("AGI",), 5), (("EMCONTRB",), 4)],
+    ],
+)
+def test_mdav_attack_candidates_are_the_dense_ones(groups):
+    from rlopt.attacks import microaggregation_attack
+    from rlopt.masking import microaggregate
+
+    census = load_census()
+    columns = [c for g, _ in groups for c in g]
+    original = census[columns]
+    masked = microaggregate(original, groups=[(list(g), k) for g, k in groups])
+    masked.iloc[:5] = masked.iloc[:5] * 1.01  # five misfits: nearest group
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        attack = microaggregation_attack(original, masked, groups=[(list(g), k) for g, k in groups])
+    dense = dense_mdav_candidates(original.to_numpy(float), masked.to_numpy(float), groups, columns)
+    np.testing.assert_array_equal(attack.candidates, dense.sum(axis=1))
+    np.testing.assert_array_equal(attack.contains_own, dense.diagonal())
+    data = validate_pair(original, masked)
+    za, zb = data.standardised()
+    reference = link_records(zb, za, resolve_distance("am", za, zb, data.columns), candidates=dense)
+    np.testing.assert_array_equal(attack.correct, reference.correct)
+    np.testing.assert_array_equal(attack.linked_to, reference.linked_to)

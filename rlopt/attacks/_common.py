@@ -111,14 +111,15 @@ def link_in_candidates(
     data: LinkageData, candidates: np.ndarray, *, method: str, distance: str | Distance, parameters: dict
 ) -> AttackResult:
     """Link every original record to its nearest masked record inside its candidate set
-    (``candidates[x, j]``: masked record ``j`` may be original record ``x``'s)."""
+    (``candidates[x, j]``: masked record ``j`` may be original record ``x``'s; a dense bool
+    array, or a ``scipy.sparse`` one for files too large for ``N^2`` entries)."""
     za, zb = data.standardised()
     dist = resolve_distance(distance, za, zb, data.columns)
     # the intruder's side: original records are linked to masked ones (the families'
     # distances depend on the differences only, so d(x, m) = d(m, x))
     linked = link_records(zb, za, dist, candidates=candidates)
-    sizes = candidates.sum(axis=1)
-    contains_own = candidates.diagonal().copy()
+    sizes = np.asarray(candidates.sum(axis=1)).ravel().astype(np.int64)
+    contains_own = np.asarray(candidates.diagonal(), dtype=bool).copy()
     sure = sizes == 1
     return AttackResult(
         method=method,

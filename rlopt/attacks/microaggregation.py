@@ -4,10 +4,12 @@ link inside the intersection of the groups."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.sparse import csr_array
 
 from rlopt.attacks._common import AttackResult, link_in_candidates
 from rlopt.data import LinkageData, column_scale, validate_pair
@@ -31,19 +33,49 @@ def _group_of_masked(original: np.ndarray, masked: np.ndarray, k: int) -> tuple[
     of them: several groups can share a mean (e.g. top-coded values), and keeping
     only one would drop the record's own group and understate the attack. A masked
     vector equal to no group mean (the file was masked otherwise) goes to the
-    nearest mean and counts as a misfit.
+    nearest mean and counts as a misfit. The means are looked up in a KD-tree
+    (Chebyshev distance on the scaled values), not compared with every record.
 
-    Returns ``labels`` (n_records,) and ``matches`` (n_records, n_groups), bool:
-    ``matches[i, g]`` when masked record ``i`` may come from group ``g``.
+    Returns ``labels`` (n_records,) and ``matches`` (n_matches, 2), int: rows
+    ``(i, g)`` when masked record ``i`` may come from group ``g``, sorted.
     """
+    from scipy.spatial import cKDTree
+
     labels = mdav_partition(original, k)
-    means = group_means(original, labels)
     scale = column_scale(original)
-    gaps = np.abs((masked[:, None, :] - means[None, :, :]) / scale).max(axis=2)
-    matches = gaps <= MATCH_RTOL
-    misfit = ~matches.any(axis=1)
-    matches[misfit, gaps[misfit].argmin(axis=1)] = True
-    return labels, matches, int(misfit.sum())
+    tree = cKDTree(group_means(original, labels) / scale)
+    found = tree.query_ball_point(masked / scale, r=MATCH_RTOL, p=np.inf)
+    misfit = np.flatnonzero([len(f) == 0 for f in found])
+    if misfit.size:
+        _, nearest = tree.query(masked[misfit] / scale, k=1, p=np.inf)
+        for i, g in zip(misfit, np.atleast_1d(nearest)):
+            found[i] = [int(g)]
+    sizes = np.fromiter((len(f) for f in found), dtype=np.int64, count=len(found))
+    matches = np.column_stack(
+        [np.repeat(np.arange(len(found)), sizes), np.fromiter(itertools.chain.from_iterable(found), np.int64)]
+    )
+    return labels, matches[np.lexsort((matches[:, 1], matches[:, 0]))], int(misfit.size)
+
+
+def _candidate_pairs(original_groups, masked_groups) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (original ``x``, masked ``i``) with ``i`` matched to ``x``'s group in every
+    attribute group: listed from the first attribute group, filtered by the others."""
+    labels, matches = original_groups[0], masked_groups[0]
+    order = np.argsort(labels, kind="stable")  # the members of each group, contiguous
+    first = np.searchsorted(labels[order], np.arange(labels.max() + 2))
+    members = first[matches[:, 1] + 1] - first[matches[:, 1]]
+    cols = np.repeat(matches[:, 0], members)
+    starts = np.repeat(first[matches[:, 1]], members)
+    offsets = np.arange(members.sum()) - np.repeat(np.cumsum(members) - members, members)
+    rows = order[starts + offsets]
+    for labels, matches in zip(original_groups[1:], masked_groups[1:]):
+        n_groups = int(labels.max()) + 1
+        keys = matches[:, 0] * n_groups + matches[:, 1]
+        wanted = cols * n_groups + labels[rows]
+        place = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+        keep = keys[place] == wanted
+        rows, cols = rows[keep], cols[keep]
+    return rows, cols
 
 
 def microaggregation_attack(
@@ -122,9 +154,8 @@ def microaggregation_attack_validated(data: LinkageData, groups, distance) -> At
             stacklevel=3,
         )
 
-    candidates = np.ones((data.n_records, data.n_records), dtype=bool)
-    for labels, matches in zip(original_groups, masked_groups):
-        candidates &= matches[:, labels].T  # original j, masked i: i may come from j's group
+    rows, cols = _candidate_pairs(original_groups, masked_groups)
+    candidates = csr_array((np.ones(rows.size, dtype=bool), (rows, cols)), shape=(data.n_records,) * 2)
 
     parameters = {"groups": [{"columns": list(c), "k": int(g)} for c, g in groups], "n_misfits": misfits}
     return link_in_candidates(data, candidates, method="mdav", distance=distance, parameters=parameters)

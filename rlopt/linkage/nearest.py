@@ -30,8 +30,6 @@ records, exact ties) are asked again with a radius query, which lists all.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from rlopt.exceptions import NonFiniteError
@@ -97,8 +95,8 @@ def tree_pairs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``(i, j)`` holding, for every masked record ``i``, its own original and
     every original the verdict can depend on (see the module's notes), found with a
-    KD-tree on ``zb @ matrix``. Needs at least 2 records."""
-    from sklearn.neighbors import KDTree
+    KD-tree on ``zb @ matrix`` (``n_jobs`` threads query it). Needs at least 2 records."""
+    from scipy.spatial import cKDTree
 
     ya, yb = za @ matrix, zb @ matrix
     if not (np.isfinite(ya).all() and np.isfinite(yb).all()):
@@ -107,12 +105,9 @@ def tree_pairs(
     reach = np.abs(np.concatenate([za, zb])).max(axis=0)  # per attribute
     scale = 4.0 * float(reach @ np.abs(matrix @ matrix.T) @ reach) + np.finfo(float).tiny
     k = min(3, n_records)
-    tree = KDTree(yb)
-    blocks = np.array_split(np.arange(ya.shape[0]), max(1, n_jobs or 1))
-    with ThreadPoolExecutor(len(blocks)) as pool:  # the tree's queries release the GIL
-        answers = list(pool.map(lambda block: tree.query(ya[block], k=k), blocks))
-    found = np.concatenate([a[0] for a in answers])
-    neighbours = np.concatenate([a[1] for a in answers])
+    workers = max(1, n_jobs or 1)
+    tree = cKDTree(yb)
+    found, neighbours = tree.query(ya, k=k, workers=workers)
     radius2 = found[:, 1] ** 2 * (1 + NEAR_RTOL) + NEAR_ATOL * scale
     inside = found**2 <= radius2[:, None]
     crowded = np.flatnonzero(inside[:, -1]) if k == 3 else np.arange(0)
@@ -120,9 +115,12 @@ def tree_pairs(
     rows = [np.nonzero(inside)[0]]
     cols = [neighbours[inside]]
     if crowded.size:
-        idx, dist = tree.query_radius(ya[crowded], r=np.sqrt(radius2[crowded]), return_distance=True)
-        for i, near, far in zip(crowded, idx, dist):
-            keep = near[far**2 <= radius2[i]]
+        near = tree.query_ball_point(
+            ya[crowded], r=np.sqrt(radius2[crowded]) * (1 + NEAR_RTOL), workers=workers
+        )
+        for i, listed in zip(crowded, near):
+            listed = np.asarray(listed, dtype=np.int64)
+            keep = listed[((ya[i] - yb[listed]) ** 2).sum(axis=1) <= radius2[i]]
             rows.append(np.full(keep.size, i))
             cols.append(keep)
     own = np.arange(za.shape[0])
