@@ -25,9 +25,15 @@ def _rank_ranges(sorted_column: np.ndarray, values: np.ndarray) -> tuple[np.ndar
     Tied values share the whole range of their ranks; a value absent from the
     column gets the empty range ``[lo, lo - 1]`` at the place it would be inserted.
     """
-    lo = np.searchsorted(sorted_column, values, side="left")
-    hi = np.searchsorted(sorted_column, values, side="right") - 1
+    order = np.argsort(values, kind="stable")  # sorted keys: searchsorted walks instead of jumping
+    lo, hi = np.empty(values.size, dtype=np.int64), np.empty(values.size, dtype=np.int64)
+    lo[order] = np.searchsorted(sorted_column, values[order], side="left")
+    hi[order] = np.searchsorted(sorted_column, values[order], side="right") - 1
     return lo, hi
+
+
+PAIR_QUERY_BLOCK = 1 << 16
+"""Intruder records whose candidates are listed at once by :meth:`RankWindows.pairs`."""
 
 
 class RankWindows:
@@ -97,13 +103,22 @@ class RankWindows:
         # centres are multiples of 1/2: a reach below 1/2 only lets equal centres through
         reach = np.maximum(self.window + masked_half.max(axis=0) + original_half.max(axis=0), 0.25)
         tree = cKDTree(masked_centre / reach)
-        # a hair over 1: the division may round a boundary candidate just outside
-        found = tree.query_ball_point(original_centre / reach, r=1.0 + 1e-9, p=np.inf, workers=workers)
-        sizes = np.fromiter((len(f) for f in found), dtype=np.int64, count=len(found))
-        rows = np.repeat(np.arange(len(found)), sizes)
-        cols = np.fromiter(itertools.chain.from_iterable(found), dtype=np.int64, count=int(sizes.sum()))
-        keep = self.allowed(rows, cols)
-        return rows[keep], cols[keep]
+        queries = original_centre / reach
+        rows, cols = [], []
+        for start in range(0, queries.shape[0], PAIR_QUERY_BLOCK):  # bounded lists of Python ints
+            # a radius a hair over 1: the division may round a boundary candidate just outside
+            found = tree.query_ball_point(
+                queries[start : start + PAIR_QUERY_BLOCK], r=1.0 + 1e-9, p=np.inf, workers=workers
+            )
+            sizes = np.fromiter((len(f) for f in found), dtype=np.int64, count=len(found))
+            block_rows = start + np.repeat(np.arange(len(found)), sizes)
+            block_cols = np.fromiter(
+                itertools.chain.from_iterable(found), dtype=np.int64, count=int(sizes.sum())
+            )
+            keep = self.allowed(block_rows, block_cols)
+            rows.append(block_rows[keep])
+            cols.append(block_cols[keep])
+        return np.concatenate(rows), np.concatenate(cols)
 
 
 def rank_windows(original: np.ndarray, masked: np.ndarray, window: int) -> RankWindows:

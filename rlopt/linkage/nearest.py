@@ -72,21 +72,24 @@ def pair_verdicts(
     the nearest record is the lowest index among exactly equal smallest distances
     (as ``numpy.argmin`` on a full row).
     """
-    order = np.lexsort((cols, values, rows))  # by row, then distance, then index
-    rows, cols, values = rows[order], cols[order], values[order]
-    index = np.arange(n_rows)
-    first = np.searchsorted(rows, index)
-    has = first < rows.size
-    has[has] = rows[first[has]] == index[has]
+    if rows.size and (np.diff(rows) < 0).any():
+        order = np.argsort(rows, kind="stable")
+        rows, cols, values = rows[order], cols[order], values[order]
     linked_to = np.full(n_rows, -1, dtype=np.int64)
-    linked_to[has] = cols[first[has]]
-    mine = rows == cols
+    nearest = np.full(n_rows, np.inf)
     own = np.full(n_rows, np.inf)
-    own[rows[mine]] = values[mine]
-    other_rows, other_values = rows[~mine], values[~mine]
-    lead = np.flatnonzero(np.r_[True, other_rows[1:] != other_rows[:-1]]) if other_rows.size else other_rows
     nearest_other = np.full(n_rows, np.inf)
-    nearest_other[other_rows[lead]] = other_values[lead]
+    if rows.size == 0:
+        return own, nearest_other, linked_to
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    listed = rows[starts]
+    nearest[listed] = np.minimum.reduceat(values, starts)
+    lowest = np.where(values == nearest[rows], cols, np.iinfo(np.int64).max)
+    linked_to[listed] = np.minimum.reduceat(lowest, starts)
+    mine = rows == cols
+    own[rows[mine]] = values[mine]
+    others = np.where(mine, np.inf, values)
+    nearest_other[listed] = np.minimum.reduceat(others, starts)
     return own, nearest_other, linked_to
 
 
