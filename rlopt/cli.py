@@ -899,7 +899,17 @@ def risk(
     tradeoff_values: Annotated[
         str | None, typer.Option(help="its parameter values, e.g. '2..10', '2..20:2' or '3|5|8'")
     ] = None,
-    seed: Annotated[int, typer.Option(help="seed of folds, PLD tie-breaks and the trade-off masking")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="seed of folds, PLD tie-breaks, the learning sample and the trade-off masking")
+    ] = 0,
+    learn_sample: Annotated[
+        int | None,
+        typer.Option(
+            help="learn the families on this many records, recount on all (default: all up to 5000 "
+            "records, 2000 above)",
+            min=2,
+        ),
+    ] = None,
 ) -> None:
     """Worst-case re-identification risk of MASKED against ORIGINAL: every family's
     proven optimum (or interval), baselines, attack, records at risk, report."""
@@ -955,6 +965,7 @@ def risk(
             time_limit=solving.time_limit,
             threads=solving.threads,
             seed=solving.seed,
+            learn_sample=learn_sample,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
         raise _risk_interrupted(exc, json_out, say) from None
@@ -1001,7 +1012,9 @@ def _print_risk(result, say: Callable[[str], None]) -> None:
             f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
             f"{h['source']}, {h['status']}"
         )
-        if h["status"] != Status.PROVEN:
+        if h["status"] != Status.PROVEN and h["upper_n_correct"] >= h["n_records"]:
+            text += f": at least {h['n_correct']} of {h['n_records']} re-identified, no ceiling proven"
+        elif h["status"] != Status.PROVEN:
             text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
         say(text)
     for row in result.figures["families"]:
@@ -1009,6 +1022,14 @@ def _print_risk(result, say: Callable[[str], None]) -> None:
 
 
 def _print_family(row: dict, say: Callable[[str], None]) -> None:
+    if row["status"] == Status.SAMPLED:
+        sample = row["sample"]
+        say(
+            f"  {row['family']}: at least {row['n_correct']} re-identified ({100 * row['rate']:.2f}%), "
+            f"by {row['lower_source']}; learned on {sample['n_records']} records "
+            f"({sample['status']}: {sample['n_correct']}, bound {sample['bound']}), recounted on the whole file"
+        )
+        return
     bound = (
         ""
         if row["status"] in (Status.OPTIMAL, Status.APPLIED) or row["bound"] is None

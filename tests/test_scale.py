@@ -243,3 +243,42 @@ def test_mdav_attack_candidates_are_the_dense_ones(groups):
     reference = link_records(zb, za, resolve_distance("am", za, zb, data.columns), candidates=dense)
     np.testing.assert_array_equal(attack.correct, reference.correct)
     np.testing.assert_array_equal(attack.linked_to, reference.linked_to)
+
+
+# ---- verified lower ends on files too large for the MILP ----------------------------------
+
+
+def test_risk_learned_on_a_sample_is_a_whole_file_lower_end_without_ceiling(monkeypatch):
+    import rlopt.risk.assess as assess
+    from rlopt import assess_risk
+    from rlopt.families.wm import WeightedMeanDistance
+    from rlopt.status import Status
+
+    monkeypatch.setattr(assess, "PLD_MAX_RECORDS", 500)
+    census = load_census()[["AFNLWGT", "AGI", "EMCONTRB", "FEDTAX"]]
+    masked = additive_noise(census, 0.2, seed=3)
+    result = assess_risk(census, masked, families=["wm"], time_limit=10, folds=2, learn_sample=300)
+    (row,) = result.figures["families"]
+    assert row["status"] == Status.SAMPLED and row["bound"] is None and row["sample"]["n_records"] == 300
+    # the row's count is a whole-file recount of the parameter it reports
+    data = validate_pair(census, masked)
+    za, zb = data.standardised()
+    weights = np.array([result.figures["params"]["wm"]["weights"][c] for c in data.columns])
+    recount = link_records(za, zb, WeightedMeanDistance(weights, data.columns))
+    assert recount.n_correct == row["n_correct"]
+    assert row["n_correct"] >= result.figures["baselines"]["am"]["n_correct"]  # AM is a wm parameter
+    headline = result.headline
+    assert headline["upper_n_correct"] == len(census) and headline["status"] == Status.INTERVAL
+    assert headline["n_correct"] == max(row["n_correct"], result.figures["baselines"]["md"]["n_correct"])
+    assert result.figures["baselines"]["pld"]["n_correct"] is None
+    assert "not computed" in result.figures["baselines"]["pld"]["status"]
+    assert result.figures["generalisation"][0]["on_sample"] == 300
+    assert result.records["reid_wm"].sum() == row["n_correct"]
+
+
+def test_a_learning_sample_below_two_records_is_an_error():
+    from rlopt import assess_risk
+
+    census = load_census()[["AFNLWGT", "AGI"]]
+    with pytest.raises(InputError, match="learn_sample=1"):
+        assess_risk(census, additive_noise(census, 0.2, seed=3), families=["wm"], learn_sample=1)

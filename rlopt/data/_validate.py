@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -101,6 +101,18 @@ class LinkageData:
             self.n_dropped,
             self.n_duplicate_original,
             tuple(self.kinds[k] for k in idx) if self.kinds else (),
+        )
+
+    def records(self, rows: Sequence[int] | np.ndarray) -> LinkageData:
+        """The records of index ``rows`` (in that order), on every attribute."""
+        idx = np.asarray(rows, dtype=np.int64)
+        return replace(
+            self,
+            original=self.original[idx],
+            masked=self.masked[idx],
+            ids=None if self.ids is None else self.ids[idx],
+            n_dropped=0,
+            n_duplicate_original=0,
         )
 
     def require_numeric(self, what: str) -> None:

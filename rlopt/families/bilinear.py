@@ -142,6 +142,8 @@ class NonNegativeBilinear(Bilinear):
 
     def separate(self, theta, za, zb):
         q = self.matrix(theta, za.shape[1])
+        if psd_factor(q) is not None:  # positive semi-definite: non-negative on every pair, no scan
+            return []
         found: list[tuple[float, np.ndarray]] = []
         step = chunk_rows(zb.shape[0], zb.shape[1], max_bytes=DEFAULT_CHUNK_BYTES)
         for start in range(0, za.shape[0], step):
