@@ -6,6 +6,7 @@ import json
 import sys
 import warnings
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -583,9 +584,22 @@ def link(
     nominal: Nominal = None,
     missing: Missing = MissingPolicy.category,
     json_out: JsonOut = None,
+    jobs: Annotated[int, typer.Option(help="local threads of the brute-force linkage", min=1)] = 1,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="Dask scheduler address for the brute-force linkage, e.g. tcp://host:8786"),
+    ] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress", help="progress bar on stderr (default: when it is a terminal)"
+        ),
+    ] = None,
 ) -> None:
     """Record linkage (distance-based, or probabilistic with --distance pld): how many
-    masked records link to their original."""
+    masked records link to their original. am and md on numeric files use an exact
+    nearest-neighbour search (from 2000 records); other cases every pair, over --jobs
+    threads or a Dask --scheduler."""
     _check_outputs(json=json_out)
     say = _summary(json_out)
     if distance is BaselineDistance.pld:
@@ -606,15 +620,19 @@ def link(
         if json_out is not None:
             _emit_json(json_out, prob.to_dict())
         return
-    linked = dbrl(
-        load_table(original),
-        load_table(masked),
-        distance=distance.value,
-        columns=_split(columns),
-        id_column=id_column,
-        drop_nonfinite=drop_nonfinite,
-        kinds=_kinds(ordinal, nominal, missing),
-    )
+    with _progress_bar("linking records", progress) as advance:
+        linked = dbrl(
+            load_table(original),
+            load_table(masked),
+            distance=distance.value,
+            columns=_split(columns),
+            id_column=id_column,
+            drop_nonfinite=drop_nonfinite,
+            kinds=_kinds(ordinal, nominal, missing),
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=advance,
+        )
     _say_kinds(say, linked.kinds)
     say(
         f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
@@ -622,6 +640,41 @@ def link(
     )
     if json_out is not None:
         _emit_json(json_out, linked.to_dict())
+
+
+@contextmanager
+def _progress_bar(label: str, show: bool | None):
+    """A ``progress(done, total)`` callback drawing a bar on stderr (``show`` None: when
+    stderr is a terminal), or None."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not (console.is_terminal if show is None else show):
+        yield None
+        return
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    task = bar.add_task(label, total=None)
+
+    started = False
+
+    def advance(done: int, total: int) -> None:
+        nonlocal started
+        if not started:  # at the first report, so that an input error comes without an empty bar
+            bar.start()
+            started = True
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield advance
+    finally:
+        if started:
+            bar.stop()
 
 
 @app.command(

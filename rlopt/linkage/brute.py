@@ -44,6 +44,15 @@ def chunk_verdicts(
     return own, d.min(axis=1), linked_to
 
 
+def block_verdicts(
+    za: np.ndarray, zb: np.ndarray, distance: Distance, start: int, step: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`chunk_verdicts` of a block of masked records, ``step`` rows at a time (one
+    Dask task: few tasks, each bounded in memory)."""
+    parts = [chunk_verdicts(za[r : r + step], zb, distance, start + r) for r in range(0, za.shape[0], step)]
+    return tuple(np.concatenate(column) for column in zip(*parts))  # type: ignore[return-value]
+
+
 def brute_verdicts(
     za: np.ndarray,
     zb: np.ndarray,
@@ -63,17 +72,16 @@ def brute_verdicts(
     linked_to = np.empty(n_records, dtype=np.int64)
     done = 0
 
-    def keep(start: int, verdict) -> None:
+    def keep(start: int, stop: int, verdict) -> None:
         nonlocal done
-        stop = min(n_records, start + step)
         own[start:stop], nearest_other[start:stop], linked_to[start:stop] = verdict
         done += stop - start
         if progress is not None:
             progress(done, n_records)
 
     if scheduler is not None:
-        for start, verdict in _on_dask(scheduler, za, zb, distance, starts, step):
-            keep(start, verdict)
+        for start, stop, verdict in _on_dask(scheduler, za, zb, distance, step):
+            keep(start, stop, verdict)
     elif jobs > 1:
         with ThreadPoolExecutor(jobs) as pool:
             futures = [
@@ -82,19 +90,28 @@ def brute_verdicts(
             ]
             try:
                 for start, future in futures:
-                    keep(start, future.result())
+                    keep(start, min(n_records, start + step), future.result())
             except BaseException:  # Ctrl-C or a chunk's error: drop the chunks not started
                 for _, future in futures:
                     future.cancel()
                 raise
     else:
         for start in starts:
-            keep(start, chunk_verdicts(za[start : start + step], zb, distance, start))
+            keep(
+                start,
+                min(n_records, start + step),
+                chunk_verdicts(za[start : start + step], zb, distance, start),
+            )
     return own, nearest_other, linked_to
 
 
-def _on_dask(scheduler: str, za, zb, distance, starts, step):
-    """``(start, verdict)`` of every chunk, computed on the Dask cluster at ``scheduler``."""
+TASKS_PER_WORKER_THREAD = 4
+"""A Dask run splits the masked file into this many blocks per worker thread (few
+tasks, so that scheduling costs little; several each, so that the workers finish together)."""
+
+
+def _on_dask(scheduler: str, za, zb, distance, step: int):
+    """``(start, stop, verdict)`` of every block, computed on the Dask cluster at ``scheduler``."""
     from distributed import Client, as_completed
 
     try:
@@ -102,14 +119,20 @@ def _on_dask(scheduler: str, za, zb, distance, starts, step):
     except (OSError, TimeoutError, ValueError) as exc:  # unreachable or a bad address
         raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
     try:
+        threads = max(1, sum(client.nthreads().values()))
+        n_records = za.shape[0]
+        block = max(step, -(-n_records // (TASKS_PER_WORKER_THREAD * threads)))
         shared = client.scatter(zb, broadcast=True)
         futures = {
             client.submit(
-                chunk_verdicts, za[start : start + step], shared, distance, start, pure=False
-            ): start
-            for start in starts
+                block_verdicts, za[start : start + block], shared, distance, start, step, pure=False
+            ): (
+                start,
+                min(n_records, start + block),
+            )
+            for start in range(0, n_records, block)
         }
         for future in as_completed(futures):
-            yield futures[future], future.result()
+            yield *futures[future], future.result()
     finally:
         client.close()  # the scheduler drops a closed client's tasks

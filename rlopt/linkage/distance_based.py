@@ -129,6 +129,8 @@ def link_records(
     n_records = za.shape[0]
     if method not in ("auto", "tree", "brute"):
         raise InputError(f"linkage method {method!r}; expected 'auto', 'tree' or 'brute'")
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise InputError(f"jobs={jobs!r}; expected a number of threads >= 1")
     if candidates is not None:
         rows, cols = _candidate_pairs(candidates, n_records)
         values = pair_distances(za, zb, distance, rows, cols)
@@ -204,6 +206,9 @@ def dbrl(
     id_column: str | None = None,
     drop_nonfinite: bool = False,
     kinds: KindSpec | dict | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
 ) -> LinkageResult:
     """Distance-based record linkage of a masked file against its original.
 
@@ -217,6 +222,9 @@ def dbrl(
     columns, id_column, drop_nonfinite, kinds
         Passed to :func:`rlopt.data.validate_pair` (``kinds``: declared ordinal
         and nominal attributes, the policy for categorical blanks).
+    jobs, scheduler, progress
+        Local threads, or a Dask scheduler's address, and a ``progress(done, n)``
+        callback (see :func:`link_records`; the verdicts never depend on them).
 
     Returns
     -------
@@ -231,7 +239,7 @@ def dbrl(
     data = validate_pair(
         original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
     )
-    return dbrl_validated(data, distance)
+    return dbrl_validated(data, distance, jobs=jobs, scheduler=scheduler, progress=progress)
 
 
 def resolve_distance(
@@ -249,8 +257,9 @@ def resolve_distance(
     return family.from_data(za, zb, tuple(columns))
 
 
-def dbrl_validated(data: LinkageData, distance: str | Distance) -> LinkageResult:
-    """:func:`dbrl` for a caller that already holds validated :class:`LinkageData`."""
+def dbrl_validated(data: LinkageData, distance: str | Distance, **linkage) -> LinkageResult:
+    """:func:`dbrl` for a caller that already holds validated :class:`LinkageData`
+    (``linkage``: options of :func:`link_records`)."""
     za, zb = data.standardised()
-    linked = link_records(za, zb, resolve_distance(distance, za, zb, data.columns))
+    linked = link_records(za, zb, resolve_distance(distance, za, zb, data.columns), **linkage)
     return replace(linked, kinds=data.kinds)
