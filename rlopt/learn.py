@@ -27,6 +27,7 @@ from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedErro
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult, link_records
+from rlopt.linkage.distance_based import Method
 from rlopt.milp import Cut, ModelInfo, SolverOptions, build_model, export_model, solve_model
 from rlopt.milp.acceleration import (
     LazyLinkageRows,
@@ -266,9 +267,13 @@ class _Run:
         model without big-C, stricter than the model's own."""
         return 10 * self.options.feasibility_tol
 
-    def recount(self, theta: np.ndarray, tol: float) -> tuple[LinkageResult, np.ndarray]:
+    def recount(
+        self, theta: np.ndarray, tol: float, *, method: Method = "auto"
+    ) -> tuple[LinkageResult, np.ndarray]:
         distance = self.family.distance(theta, self.data.columns)
-        return recount(self.za, self.zb, distance, margin=self.margin, tol=tol, candidates=self.candidates)
+        return recount(
+            self.za, self.zb, distance, margin=self.margin, tol=tol, candidates=self.candidates, method=method
+        )
 
     def found(self, count: int, source: str) -> None:
         """A verified count: recorded, and offered to the branch and bound (it prunes with it)."""
@@ -718,7 +723,8 @@ def _lower_end(
     nothing better (labelled as the start it is)."""
     verified = strict = correct = lower_source = None
     if theta is not None:
-        linked, correct = run.recount(theta, built.tol)
+        # the check of the solver's claim: every pair, plain numpy, independent of any search structure
+        linked, correct = run.recount(theta, built.tol, method="brute")
         verified, strict, lower_source = int(correct.sum()), linked.n_correct, "solver"
         if built.separate is not None and status != Status.OPTIMAL:
             # stopped before every lazy row / cut was in: the incumbent is one of a

@@ -66,6 +66,10 @@ def bundled_pairs():
         eia = load_eia()[list(EIA_ATTRIBUTES)]
         pairs["EIA noise 0.1"] = validate_pair(eia, additive_noise(eia, 0.1, seed=1))
         pairs["EIA MDAV k=5, reversed"] = validate_pair(microaggregate(eia, k=5), eia)
+        from rlopt.data import load_cps1985
+
+        cps = load_cps1985()[["wage", "education", "experience", "age"]]  # integer-valued: many ties
+        pairs["CPS1985 numeric MDAV k=3"] = validate_pair(cps, microaggregate(cps, k=3))
     return pairs
 
 

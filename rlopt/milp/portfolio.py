@@ -44,6 +44,7 @@ from rlopt.families.containment import embed
 from rlopt.families.md import Mahalanobis, MahalanobisDistance
 from rlopt.families.wm import WeightedMeanDistance
 from rlopt.linkage import LinkageResult, link_records
+from rlopt.linkage.distance_based import Method
 from rlopt.milp.greedy import greedy_add
 from rlopt.milp.line_search import line_search_ascent
 from rlopt.milp.margins import PairMargins
@@ -109,10 +110,12 @@ def recount(
     margin: float,
     tol: float,
     candidates: np.ndarray | None = None,
+    method: Method = "auto",
 ) -> tuple[LinkageResult, np.ndarray]:
     """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``
-    (``j`` among the record's candidates when ``candidates`` is given)."""
-    linked = link_records(za, zb, distance, candidates=candidates)
+    (``j`` among the record's candidates when ``candidates`` is given; ``method`` as in
+    :func:`rlopt.linkage.link_records`)."""
+    linked = link_records(za, zb, distance, candidates=candidates, method=method)
     return linked, linked.separation >= margin - tol
 
 
