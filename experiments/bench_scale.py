@@ -220,6 +220,11 @@ def main() -> None:
         "",
     ]
     print("\n".join(lines), flush=True)
+
+    def say(text: str) -> None:
+        lines.extend([text, ""])
+        print(text, flush=True)
+
     weights = json.dumps(learned_weights(args.attributes))
     rows = [
         "| records | distance | path | seconds | correct | ties | peak MB |",
@@ -250,8 +255,7 @@ def main() -> None:
             f"(counts {one['n_correct']} and {two['n_correct']}; the workers' start and import of rlopt, "
             f"before the timing: {one['warm_up']:.1f} s and {two['warm_up']:.1f} s)."
         )
-        lines += [text, ""]
-        print(text, flush=True)
+        say(text)
     if not args.no_attack:
         n = max(args.sizes)
         got = run_child("attack", n, args.attributes)
@@ -260,8 +264,7 @@ def main() -> None:
             f"{got['seconds']:.1f} s, {got['n_correct']} re-identified ({got['n_sure_correct']} sure), mean "
             f"intersection {got['mean_candidates']:.2f}; peak {got['peak_mb']:.0f} MB (masking included)."
         )
-        lines += [text, ""]
-        print(text, flush=True)
+        say(text)
     if not args.no_risk:
         n = 100_000
         got = run_child("risk", n, args.attributes)
@@ -270,8 +273,7 @@ def main() -> None:
             f"{got['seconds']:.1f} s end to end, worst case at least {got['n_correct']} of {n:,}; "
             f"report {got['report_mb']:.1f} MB; peak {got['peak_mb_children']:.0f} MB."
         )
-        lines += [text, ""]
-        print(text, flush=True)
+        say(text)
     lines.append(f"Load average at the end {os.getloadavg()[0]:.2f}.")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"bench_scale_{args.attributes}.md").write_text("\n".join(lines) + "\n")

@@ -25,6 +25,14 @@ Progress = Callable[[int, int], None]
 """``progress(records_done, n_records)``, called as chunks finish."""
 
 
+def non_finite(distance: Distance, record: int) -> NonFiniteError:
+    """The error of a linkage whose distance from ``record`` is NaN or infinite."""
+    return NonFiniteError(
+        f"{distance.family}: a distance from record {record} is not finite; expected finite "
+        "distances (no figure is computed from a NaN or an infinity)"
+    )
+
+
 def chunk_verdicts(
     za: np.ndarray, zb: np.ndarray, distance: Distance, start: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -32,11 +40,7 @@ def chunk_verdicts(
     exact ties) of the masked records ``za`` (rows ``start...`` of the file)."""
     d = distance.pairwise(za, zb)
     if not np.isfinite(d).all():
-        i = start + int(np.argmax(~np.isfinite(d).all(axis=1)))
-        raise NonFiniteError(
-            f"{distance.family}: a distance from masked record {i} is not finite; expected finite "
-            "distances (no figure is computed from a NaN or an infinity)"
-        )
+        raise non_finite(distance, start + int(np.argmax(~np.isfinite(d).all(axis=1))))
     rows = np.arange(za.shape[0])
     linked_to = d.argmin(axis=1)
     own = d[rows, rows + start].copy()

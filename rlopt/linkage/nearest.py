@@ -34,6 +34,7 @@ import numpy as np
 
 from rlopt.exceptions import NonFiniteError
 from rlopt.families import Distance
+from rlopt.linkage.brute import non_finite
 
 __all__ = ["pair_verdicts", "tree_pairs", "NEAR_RTOL", "NEAR_ATOL", "PAIR_BLOCK"]
 
@@ -53,11 +54,7 @@ def pair_distances(za: np.ndarray, zb: np.ndarray, distance: Distance, rows: np.
         values[start:stop] = distance.paired(za[rows[start:stop]], zb[cols[start:stop]])
     bad = ~np.isfinite(values)
     if bad.any():
-        i = int(rows[np.argmax(bad)])
-        raise NonFiniteError(
-            f"{distance.family}: a distance from record {i} is not finite; expected finite "
-            "distances (no figure is computed from a NaN or an infinity)"
-        )
+        raise non_finite(distance, int(rows[np.argmax(bad)]))
     return values
 
 
