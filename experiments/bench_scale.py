@@ -14,10 +14,14 @@ What runs, each measurement in a fresh process (its time, and its peak memory):
              file, on every size (the exact nearest-neighbour path, 2 threads)
   brute      the brute-force reference on the same files up to 10^5 records (am,
              2 threads), with the counts of both paths compared
+  chunks     owa by brute force on 10^4 records, 1 and 2 threads, chunks of 64 MiB
+             (the default) against 4 MiB (best of 3)
   dask       owa (no linear map: brute force only) on 10^4 records over a Dask
              LocalCluster of 1 and of 2 single-threaded worker processes, best of
              3 runs (started
-             and rlopt imported before the timing; that time is given beside)
+             and rlopt imported before the timing; that time is given beside), and
+             the machine's own ceiling beside it: one pure-Python loop against two in
+             two processes
   attack     rank swapping p = 1 of the largest file, then the intersection attack
   risk       ``rlopt risk`` (families wm, 60 s, 2 folds, HTML report) on 10^5 records
 The table goes to experiments/results/bench_scale_<attributes>.md.
@@ -118,6 +122,46 @@ def measure_dask(n_records: int, n_attributes: int, workers: int) -> dict:
         return {"seconds": min(runs), "runs": runs, "warm_up": warm, "n_correct": linked.n_correct}
 
 
+def measure_chunks(n_records: int, n_attributes: int, chunk_mb: int, jobs: int) -> dict:
+    from rlopt.families.owa import OWADistance
+    from rlopt.linkage import link_records
+
+    za, zb = _validated(n_records, n_attributes).standardised()
+    owa = OWADistance(np.arange(n_attributes, 0, -1) / np.arange(n_attributes, 0, -1).sum())
+    runs = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        linked = link_records(za, zb, owa, method="brute", jobs=jobs, max_bytes=chunk_mb * 2**20)
+        runs.append(time.perf_counter() - t0)
+    return {"seconds": min(runs), "n_correct": linked.n_correct}
+
+
+def _spin(n: int = 20_000_000) -> None:
+    total = 0
+    for i in range(n):
+        total += i
+
+
+def measure_ceiling() -> dict:
+    """The machine's own parallel ceiling: a pure-Python loop alone, then two copies in
+    two processes at once (2.0 on two free cores; less when the cores are shared)."""
+    from multiprocessing import Process
+
+    alone, together = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        _spin()
+        alone.append(time.perf_counter() - t0)
+        both = [Process(target=_spin) for _ in range(2)]
+        t0 = time.perf_counter()
+        for process in both:
+            process.start()
+        for process in both:
+            process.join()
+        together.append(time.perf_counter() - t0)
+    return {"ratio": 2 * min(alone) / min(together), "alone": alone, "together": together}
+
+
 def measure_attack(n_records: int, n_attributes: int) -> dict:
     from rlopt.attacks import rank_swap_attack
     from rlopt.masking import rank_swap
@@ -170,7 +214,14 @@ def learned_weights(n_attributes: int) -> list[float]:
     return [weights[c] for c in pd.read_csv(original, nrows=1).columns]
 
 
-MEASURES = {"link": measure_link, "dask": measure_dask, "attack": measure_attack, "risk": measure_risk}
+MEASURES = {
+    "link": measure_link,
+    "chunks": measure_chunks,
+    "dask": measure_dask,
+    "ceiling": measure_ceiling,
+    "attack": measure_attack,
+    "risk": measure_risk,
+}
 
 
 def run_child(kind: str, *args) -> dict:
@@ -243,7 +294,23 @@ def main() -> None:
                 rows.append(row)
                 print(row, flush=True)
     lines += rows + [""]
+    if not args.no_brute:
+        chunks = {
+            (mb, jobs): run_child("chunks", 10_000, args.attributes, mb, jobs)
+            for mb in (64, 4)
+            for jobs in (1, 2)
+        }
+        say(
+            "Brute force, owa on 10,000 records, chunks of 64 MiB (the default) against 4 MiB, best of 3: "
+            + "; ".join(
+                f"{jobs} thread{'s' * (jobs > 1)} {chunks[64, jobs]['seconds']:.1f} s against "
+                f"{chunks[4, jobs]['seconds']:.1f} s ({chunks[64, jobs]['seconds'] / chunks[4, jobs]['seconds']:.2f}x)"
+                for jobs in (1, 2)
+            )
+            + f" (counts {sorted({c['n_correct'] for c in chunks.values()})})."
+        )
     if not args.no_dask:
+        ceiling = run_child("ceiling")
         one = run_child("dask", 10_000, args.attributes, 1)
         two = run_child("dask", 10_000, args.attributes, 2)
         runs = "; ".join(
@@ -256,6 +323,12 @@ def main() -> None:
             f"before the timing: {one['warm_up']:.1f} s and {two['warm_up']:.1f} s)."
         )
         say(text)
+        say(
+            f"The machine's own ceiling, measured just before: two pure-Python loops in two processes "
+            f"ran {ceiling['ratio']:.2f}x the throughput of one (best of 3 each: one loop "
+            f"{', '.join(f'{t:.2f}' for t in ceiling['alone'])} s; two "
+            f"{', '.join(f'{t:.2f}' for t in ceiling['together'])} s)."
+        )
     if not args.no_attack:
         n = max(args.sizes)
         got = run_child("attack", n, args.attributes)
