@@ -90,6 +90,34 @@ def test_generalisation_and_attack_figures(m433_risk):
     assert m433_risk.records["reid_attack"].sum() == attack["n_correct"]
 
 
+def test_a_failed_fold_is_said_and_the_other_folds_are_kept(monkeypatch, tmp_path):
+    import rlopt.risk.assess as assess
+    from rlopt.exceptions import SolverError
+
+    real_learn, calls = assess.learn, []
+
+    def second_fold_fails(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise SolverError("HiGHS ended with status error (a test's stand-in)")
+        return real_learn(*args, **kwargs)
+
+    monkeypatch.setattr(assess, "learn", second_fold_fails)
+    rng = np.random.default_rng(3)
+    original = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
+    masked = additive_noise(original, 0.5, seed=4)
+    result = assess_risk(original, masked, families=["wm"], time_limit=30, folds=3)
+    g = result.figures["generalisation"][0]
+    failed = [f for f in g["per_fold"] if f["train_status"] == "failed"]
+    kept = [f for f in g["per_fold"] if f["train_status"] != "failed"]
+    assert len(failed) == 1 and "a test's stand-in" in failed[0]["note"] and failed[0]["test_rate"] is None
+    assert g["n_assessed"] == sum(f["n_test"] for f in kept) == 40
+    held_correct = sum(round(f["test_rate"] * f["n_test"]) for f in kept)
+    assert g["n_correct"] == held_correct and g["rate"] == pytest.approx(held_correct / 40)
+    html = render_risk_report(result, tmp_path / "r.html").read_text()
+    assert " / failed / " in html
+
+
 def test_hostile_column_names_are_escaped_and_nothing_remote(tmp_path):
     rng = np.random.default_rng(0)
     hostile = "<script>alert('x')</script>"

@@ -119,27 +119,36 @@ def _generalisation(
     data: LinkageData, family: str, *, folds: int, seed: int, margin: float, options: SolverOptions
 ) -> dict:
     """k-fold: learn on the other folds' records, link each held-out masked record
-    against the whole original file; both files standardised as a whole."""
+    against the whole original file; both files standardised as a whole. A fold whose
+    solve fails is said in its entry and its records are not assessed; the rate is over
+    the assessed records."""
     za, zb = data.standardised()
     order = np.random.default_rng(seed).permutation(data.n_records)
     held = np.zeros(data.n_records, dtype=bool)
-    per_fold = []
+    assessed = np.zeros(data.n_records, dtype=bool)
+    per_fold: list[dict] = []
     for k, test in enumerate(np.array_split(order, folds)):
         train = np.setdiff1d(order, test)
         part = LinkageData(zb[train], za[train], data.columns)
+        fold = {"fold": k, "n_train": len(train), "n_test": len(test)}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
             # a fold needs a verified parameter, not a proof: a recount that contradicts the
             # solver's bound is said in the fold's note instead of stopping the assessment
-            result, distance = learn(
-                part,
-                get_learned_family(family),
-                margin=margin,
-                options=options,
-                reductions=Reductions(),
-                standardised=True,
-                on_mismatch="warn",
-            )
+            try:
+                result, distance = learn(
+                    part,
+                    get_learned_family(family),
+                    margin=margin,
+                    options=options,
+                    reductions=Reductions(),
+                    standardised=True,
+                    on_mismatch="warn",
+                )
+            except SolverError as exc:  # the other folds' work stays
+                failed = {"train_rate": None, "train_status": Status.FAILED, "test_rate": None}
+                per_fold.append(fold | failed | {"note": str(exc)})
+                continue
         mismatches = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
         for w in caught:  # the others as they were
             if not issubclass(w.category, RuntimeWarning):
@@ -151,11 +160,10 @@ def _generalisation(
             else link_records(za[test], zb[np.concatenate([test, train])], distance).correct
         )
         held[test] = correct
+        assessed[test] = True
         per_fold.append(
-            {
-                "fold": k,
-                "n_train": len(train),
-                "n_test": len(test),
+            fold
+            | {
                 "train_rate": result.rate,
                 "train_status": result.status,
                 "test_rate": float(correct.mean()),
@@ -166,8 +174,9 @@ def _generalisation(
         "family": family,
         "folds": folds,
         "seed": seed,
-        "rate": float(held.mean()),
+        "rate": float(held[assessed].mean()) if assessed.any() else None,
         "n_correct": int(held.sum()),
+        "n_assessed": int(assessed.sum()),
         "per_fold": per_fold,
     }
 
