@@ -23,6 +23,7 @@ from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import LEARNED, get_learned_family
 from rlopt.learn import LearnedDistanceLinkage, describe_lower
 from rlopt.linkage import dbrl, pld
+from rlopt.linkage.probabilistic import PLD_MAX_RECORDS
 from rlopt.masking import (
     MASKING_METHODS,
     PUBLISHED_FILES,
@@ -605,13 +606,24 @@ def link(
     if distance is BaselineDistance.pld:
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
-        prob = pld(
-            load_table(original),
-            load_table(masked),
-            columns=_split(columns),
-            id_column=id_column,
-            kinds=_kinds(ordinal, nominal, missing),
-        )
+        original_table, masked_table = load_table(original), load_table(masked)
+        if len(original_table) > PLD_MAX_RECORDS:
+            typer.echo(
+                f"warning: pld on {len(original_table)} records: its one-to-one assignment is cubic in "
+                f"the records (rlopt risk skips it above {PLD_MAX_RECORDS}); this may take hours, Ctrl-C "
+                "stops it",
+                err=True,
+            )
+        try:
+            prob = pld(
+                original_table,
+                masked_table,
+                columns=_split(columns),
+                id_column=id_column,
+                kinds=_kinds(ordinal, nominal, missing),
+            )
+        except KeyboardInterrupt:
+            raise _interrupted("the linkage was not finished; no figure") from None
         _say_kinds(say, prob.kinds)
         say(
             f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
@@ -620,19 +632,22 @@ def link(
         if json_out is not None:
             _emit_json(json_out, prob.to_dict())
         return
-    with _progress_bar("linking records", progress) as advance:
-        linked = dbrl(
-            load_table(original),
-            load_table(masked),
-            distance=distance.value,
-            columns=_split(columns),
-            id_column=id_column,
-            drop_nonfinite=drop_nonfinite,
-            kinds=_kinds(ordinal, nominal, missing),
-            jobs=jobs,
-            scheduler=scheduler,
-            progress=advance,
-        )
+    try:
+        with _progress_bar("linking records", progress) as advance:
+            linked = dbrl(
+                load_table(original),
+                load_table(masked),
+                distance=distance.value,
+                columns=_split(columns),
+                id_column=id_column,
+                drop_nonfinite=drop_nonfinite,
+                kinds=_kinds(ordinal, nominal, missing),
+                jobs=jobs,
+                scheduler=scheduler,
+                progress=advance,
+            )
+    except KeyboardInterrupt:
+        raise _interrupted("the linkage was not finished; no figure") from None
     _say_kinds(say, linked.kinds)
     say(
         f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "

@@ -201,3 +201,23 @@ def test_more_bad_input_ends_in_one_error_line(tmp_path, monkeypatch, capsys, ar
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
     assert not (tmp_path / "missing").exists()
+
+
+def test_link_pld_on_a_large_file_warns_before_it_starts_and_still_answers(tmp_path, monkeypatch):
+    import rlopt.cli
+
+    monkeypatch.setattr(rlopt.cli, "PLD_MAX_RECORDS", 50)
+    original, masked = build(published_recipe("M4-33"))
+    original[:60].to_csv(tmp_path / "o.csv", index=False)
+    masked[:60].to_csv(tmp_path / "m.csv", index=False)
+    result = runner.invoke(
+        app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--distance", "pld"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: pld on 60 records: its one-to-one assignment is cubic" in result.stderr
+    assert "pld: " in result.stdout and "of 60 records re-identified" in result.stdout
+    monkeypatch.setattr(rlopt.cli, "PLD_MAX_RECORDS", 60)
+    quiet = runner.invoke(
+        app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--distance", "pld"]
+    )
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr

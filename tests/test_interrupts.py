@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -274,3 +275,47 @@ def test_ctrl_c_in_risk_keeps_the_finished_families(tmp_path, m5_38):
     assert figures["interrupted"] is True
     assert [row["family"] for row in figures["families"]] == ["wm"]
     assert figures["families"][0]["status"] == "optimal"
+
+
+def test_ctrl_c_in_risk_on_a_sample_keeps_the_baselines(tmp_path, m5_38):
+    risk = start(
+        tmp_path,
+        "risk",
+        m5_38 / "original.csv",
+        m5_38 / "masked.csv",
+        "--families",
+        "sb",
+        "--learn-sample",
+        300,
+        "--folds",
+        0,
+        "--time-limit",
+        300,
+        "--json",
+        "risk.json",
+    )
+    wait_for(lambda: "learning sb on 300 of 400 records" in output(risk)[1], 90, "the sample's solve")
+    time.sleep(2.0)
+    code, stdout, stderr, seconds = ctrl_c(risk)
+    assert code == 130, stderr
+    assert seconds < 10
+    assert "interrupted: 0 of 1 families done" in stderr
+    figures = json.loads((tmp_path / "risk.json").read_text())
+    assert figures["interrupted"] is True
+    assert figures["baselines"]["am"]["status"] == "exact" and figures["baselines"]["am"]["n_correct"] >= 0
+
+
+def test_ctrl_c_in_link_says_so(tmp_path):
+    rng = np.random.default_rng(0)
+    original = pd.DataFrame(rng.normal(size=(20_000, 3)), columns=["a", "b", "c"])
+    original["region"] = rng.choice(list("vwxyz"), size=len(original))
+    masked = original.copy()
+    masked[["a", "b", "c"]] += rng.normal(scale=0.3, size=(len(original), 3))
+    original.to_csv(tmp_path / "o.csv", index=False)
+    masked.to_csv(tmp_path / "m.csv", index=False)
+    link = start(tmp_path, "link", tmp_path / "o.csv", tmp_path / "m.csv", "--nominal", "region", "--jobs", 2)
+    time.sleep(8.0)  # start-up, then the brute-force pass (a nominal attribute: no tree), about 40 s
+    code, stdout, stderr, seconds = ctrl_c(link)
+    assert code == 130, stderr
+    assert seconds < 10
+    assert stderr.strip().splitlines()[-1] == "interrupted: the linkage was not finished; no figure"

@@ -43,7 +43,12 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "check_thresholds",
     "pld_validated",
+    "PLD_MAX_RECORDS",
 ]
+
+PLD_MAX_RECORDS = 5000
+"""PLD's one-to-one assignment is cubic in the records: above this many ``rlopt risk``
+does not compute it and ``rlopt link --distance pld`` warns before it starts."""
 
 DEFAULT_THRESHOLDS = (0.01, 0.05, 0.25)
 """Cut points of the agreement levels, in standard deviations of the attribute:

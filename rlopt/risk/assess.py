@@ -25,7 +25,12 @@ from rlopt.families.containment import embed
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
-from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
+from rlopt.linkage.probabilistic import (
+    DEFAULT_THRESHOLDS,
+    PLD_MAX_RECORDS,
+    check_thresholds,
+    pld_validated,
+)
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
@@ -43,8 +48,6 @@ sample of :data:`LEARN_SAMPLE_RECORDS` (unless ``learn_sample`` says otherwise).
 LEARN_SAMPLE_RECORDS = 2000
 """The learning sample of a file above :data:`LEARN_WHOLE_RECORDS` records."""
 
-PLD_MAX_RECORDS = 5000
-"""PLD's one-to-one assignment is cubic in the records: above this many it is not computed."""
 
 DEFAULT_CI_ATTRIBUTES = 12
 """Above this many attributes the default families take ``ci_k`` (2-additive, a lower
@@ -519,7 +522,8 @@ def _versions() -> dict:
 
 def _baselines(work: _Work, seed: int) -> None:
     """AM, MD (undefined where the differences have no covariance) and PLD, counted exactly."""
-    work.say("baselines (am, md, pld)")
+    with_pld = work.data.n_records <= PLD_MAX_RECORDS
+    work.say(f"baselines (am, md{', pld' if with_pld else ''})")
     for name in ("am", "md"):
         try:
             baseline = resolve_distance(name, work.za, work.zb, work.data.columns)
@@ -531,7 +535,7 @@ def _baselines(work: _Work, seed: int) -> None:
         work.records[f"reid_{name}"] = linked.correct
         if name == "md":
             work.known.append(("MD's matrix over its trace", baseline))
-    if work.data.n_records > PLD_MAX_RECORDS:
+    if not with_pld:
         work.baselines["pld"] = {
             "rate": None,
             "n_correct": None,
@@ -581,8 +585,11 @@ def _learned_families(
     """Each family learned, smallest first, from every parameter met so far; a family
     whose solve fails is a ``failed`` row and the others are kept."""
     if sample is not None:
-        for family in families:
-            _learned_on_sample(work, family, sample, margin=margin, options=options)
+        try:
+            for family in families:
+                _learned_on_sample(work, family, sample, margin=margin, options=options)
+        except KeyboardInterrupt as exc:  # the baselines and the families finished stay
+            raise work.interrupted(exc, len(families)) from None
         return
     n_records = work.data.n_records
     time_limit, threads = options.time_limit, options.threads
@@ -649,8 +656,6 @@ def _learned_on_sample(
                 on_mismatch="warn",
                 known=work.known,
             )
-    except KeyboardInterrupt as exc:
-        raise work.interrupted(exc, 0) from None
     except SolverError as exc:
         work.rows.append(_row(name, "learned", Status.FAILED, lower_source=None))
         work.notes.append(f"{name} failed on the learning sample: {exc}")
