@@ -27,6 +27,7 @@ from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance, tree_map
 from rlopt.linkage.nearest import pair_verdicts
 from rlopt.masking import additive_noise, microaggregate
+from rlopt.report import render_risk_report
 
 
 def assert_same(reference, fast):
@@ -252,7 +253,7 @@ def test_mdav_attack_candidates_are_the_dense_ones(groups):
 # ---- verified lower ends on files too large for the MILP ----------------------------------
 
 
-def test_risk_learned_on_a_sample_is_a_whole_file_lower_end_without_ceiling(monkeypatch):
+def test_risk_learned_on_a_sample_is_a_whole_file_lower_end_without_ceiling(monkeypatch, tmp_path):
     import rlopt.risk.assess as assess
     from rlopt import assess_risk
     from rlopt.families.wm import WeightedMeanDistance
@@ -278,6 +279,8 @@ def test_risk_learned_on_a_sample_is_a_whole_file_lower_end_without_ceiling(monk
     assert "not computed" in result.figures["baselines"]["pld"]["status"]
     assert result.figures["generalisation"][0]["on_sample"] == 300
     assert result.records["reid_wm"].sum() == row["n_correct"]
+    html = render_risk_report(result, tmp_path / "risk.html").read_text()
+    assert "at least" in html and "(within the 300-record learning sample)" in html
 
 
 def test_a_learning_sample_below_two_records_is_an_error():
