@@ -72,8 +72,15 @@ def _masked_file(label):
     return FILES[label]()
 
 
-# sb_nc and sb_pd on the MDAV file take 25 s each: in the slow run (sb on it stays here)
-SLOW_CASES = {("mdav k=3", "sb_nc"), ("mdav k=3", "sb_pd")}
+# the slowest cases (12-25 s each: the sb families on the MDAV file, sb_nc and sb_pd on
+# noise 32) run in the slow run; every family keeps its other files in the default run
+SLOW_CASES = {
+    ("mdav k=3", "sb_nc"),
+    ("mdav k=3", "sb_pd"),
+    ("mdav k=3", "sb"),
+    ("noise 32", "sb_nc"),
+    ("noise 32", "sb_pd"),
+}
 
 
 @pytest.mark.parametrize(
