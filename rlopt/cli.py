@@ -1046,6 +1046,8 @@ def risk(
     if report is not None:
         render_risk_report(result, report)
         say(f"report -> {report}")
+    if not result.complete:  # the figures are written; the exit code says they are partial
+        raise typer.Exit(1)
 
 
 def _tradeoff_plan(frame, method: str | None, values: str | None, families: str, columns, solving: Solving):
@@ -1075,6 +1077,8 @@ def _print_risk(result, say: Callable[[str], None]) -> None:
     for note in result.figures["inputs"]["notes"]:
         typer.echo(f"note: {note}", err=True)
     h = result.headline
+    if h.get("incomplete"):
+        say(h["incomplete"])
     if h["rate"] is not None:
         text = (
             f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "

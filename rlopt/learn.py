@@ -72,7 +72,7 @@ SEARCH_SHARE = 0.5
 which run first, end by this share of it."""
 
 
-class RecountMismatchError(RuntimeError):
+class RecountMismatchError(SolverError):
     """The solver's count and the independent recount of its parameters disagree."""
 
 

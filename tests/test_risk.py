@@ -116,6 +116,41 @@ def test_a_failed_fold_is_said_and_the_other_folds_are_kept(monkeypatch, tmp_pat
     assert g["n_correct"] == held_correct and g["rate"] == pytest.approx(held_correct / 40)
     html = render_risk_report(result, tmp_path / "r.html").read_text()
     assert " / failed / " in html
+    assert not result.complete and result.failed == ["wm generalisation fold 1"]
+    assert result.headline["incomplete"].startswith("incomplete: wm generalisation fold 1 failed")
+
+
+def test_failed_families_make_an_incomplete_headline_and_exit_1(monkeypatch, tmp_path):
+    """Families that fail never leave a headline that looks like a result: the words come
+    first on screen, in the JSON and in the report, and the exit code is 1."""
+    from rlopt.exceptions import SolverError
+    from rlopt.learn import LearnedDistanceLinkage
+    from tests._helpers import run_main
+
+    def fails(self, *args, **kwargs):
+        raise SolverError("HiGHS ended with status error (a test's stand-in)")
+
+    monkeypatch.setattr(LearnedDistanceLinkage, "fit_validated", fails)
+    rng = np.random.default_rng(5)
+    original = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    original.to_csv(tmp_path / "a.csv", index=False)
+    additive_noise(original, 0.5, seed=1).to_csv(tmp_path / "b.csv", index=False)
+    args = ["risk", tmp_path / "a.csv", tmp_path / "b.csv", "--families", "wm,owa,ci,sb", "--folds", "0"]
+    args += ["--json", tmp_path / "r.json", "--report", tmp_path / "r.html", "--records-csv", tmp_path / "r.csv"]
+    assert run_main(args) == 1
+    words = "incomplete: wm, owa, ci, sb failed — the worst case may be higher"
+    headline = json.loads((tmp_path / "r.json").read_text())["headline"]
+    assert headline["incomplete"] == words and headline["failed"] == ["wm", "owa", "ci", "sb"]
+    assert headline["status"] == "interval"
+    assert words in (tmp_path / "r.html").read_text()
+    assert (tmp_path / "r.csv").is_file()  # nothing finished is lost
+
+
+def test_a_complete_assessment_says_nothing_of_failure():
+    rng = np.random.default_rng(6)
+    original = pd.DataFrame(rng.normal(size=(30, 2)), columns=["a", "b"])
+    result = assess_risk(original, additive_noise(original, 0.5, seed=2), families=["wm"], folds=0)
+    assert result.complete and result.failed == [] and result.headline["incomplete"] is None
 
 
 def test_hostile_column_names_are_escaped_and_nothing_remote(tmp_path):

@@ -448,7 +448,7 @@ def run_compare(
     data_path.write_text(text)
     run = run_tasks(
         cells, out, work=run_compare_cell, columns=compare_columns(families), label="compare",
-        jobs=jobs, scheduler=scheduler, progress=progress,
+        jobs=jobs, threads=threads, scheduler=scheduler, progress=progress,
     )  # fmt: skip
     frame = run.frame
     front = pareto_front(frame, loss) if len(frame) else np.zeros(0, dtype=bool)

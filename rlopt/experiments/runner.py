@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -39,7 +40,7 @@ from rlopt.exceptions import InputError, Interrupted
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
 from rlopt.status import Status
 
-__all__ = ["run_cell", "run_grid", "GridRun", "COLUMNS"]
+__all__ = ["run_cell", "run_grid", "run_tasks", "oversubscription", "GridRun", "COLUMNS"]
 
 COLUMNS = [
     "dataset",
@@ -363,6 +364,7 @@ def run_grid(
             columns=COLUMNS,
             label=config.name,
             jobs=jobs,
+            threads=max((c.solver.threads or 1 for c in cells), default=1),
             scheduler=scheduler,
             progress=progress,
             on_row=on_row,
@@ -377,11 +379,15 @@ def run_tasks(
     columns: list[str],
     label: str,
     jobs: int = 1,
+    threads: int = 1,
     scheduler: str | None = None,
     progress: bool = True,
     on_row: Callable[[dict], None] | None = None,
 ) -> GridRun:
     """Compute the cells not yet in ``out/cells`` with ``work`` and write ``results.csv``.
+
+    ``threads``: the HiGHS threads of one cell; ``jobs`` local processes of that many
+    threads on fewer cores are warned of (:func:`oversubscription`).
 
     Each cell has a ``key`` (its file name) and a ``describe()`` for error
     messages; a finished cell is written atomically at once, so a killed run
@@ -400,6 +406,7 @@ def run_tasks(
             columns=columns,
             label=label,
             jobs=jobs,
+            threads=threads,
             scheduler=scheduler,
             progress=progress,
             on_row=on_row,
@@ -414,10 +421,13 @@ def _run_tasks(
     columns: list[str],
     label: str,
     jobs: int,
+    threads: int,
     scheduler: str | None,
     progress: bool,
     on_row: Callable[[dict], None] | None,
 ) -> GridRun:
+    if jobs > 1 and scheduler is None and (message := oversubscription(jobs, threads)):
+        warnings.warn(message, stacklevel=3)
     run = GridRun(out=out, rows=[], columns=columns)
     todo = []
     for cell in cells:
@@ -447,6 +457,21 @@ def _run_tasks(
             close(aborted)
     run.rows = _write_results(out, keys, columns)
     return run
+
+
+def oversubscription(jobs: int, threads: int, cores: int | None = None) -> str | None:
+    """What to tell a user whose ``jobs`` processes of ``threads`` HiGHS threads each
+    ask for more threads than the machine's ``cores`` (default: ``os.cpu_count()``);
+    ``None`` when they fit. The figures stay the same; a time limit buys less."""
+    cores = cores or os.cpu_count() or 1
+    if jobs * threads <= cores:
+        return None
+    return (
+        f"{jobs} worker processes x {threads} HiGHS thread(s) = {jobs * threads} threads on "
+        f"{cores} cores: the cells compete for the cores, so a time-limited cell gets less "
+        f"solving in its limit (a wider interval, never another optimum); fewer --jobs or "
+        f"--threads avoid it"
+    )
 
 
 def _with_progress(items: Iterable, total: int, label: str, enabled: bool):

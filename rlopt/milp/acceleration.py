@@ -501,7 +501,9 @@ class _PairLP:
             return bool(values.min(axis=0).max() >= self.margin)
         return False
 
-    def _solve(self, coefs: np.ndarray, constants: np.ndarray) -> tuple[float | None, np.ndarray | None]:
+    def _solve(
+        self, coefs: np.ndarray, constants: np.ndarray, deadline: float | None
+    ) -> tuple[float | None, np.ndarray | None]:
         """``max s`` s.t. ``coefs @ theta + constants >= s`` over the admissible set (the
         LP of :func:`~rlopt.milp.solve.max_min_slack` without cuts), in the one HiGHS."""
         lp = self.lp
@@ -519,22 +521,23 @@ class _PairLP:
         self.highs.drop_from(self.highs.n_family_rows)  # the previous pair's rows
         self.highs.add(coefs, constants)
         self.n_lps += 1
-        return self.highs.solve()
+        return self.highs.solve(deadline)
 
-    def conflict(self, i: int, j: int) -> bool:
-        """Does no parameter of the relaxation re-identify ``i`` and ``j`` together?"""
+    def conflict(self, i: int, j: int, deadline: float | None = None) -> bool:
+        """Does no parameter of the relaxation re-identify ``i`` and ``j`` together?
+        (``False`` when ``deadline`` passes before it is decided: no row is safer.)"""
         coefs = np.vstack([self.own_rows[i][0], self.own_rows[j][0]])
         constants = np.concatenate([self.own_rows[i][1], self.own_rows[j][1]])
         if self._witnessed(i, j, coefs, constants):
             self.n_skipped += 1
             return False
         try:
-            value, theta = self._solve(coefs, constants)
+            value, theta = self._solve(coefs, constants, deadline)
         except (ImportError, SolverUnavailableError):  # pragma: no cover - no highspy: the reference says so
             value, theta = None, None
         if value is None or abs(value - self.threshold) <= _PAIR_BAND:
             self.n_reference += 1
-            value, theta, _ = self.lp.best(coefs, constants)
+            value, theta, _ = self.lp.best(coefs, constants, deadline=deadline)
         if value >= self.threshold and theta is not None:
             self._add_witness(theta)
         return value < self.threshold
@@ -648,7 +651,7 @@ def find_conflicts(
             break  # conflicts are rare here (a broad family): more LPs would not pay
         if deadline is not None and time.perf_counter() > deadline:
             break
-        if pair_lp.conflict(i, j):
+        if pair_lp.conflict(i, j, deadline):
             found.append((i, j))
     return np.array(found, dtype=int).reshape(-1, 2)
 

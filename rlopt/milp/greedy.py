@@ -83,7 +83,9 @@ def greedy_add(
             break
         if members[c]:
             continue  # joined with an earlier candidate
-        accepted = _admit(lp, margins, k, members, c, g, margin=margin, max_checks=max_checks)
+        accepted = _admit(
+            lp, margins, k, members, c, g, margin=margin, max_checks=max_checks, deadline=deadline
+        )
         if accepted is None:
             continue
         theta, g = accepted
@@ -116,6 +118,7 @@ def _admit(
     *,
     margin: float,
     max_checks: int,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Whether candidate ``c`` can join the ``members``: the LP's optimum and its margins
     ``(theta, g)`` when it re-identifies them all (checked against every pair, violated
@@ -123,7 +126,7 @@ def _admit(
     first = lp.n_rows()
     lp.add(*_rows_of(margins, k, np.array([c]), g))
     for _ in range(max_checks):
-        value, solution = lp.solve()
+        value, solution = lp.solve(deadline)
         if value is None or solution is None or value < margin + _SLACK:
             break  # a relaxation below the margin: no parameter adds c to the set
         candidate_g = margins.at(solution)

@@ -24,7 +24,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from rlopt.exceptions import InputError
+from rlopt.exceptions import InputError, SolverError
 from rlopt.status import Status
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-class SolverUnavailableError(RuntimeError):
+class SolverUnavailableError(SolverError):
     """HiGHS (the ``highspy`` package) cannot be loaded."""
 
 
@@ -65,8 +65,9 @@ class SolverOptions:
         Seconds for the whole solve, cutting-plane rounds included; ``None``: no limit.
     rel_gap : float, default=0.0
         Relative MIP gap at which HiGHS may stop (0: prove the optimum).
-    threads : int, default=None
-        HiGHS threads (``None``: HiGHS's default).
+    threads : int, default=1
+        HiGHS threads of the MILP (``None``: 1). HiGHS's own default depends on the
+        machine's core count, so rlopt never uses it (see :func:`_scheduler`).
     log : bool, default=False
         Print HiGHS's log.
     feasibility_tol : float, default=1e-9
@@ -78,7 +79,7 @@ class SolverOptions:
 
     time_limit: float | None = None
     rel_gap: float = 0.0
-    threads: int | None = None
+    threads: int | None = 1
     log: bool = False
     feasibility_tol: float = 1e-9
     max_cut_rounds: int = 100
@@ -91,10 +92,10 @@ class SolverOptions:
             )
         if not 0 <= self.rel_gap < 1:
             raise InputError(f"rel_gap={self.rel_gap!r}; expected 0 <= rel_gap < 1")
-        if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
-            raise InputError(
-                f"threads={self.threads!r}; expected an integer >= 1 (Python: None for HiGHS's default)"
-            )
+        if self.threads is None:
+            object.__setattr__(self, "threads", 1)
+        if isinstance(self.threads, bool) or not (isinstance(self.threads, int) and self.threads >= 1):
+            raise InputError(f"threads={self.threads!r}; expected an integer >= 1")
         if not 1e-10 <= self.feasibility_tol <= 1e-5:
             raise InputError(f"feasibility_tol={self.feasibility_tol!r}; expected 1e-10 <= tol <= 1e-5")
         if not (isinstance(self.max_cut_rounds, int) and self.max_cut_rounds >= 0):
@@ -121,6 +122,84 @@ class SolveResult:
     cut_cap_hit: bool = False
     solver: dict = field(default_factory=dict)
     interrupted: bool = False
+
+
+class _Scheduler:
+    """HiGHS's task scheduler, one per process: the first HiGHS run starts it with that
+    run's ``threads`` option (HiGHS's default: half the cores), and HiGHS refuses every
+    later run whose ``threads`` differs (status ERROR) until it is restarted.
+
+    Every HiGHS run of rlopt (MILP, LP, QP) goes through :meth:`hold`, so that any
+    ``threads`` works after any other, on any number of cores: a run that needs another
+    size waits until the runs in progress in this process have ended, then restarts
+    the scheduler at its size. A MILP restarts it whenever none is running, which also
+    mends a scheduler that other code in the process started at another size. An LP or
+    QP runs at the size in place (its result does not depend on it; 1 if none is
+    known). The count of threads is therefore always one rlopt chose, never one that
+    depends on the machine."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self.size: int | None = None  # the threads of the scheduler rlopt last started
+        self.runs = 0  # HiGHS runs of rlopt in progress in this process
+
+    @contextmanager
+    def hold(self, threads: int | None, *, restart: bool = False):
+        """One run at ``threads`` threads (``None``: any size); yields the ``threads``
+        option to give the run. ``restart``: start the scheduler anew even at the size
+        in place (after a run refused by a scheduler started elsewhere)."""
+        highspy = _highspy()
+        with self._changed:
+            while self.runs and threads is not None and threads != self.size:
+                self._changed.wait()
+            if not self.runs and (restart or threads is not None or self.size is None):
+                highspy.Highs.resetGlobalScheduler(True)
+                self.size = threads or self.size or 1
+            size = self.size
+            self.runs += 1
+        try:
+            yield size
+        finally:
+            with self._changed:
+                self.runs -= 1
+                self._changed.notify_all()
+
+
+_SCHEDULER = _Scheduler()
+
+
+def _run_highs(h, threads: int | None = None, *, deadline: float | None = None) -> None:
+    """``h.run()`` of a plain highspy model (an LP or QP) through :data:`_SCHEDULER`,
+    within ``deadline`` (a ``time.perf_counter()`` value; past it the run does not
+    start) and Ctrl-C (the simplex and interior-point interrupt callbacks); the caller
+    reads ``h.getModelStatus()``. A run refused by a scheduler that other code started
+    at another size is run once more after a restart."""
+    highspy = _highspy()
+    if deadline is not None:
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            h.clearSolver()
+            return
+        h.setOptionValue("time_limit", float(remaining))
+    with _ctrl_c_stops_solver() as stop:
+        hooks = [] if stop is None else [h.cbSimplexInterrupt, h.cbIpmInterrupt]
+        for callback in hooks:
+            callback.subscribe(stop.check)
+        try:
+            for restart in (False, True):
+                with _SCHEDULER.hold(threads, restart=restart) as size:
+                    h.setOptionValue("threads", size)
+                    status = h.run()
+                if (
+                    status != highspy.HighsStatus.kError
+                    or h.getModelStatus() != highspy.HighsModelStatus.kNotset
+                ):
+                    break
+        finally:
+            for callback in hooks:
+                callback.unsubscribe(stop.check)
+    if stop is not None and stop.requested:
+        raise KeyboardInterrupt
 
 
 class _StopRequest:
@@ -524,20 +603,21 @@ def _run(solver, model: pyo.ConcreteModel, options: SolverOptions, t0: float):
     remaining = None
     if options.time_limit is not None:
         remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
-    return solver.solve(
-        model,
-        tee=options.log,
-        load_solutions=False,
-        raise_exception_on_nonoptimal_result=False,
-        time_limit=remaining,
-        rel_gap=options.rel_gap,
-        threads=options.threads,
-        solver_options={
-            "primal_feasibility_tolerance": options.feasibility_tol,
-            "mip_feasibility_tolerance": options.feasibility_tol,
-            "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
-        },
-    )
+    with _SCHEDULER.hold(options.threads) as threads:
+        return solver.solve(
+            model,
+            tee=options.log,
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            time_limit=remaining,
+            rel_gap=options.rel_gap,
+            threads=threads,
+            solver_options={
+                "primal_feasibility_tolerance": options.feasibility_tol,
+                "mip_feasibility_tolerance": options.feasibility_tol,
+                "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
+            },
+        )
 
 
 def _outcome(solver, model: pyo.ConcreteModel, results) -> tuple[str, np.ndarray | None]:
@@ -649,6 +729,20 @@ def _add_dense_rows(h, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> No
     )
 
 
+ITERATION_LIMIT = 1_000_000
+"""Simplex and QP iterations an LP or QP may take (they need hundreds to thousands): a
+run that cycles ends, and the caller assumes nothing of it, instead of running forever."""
+
+
+def _new_highs(iterations: int):
+    """A silent plain highspy model (an LP or QP) whose runs stop after ``iterations``."""
+    h = _highspy().Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("simplex_iteration_limit", iterations)
+    h.setOptionValue("qp_iteration_limit", iterations)
+    return h
+
+
 def _highspy():
     try:
         import highspy
@@ -680,8 +774,7 @@ class SlackLP:
         highspy = self._highspy = _highspy()
         p = len(lower)
         inf = highspy.kHighsInf
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = _new_highs(iterations=ITERATION_LIMIT)
         h.setOptionValue("primal_feasibility_tolerance", feasibility_tol)
         h.setOptionValue("dual_feasibility_tolerance", feasibility_tol)
         if not presolve:
@@ -719,9 +812,10 @@ class SlackLP:
         if last > first:
             self.highs.deleteRows(last - first, np.arange(first, last, dtype=np.int32))
 
-    def solve(self) -> tuple[float | None, np.ndarray | None]:
-        """``(s, theta)`` at the optimum, ``(None, None)`` when HiGHS proves none."""
-        self.highs.run()
+    def solve(self, deadline: float | None = None) -> tuple[float | None, np.ndarray | None]:
+        """``(s, theta)`` at the optimum, ``(None, None)`` when HiGHS proves none (e.g.
+        by ``deadline``, a ``time.perf_counter()`` value)."""
+        _run_highs(self.highs, deadline=deadline)
         if self.highs.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
             return None, None
         values = np.array(self.highs.getSolution().col_value)
@@ -739,8 +833,7 @@ class Projection:
         highspy = self._highspy = _highspy()
         size = len(lower)
         inf = highspy.kHighsInf
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = _new_highs(iterations=ITERATION_LIMIT)
         h.addVars(
             size,
             np.where(np.isinf(lower), -inf, lower).astype(float),
@@ -758,10 +851,11 @@ class Projection:
         self._highs, self._size, self._index = h, size, np.arange(size, dtype=np.int32)
         self._lower, self._upper = lower, upper
 
-    def __call__(self, y: np.ndarray) -> np.ndarray | None:
-        """The nearest admissible point to ``y``, or ``None`` when HiGHS proves none."""
+    def __call__(self, y: np.ndarray, deadline: float | None = None) -> np.ndarray | None:
+        """The nearest admissible point to ``y``, or ``None`` when HiGHS proves none (e.g.
+        by ``deadline``, a ``time.perf_counter()`` value, or its iteration limit)."""
         self._highs.changeColsCost(self._size, self._index, -np.asarray(y, dtype=float))
-        self._highs.run()
+        _run_highs(self._highs, deadline=deadline)
         if self._highs.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
             return None
         return np.clip(np.array(self._highs.getSolution().col_value), self._lower, self._upper)
@@ -790,12 +884,9 @@ def max_min_slack(
     """
     highspy = _highspy()
     p = coefs.shape[1]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = _new_highs(iterations=ITERATION_LIMIT)
     h.setOptionValue("primal_feasibility_tolerance", feasibility_tol)
     h.setOptionValue("dual_feasibility_tolerance", feasibility_tol)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", max(1e-3, float(time_limit)))
     h.addVars(p + 1, np.append(lower, -highspy.kHighsInf).astype(float), np.append(upper, cap).astype(float))
     h.changeColsCost(1, np.array([p], dtype=np.int32), np.array([1.0]))
     h.changeObjectiveSense(highspy.ObjSense.kMaximize)
@@ -813,7 +904,7 @@ def max_min_slack(
         )
     for matrix, lo, hi in blocks:
         _add_dense_rows(h, np.asarray(matrix, dtype=float).reshape(-1, p + 1), lo, hi)
-    h.run()
+    _run_highs(h, deadline=None if time_limit is None else time.perf_counter() + max(1e-3, time_limit))
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None, None
     values = np.array(h.getSolution().col_value)

@@ -157,7 +157,7 @@ def surrogate_ascent(
         if not np.isfinite(norm) or norm == 0:
             break
         length = scale * (step_size * (1 - progress) + 1e-3 * step_size)
-        moved = project(theta + length * grad / norm)
+        moved = project(theta + length * grad / norm, deadline)
         if moved is None:
             break
         theta = moved

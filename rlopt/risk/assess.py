@@ -37,7 +37,7 @@ from rlopt.milp.acceleration import Reductions
 from rlopt.risk.measures import check_percentage, information_loss_validated, interval_disclosure_validated
 from rlopt.status import Status
 
-__all__ = ["RiskAssessment", "assess_risk", "shapley_values", "DEFAULT_FAMILIES"]
+__all__ = ["RiskAssessment", "assess_risk", "shapley_values", "incomplete_text", "DEFAULT_FAMILIES"]
 
 DEFAULT_FAMILIES = ("wm", "owa", "ci", "sb")
 
@@ -77,6 +77,18 @@ class RiskAssessment:
     @property
     def headline(self) -> dict:
         return self.figures["headline"]
+
+    @property
+    def failed(self) -> list[str]:
+        """What was asked for and failed (families, generalisation folds, trade-off
+        cells), as in the headline's ``incomplete`` text; empty when nothing failed."""
+        return list(self.figures["headline"].get("failed", []))
+
+    @property
+    def complete(self) -> bool:
+        """Whether everything asked for was assessed: when not, the headline is over what
+        was, and the worst case may be higher (see :attr:`failed`)."""
+        return not self.failed
 
     def to_json(self, path: str | Path) -> Path:
         path = Path(path)
@@ -490,7 +502,13 @@ class _Work:
                 "versions": _versions(),
                 "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             },
-            "headline": _headline(self.baselines, self.rows, attack_figures, self.data.n_records),
+            "headline": _headline(
+                self.baselines,
+                self.rows,
+                attack_figures,
+                self.data.n_records,
+                _failed_parts(generalisation, tradeoff_table),
+            ),
             "baselines": self.baselines,
             "families": self.rows,
             "params": self.learned_params,
@@ -744,7 +762,38 @@ def _learned_names(names: Sequence[str], option: str) -> list[str]:
     return sorted(set(names), key=order.index)
 
 
-def _headline(baselines: dict, rows: list[dict], attack: dict | None, n_records: int) -> dict:
+def _failed_parts(generalisation: list[dict], tradeoff_table: pd.DataFrame | None) -> list[str]:
+    """The generalisation folds and trade-off cells that failed, named for a reader."""
+    failed = [
+        f"{g['family']} generalisation fold {fold['fold']}"
+        for g in generalisation
+        for fold in g["per_fold"]
+        if fold.get("train_status") == Status.FAILED
+    ]
+    if tradeoff_table is not None and "status" in tradeoff_table:
+        failed += [
+            f"trade-off {row['family']} at {row['parameter']}={row['value']:g}"
+            for row in tradeoff_table.to_dict(orient="records")
+            if row["status"] == Status.FAILED
+        ]
+    return failed
+
+
+def incomplete_text(failed: Sequence[str], families_failed: bool) -> str | None:
+    """The words a reader sees first when part of a run failed (``None`` when none did)."""
+    if not failed:
+        return None
+    consequence = (
+        "the worst case may be higher"
+        if families_failed
+        else "the figures shown are over what was assessed"
+    )
+    return f"incomplete: {', '.join(failed)} failed — {consequence}"
+
+
+def _headline(
+    baselines: dict, rows: list[dict], attack: dict | None, n_records: int, failed_elsewhere: list[str]
+) -> dict:
     """The worst case over everything the run measured.
 
     Its lower end is the largest count of any baseline (AM, MD, PLD), family,
@@ -752,14 +801,19 @@ def _headline(baselines: dict, rows: list[dict], attack: dict | None, n_records:
     intruder. Its upper end is the largest proven bound of the families (or that
     lower end, if larger); the worst case is proven when the two meet, i.e. over
     the families assessed and the methods beside them, no intruder does better.
+    A family that failed has no bound, so a headline with one is never proven; it
+    and every failed fold or trade-off cell are named in ``failed`` and ``incomplete``.
     """
+    families_failed = [r["family"] for r in rows if r["status"] == Status.FAILED]
+    failed = families_failed + failed_elsewhere
+    incomplete = {"failed": failed, "incomplete": incomplete_text(failed, bool(families_failed))}
     figures = [(b["n_correct"], name) for name, b in baselines.items() if b["n_correct"] is not None]
     figures += [(r["n_correct"], r["family"]) for r in rows if r["n_correct"] is not None]
     if attack is not None:
         figures.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
     learned = [r for r in rows if r["source"] == "learned"]
     if not learned and attack is None:
-        return {"rate": None, "status": Status.NONE, "source": None}
+        return {"rate": None, "status": Status.NONE, "source": None} | incomplete
     low, source = max(figures, key=lambda item: item[0]) if figures else (0, None)
     # without a learned family nothing bounds the worst case from above
     high = (
@@ -775,4 +829,4 @@ def _headline(baselines: dict, rows: list[dict], attack: dict | None, n_records:
         "status": Status.PROVEN if low == high else Status.INTERVAL,
         "source": source,
         "n_records": n_records,
-    }
+    } | incomplete

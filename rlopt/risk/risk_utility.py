@@ -8,13 +8,14 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from rlopt.data import as_frame, validate_pair, validate_table
-from rlopt.exceptions import InputError
+from rlopt.exceptions import InputError, SolverError
 from rlopt.families import get_learned_family
 from rlopt.learn import learn
 from rlopt.linkage.distance_based import dbrl_validated
 from rlopt.masking import masking_method
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss_validated
+from rlopt.status import Status
 
 __all__ = ["tradeoff", "tradeoff_plan"]
 
@@ -53,7 +54,8 @@ def tradeoff(
         One row per (value, family): ``parameter, value, family, rate, status,
         bound_rate, am_rate, mean_change, variance_change, correlation_change, sse``.
         A row whose status is not ``optimal`` gives the interval
-        ``[rate, bound_rate]`` of the worst case.
+        ``[rate, bound_rate]`` of the worst case; a row whose solve failed has the
+        status ``failed``, no figures and the reason in ``note`` (the other rows are kept).
     """
     return tradeoff_plan(
         original,
@@ -109,7 +111,15 @@ def tradeoff_plan(
             loss = information_loss_validated(data)
             am = dbrl_validated(data, "am").rate
             for family in families:
-                result, _ = learn(data, get_learned_family(family), margin=margin, options=options)
+                try:
+                    result, _ = learn(data, get_learned_family(family), margin=margin, options=options)
+                except SolverError as exc:  # the other cells' work stays; the row says why
+                    rows.append(
+                        {"parameter": parameter, "value": value, "family": family, "rate": None}
+                        | {"status": Status.FAILED, "bound_rate": None, "am_rate": am, **loss}
+                        | {"seconds": None, "note": str(exc)}
+                    )
+                    continue
                 rows.append(
                     {
                         "parameter": parameter,
