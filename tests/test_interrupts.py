@@ -319,3 +319,38 @@ def test_ctrl_c_in_link_says_so(tmp_path):
     assert code == 130, stderr
     assert seconds < 10
     assert stderr.strip().splitlines()[-1] == "interrupted: the linkage was not finished; no figure"
+
+
+def lasting_grandchild(pid: int) -> bool:
+    """Whether a process two levels below ``pid`` (the search a grid worker forks beside
+    its solve) lives on for a second: a long cell's, not a quick one's that ends anyway."""
+    first = {g.pid for c in psutil.Process(pid).children() for g in c.children()}
+    time.sleep(1.0)
+    return bool(first & {g.pid for c in psutil.Process(pid).children() for g in c.children()})
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL])
+def test_a_signal_to_the_parent_alone_ends_every_worker(tmp_path, grid, signum):
+    """``kill -INT PID`` or ``kill -9 PID`` (a job scheduler, a notebook, systemd): not the
+    process group. Every worker and the search beside a worker's solve end within 10 s."""
+    out = tmp_path / "out"
+    run = start(tmp_path, "run", grid, "--jobs", 2, "--out-dir", out, "--no-progress")
+    wait_for(lambda: lasting_grandchild(run.pid), 180, "a search beside a worker's long solve")
+    family = psutil.Process(run.pid).children(recursive=True)
+    os.kill(run.pid, signum)
+    run.wait(timeout=10)
+    wait_for(lambda: not alive(family), 10, "every worker to end")
+    if signum == signal.SIGINT:
+        assert run.returncode == 130
+        assert "cells done; re-run the same command to resume" in output(run)[1]
+
+
+def test_a_signal_to_the_parent_alone_ends_the_search_beside_learn(tmp_path, m5_38):
+    learn = start(tmp_path, "learn", m5_38 / "original.csv", m5_38 / "masked.csv", "--family", "wm")
+    wait_for(lambda: psutil.Process(learn.pid).children(), 120, "the search beside the solve")
+    family = psutil.Process(learn.pid).children(recursive=True)
+    t0 = time.monotonic()
+    os.kill(learn.pid, signal.SIGINT)
+    learn.wait(timeout=10)
+    assert learn.returncode == 130 and time.monotonic() - t0 < 10
+    wait_for(lambda: not alive(family), 10, "the search to end")

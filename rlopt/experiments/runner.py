@@ -21,8 +21,6 @@ import platform
 import shutil
 import signal
 import socket
-import sys
-import threading
 import time
 import traceback
 import warnings
@@ -38,6 +36,7 @@ import pandas as pd
 
 from rlopt.exceptions import InputError, Interrupted
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
+from rlopt.processes import die_with_parent
 from rlopt.status import Status
 
 __all__ = ["run_cell", "run_grid", "run_tasks", "oversubscription", "GridRun", "COLUMNS"]
@@ -186,21 +185,7 @@ def _worker_init(parent: int) -> None:
     """Initializer of a local worker process: Ctrl-C is the parent's to handle (it
     ends the workers), and the worker dies with its parent, even a killed one."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1  # the kernel sends SIGKILL when the parent dies
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    else:  # pragma: no cover - elsewhere a watchdog polls the parent
-
-        def watch():
-            while os.getppid() == parent:
-                time.sleep(1.0)
-            os._exit(1)
-
-        threading.Thread(target=watch, daemon=True).start()
-    if os.getppid() != parent:  # the parent died before the above
-        os._exit(1)
+    die_with_parent(parent)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import multiprocessing
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -42,6 +43,7 @@ import numpy as np
 
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins
+from rlopt.processes import die_with_parent
 
 __all__ = ["MAX_DIMENSIONS", "Companion", "RegionSearch", "branch_and_bound", "can_fork", "supports"]
 
@@ -294,7 +296,17 @@ def _parallel(
         process = context.Process(
             target=_worker,
             daemon=True,
-            args=(explorer, ordered[w::workers], w, shared.best, shared.tops, shared.stop, until, send),
+            args=(
+                explorer,
+                ordered[w::workers],
+                w,
+                shared.best,
+                shared.tops,
+                shared.stop,
+                until,
+                os.getpid(),
+                send,
+            ),
         )
         process.start()
         channels.append(receive)
@@ -381,7 +393,8 @@ def _gather(
     return stopped, max(max(shared.tops[:]), shared.best.value)
 
 
-def _worker(explorer, regions, index, shared_best, tops, stop, until, send) -> None:
+def _worker(explorer, regions, index, shared_best, tops, stop, until, parent, send) -> None:
+    die_with_parent(parent)
     heap = list(regions)
     heapq.heapify(heap)
     best: list = [0, None]
@@ -427,7 +440,9 @@ class Companion:
         self._offered = context.Value("i", 0)
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(
-            target=_companion, daemon=True, args=(za, zb, family, margin, tol, deadline, self._offered, send)
+            target=_companion,
+            daemon=True,
+            args=(za, zb, family, margin, tol, deadline, self._offered, os.getpid(), send),
         )
         self._process.start()
         send.close()
@@ -461,8 +476,9 @@ class Companion:
         self._receive.close()
 
 
-def _companion(za, zb, family, margin, tol, deadline, offered, send) -> None:
+def _companion(za, zb, family, margin, tol, deadline, offered, parent, send) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    die_with_parent(parent)
     margins = PairMargins.build(za, zb, family, deadline=deadline)
     if margins is None:  # too large for memory, or no time: no ceiling from here
         return

@@ -784,9 +784,7 @@ def incomplete_text(failed: Sequence[str], families_failed: bool) -> str | None:
     if not failed:
         return None
     consequence = (
-        "the worst case may be higher"
-        if families_failed
-        else "the figures shown are over what was assessed"
+        "the worst case may be higher" if families_failed else "the figures shown are over what was assessed"
     )
     return f"incomplete: {', '.join(failed)} failed — {consequence}"
 
