@@ -1089,6 +1089,8 @@ def _print_risk(result, say: Callable[[str], None]) -> None:
         elif h["status"] != Status.PROVEN:
             text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
         say(text)
+        if h.get("note"):
+            say(f"  ({h['note']})")
     for row in result.figures["families"]:
         _print_family(row, say)
 

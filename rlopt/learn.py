@@ -265,7 +265,7 @@ class _Run:
     def search_tol(self) -> float:
         """The recount tolerance of parameters met before (or beside) the model: that of a
         model without big-C, stricter than the model's own."""
-        return 10 * self.options.feasibility_tol
+        return self.options.recount_tol
 
     def recount(
         self, theta: np.ndarray, tol: float, *, method: Method = "auto"

@@ -12,6 +12,7 @@ from rlopt.cli import app
 from rlopt.data import load_census, standardise, validate_pair
 from rlopt.exceptions import InputError
 from rlopt.learn import LearnedDistanceLinkage, recount
+from rlopt.linkage import link_records
 from rlopt.masking import additive_noise, build, microaggregate, published_recipe
 from rlopt.report import render_results_report, render_risk_report
 from rlopt.risk import assess_risk, information_loss, interval_disclosure, shapley_values, tradeoff
@@ -357,3 +358,55 @@ def test_cli_tradeoff_and_risk_with_a_rank_swapping_attack(tmp_path):
     assert figures["headline"]["n_correct"] >= figures["attack"]["n_correct"]
     bad = runner.invoke(app, ["risk", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--p", "10"])
     assert bad.exit_code != 0
+
+
+def _a_hair_nearer_its_own(original: pd.DataFrame, masked: pd.DataFrame) -> pd.DataFrame:
+    """``masked`` with record 0's first value moved (by bisection) to where its own original
+    is nearer than original 1 by less than 1e-7 (AM on the files' z-scores)."""
+    from rlopt.linkage.distance_based import resolve_distance
+
+    def separation(t: float) -> float:
+        moved = masked.copy()
+        moved.iloc[0, 0] = t
+        za, zb = validate_pair(original, moved).standardised()
+        return float(link_records(za, zb, resolve_distance("am", za, zb, ["a", "b"])).separation[0])
+
+    low, high = original.iloc[0, 0], original.iloc[1, 0]  # separation > 0 at low, < 0 at high
+    for _ in range(200):
+        middle = (low + high) / 2
+        if 0 < separation(middle) < 1e-7:
+            moved = masked.copy()
+            moved.iloc[0, 0] = middle
+            return moved
+        low, high = (middle, high) if separation(middle) > 0 else (low, middle)
+    raise AssertionError("no such value")
+
+
+def test_a_strict_count_above_the_ceiling_at_the_margin_is_not_proven(tmp_path):
+    """Originals 0 and 1 differ in attribute a only, and masked record 0 lies a hair
+    nearer its own: AM re-identifies it strictly but by less than the margin, and no
+    weighting of a and b changes that. wm's ceiling at margin 1e-5 bounds 7 of 8 while
+    AM counts 8 strictly: the headline shows 8 (never less than an intruder achieves)
+    and is not proven (before: '8 proven')."""
+    original = pd.DataFrame({"a": [0.0, 1, 5, 9, 3, 7, 2, 8], "b": [5.0, 5, 1, 2, 8, 4, 9, 6]})
+    masked = original + np.random.default_rng(1).normal(scale=0.01, size=original.shape)
+    masked.iloc[0, 1] = 5.0
+    masked = _a_hair_nearer_its_own(original, masked)
+    result = assess_risk(original, masked, families=["wm"], folds=0, margin=1e-5)
+    h, am = result.headline, result.figures["baselines"]["am"]
+    assert am["n_correct"] == 8 and am["n_correct_margin"] == 7
+    assert result.figures["families"][0]["bound"] == 7
+    assert h["n_correct"] == 8 and h["source"] == "am"
+    assert h["status"] == "interval" and h["upper_n_correct"] == 8
+    assert "separated by less than the margin" in h["note"]
+    html = render_risk_report(result, tmp_path / "r.html").read_text()
+    assert "separated by less than the margin" in html
+
+
+def test_a_baseline_at_the_ceiling_by_the_margin_is_proven():
+    rng = np.random.default_rng(8)
+    original = pd.DataFrame(rng.normal(size=(30, 2)), columns=["a", "b"])
+    result = assess_risk(original, additive_noise(original, 0.2, seed=3), families=["wm"], folds=0)
+    h = result.headline
+    assert h["status"] == "proven" and h["note"] is None
+    assert h["n_correct"] == h["upper_n_correct"] == result.figures["families"][0]["bound"]

@@ -311,7 +311,7 @@ def assess_risk(
             "ends (at least X of N re-identified), with no ceiling"
         )
 
-    _baselines(work, seed)
+    _baselines(work, seed, margin=margin, options=options)
     _saved_parameters(work, params)
     _learned_families(work, families, margin=margin, options=options, sample=sample)
     attacked = None if run_attack is None else work.attack(run_attack)
@@ -538,8 +538,10 @@ def _versions() -> dict:
     }
 
 
-def _baselines(work: _Work, seed: int) -> None:
-    """AM, MD (undefined where the differences have no covariance) and PLD, counted exactly."""
+def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions) -> None:
+    """AM, MD (undefined where the differences have no covariance) and PLD, counted exactly:
+    AM and MD strictly and at ``margin`` (with the recount's tolerance of a family's
+    parameter), the count a family's ceiling bounds."""
     with_pld = work.data.n_records <= PLD_MAX_RECORDS
     work.say(f"baselines (am, md{', pld' if with_pld else ''})")
     for name in ("am", "md"):
@@ -549,7 +551,13 @@ def _baselines(work: _Work, seed: int) -> None:
             work.baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
             continue
         linked = link_records(work.za, work.zb, baseline)
-        work.baselines[name] = {"rate": linked.rate, "n_correct": linked.n_correct, "status": Status.EXACT}
+        at_margin = int((linked.separation >= margin - options.recount_tol).sum())
+        work.baselines[name] = {
+            "rate": linked.rate,
+            "n_correct": linked.n_correct,
+            "n_correct_margin": at_margin,
+            "status": Status.EXACT,
+        }
         work.records[f"reid_{name}"] = linked.correct
         if name == "md":
             work.known.append(("MD's matrix over its trace", baseline))
@@ -796,35 +804,52 @@ def _headline(
 
     Its lower end is the largest count of any baseline (AM, MD, PLD), family,
     saved parameter or transparency attack: each is achieved exactly by some
-    intruder. Its upper end is the largest proven bound of the families (or that
-    lower end, if larger); the worst case is proven when the two meet, i.e. over
-    the families assessed and the methods beside them, no intruder does better.
+    intruder. Its upper end is the largest ceiling of the families, which bounds
+    counts at margin eps; the worst case is proven when the lower end is a count at
+    margin eps (a family's, a baseline's at that margin, or the attack's) equal to it:
+    over the families assessed and the methods beside them, no intruder does better by
+    that margin. A baseline's strict count above the ceiling leaves no ceiling (its
+    extra records are nearer than the margin).
     A family that failed has no bound, so a headline with one is never proven; it
     and every failed fold or trade-off cell are named in ``failed`` and ``incomplete``.
     """
     families_failed = [r["family"] for r in rows if r["status"] == Status.FAILED]
     failed = families_failed + failed_elsewhere
     incomplete = {"failed": failed, "incomplete": incomplete_text(failed, bool(families_failed))}
-    figures = [(b["n_correct"], name) for name, b in baselines.items() if b["n_correct"] is not None]
-    figures += [(r["n_correct"], r["family"]) for r in rows if r["n_correct"] is not None]
-    if attack is not None:
-        figures.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
     learned = [r for r in rows if r["source"] == "learned"]
     if not learned and attack is None:
         return {"rate": None, "status": Status.NONE, "source": None} | incomplete
-    low, source = max(figures, key=lambda item: item[0]) if figures else (0, None)
+    # counts at margin eps (a family's, a baseline's at that margin, the attack's, which no
+    # family contains) and strict counts (a baseline's: its nearest original is unique)
+    at_margin = [(r["n_correct"], r["family"]) for r in rows if r["n_correct"] is not None]
+    at_margin += [
+        (b["n_correct_margin"], n) for n, b in baselines.items() if b.get("n_correct_margin") is not None
+    ]
+    if attack is not None:
+        at_margin.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
+    strict = [(b["n_correct"], name) for name, b in baselines.items() if b["n_correct"] is not None]
+    low, source = max(at_margin + strict, key=lambda item: item[0], default=(0, None))
+    reached = max((count for count, _ in at_margin), default=0)  # the best count a ceiling bounds
     # without a learned family nothing bounds the worst case from above
-    high = (
-        max([low] + [r["bound"] if r["bound"] is not None else n_records for r in learned])
-        if learned
-        else n_records
+    ceiling = (
+        max(r["bound"] if r["bound"] is not None else n_records for r in learned) if learned else n_records
     )
+    high, note = max(ceiling, reached), None
+    if low > high:
+        # a strict count above the ceiling: the records it adds are nearer than the margin,
+        # and no ceiling here bounds those (docs/method.md, "What is counted, what is proven")
+        note = (
+            f"{source} re-identifies {low} strictly, above the ceiling {high} proven at margin eps: the "
+            "records it adds are separated by less than the margin, which no ceiling bounds"
+        )
+        high = n_records
     return {
         "rate": low / n_records,
         "n_correct": low,
         "upper_rate": high / n_records,
         "upper_n_correct": high,
-        "status": Status.PROVEN if low == high else Status.INTERVAL,
+        "status": Status.PROVEN if low == high == reached else Status.INTERVAL,
         "source": source,
         "n_records": n_records,
+        "note": note,
     } | incomplete
