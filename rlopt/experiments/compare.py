@@ -37,7 +37,7 @@ from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_method, masking_
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss_validated
 from rlopt.risk.permutation import permutation_analysis_validated
-from rlopt.status import Status
+from rlopt.risk.worst_case import worst_case
 
 __all__ = [
     "CompareCell",
@@ -232,7 +232,9 @@ def _masked_pair(cell: CompareCell, spec: MaskingSpec):
 
 def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
     """Every verified count (baselines, attack, families) and the families' ceilings."""
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {}  # strict: the baselines'
+    margin_counts: dict[str, int] = {}  # at margin eps: the baselines', the attack's, the families'
+    options = SolverOptions(time_limit=cell.time_limit, threads=cell.threads)
     row: dict = {}
     known: list = []  # every parameter met, offered to each family (projected into it)
     za, zb = data.standardised()
@@ -242,15 +244,16 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
         except InputError:  # e.g. MD where the differences have no covariance: no figure
             row[f"{name}_rate"] = None
             continue
-        counts[name] = link_records(za, zb, baseline).n_correct
+        linked = link_records(za, zb, baseline)
+        counts[name] = linked.n_correct
+        margin_counts[name] = int((linked.separation >= cell.margin - options.recount_tol).sum())
         row[f"{name}_rate"] = counts[name] / data.n_records
         known.append((f"{name.upper()} baseline", baseline))
     if spec.method in ATTACKS:
         attacked = plan_attack(data, spec)("am")
-        counts["attack"] = attacked.n_correct
+        margin_counts["attack"] = attacked.n_correct
         row["attack_rate"] = attacked.rate
-    options = SolverOptions(time_limit=cell.time_limit, threads=cell.threads)
-    ceilings = []
+    ceilings: list[int | None] = []
     for family in cell.families:
         result, distance = learn(
             data, get_learned_family(family), margin=cell.margin, options=options, known=known
@@ -258,21 +261,24 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
         if distance is not None:
             known.append((f"{family}'s best parameter", distance))
         if result.n_correct_verified is not None:
-            counts[family] = result.n_correct_verified
-        ceilings.append(data.n_records if result.bound is None else result.bound)
+            margin_counts[family] = result.n_correct_verified
+        ceilings.append(result.bound)
         row[f"{family}_rate"] = (
             None if result.n_correct_verified is None else result.n_correct_verified / data.n_records
         )
         row[f"{family}_bound_rate"] = None if result.bound is None else result.bound / data.n_records
         row[f"{family}_status"] = str(result.status)
-    source = max(counts, key=lambda k: counts[k])
-    lower = counts[source]
-    upper = max([lower, *ceilings])
-    row |= {  # proven when the ceiling meets a verified count, whichever step found it
-        "risk": lower / data.n_records,
-        "risk_upper": upper / data.n_records,
-        "risk_status": str(Status.PROVEN if upper == lower else Status.INTERVAL),
-        "risk_source": source,
+    worst = worst_case(
+        [(c, who) for who, c in margin_counts.items()],
+        [(c, who) for who, c in counts.items()],
+        ceilings if cell.families else None,
+        data.n_records,
+    )
+    row |= {
+        "risk": worst.n_correct / data.n_records,
+        "risk_upper": worst.upper / data.n_records,
+        "risk_status": str(worst.status),
+        "risk_source": worst.source,
     }
     return row
 

@@ -35,6 +35,7 @@ from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
 from rlopt.risk.measures import check_percentage, information_loss_validated, interval_disclosure_validated
+from rlopt.risk.worst_case import worst_case
 from rlopt.status import Status
 
 __all__ = ["RiskAssessment", "assess_risk", "shapley_values", "incomplete_text", "DEFAULT_FAMILIES"]
@@ -819,8 +820,6 @@ def _headline(
     learned = [r for r in rows if r["source"] == "learned"]
     if not learned and attack is None:
         return {"rate": None, "status": Status.NONE, "source": None} | incomplete
-    # counts at margin eps (a family's, a baseline's at that margin, the attack's, which no
-    # family contains) and strict counts (a baseline's: its nearest original is unique)
     at_margin = [(r["n_correct"], r["family"]) for r in rows if r["n_correct"] is not None]
     at_margin += [
         (b["n_correct_margin"], n) for n, b in baselines.items() if b.get("n_correct_margin") is not None
@@ -828,28 +827,14 @@ def _headline(
     if attack is not None:
         at_margin.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
     strict = [(b["n_correct"], name) for name, b in baselines.items() if b["n_correct"] is not None]
-    low, source = max(at_margin + strict, key=lambda item: item[0], default=(0, None))
-    reached = max((count for count, _ in at_margin), default=0)  # the best count a ceiling bounds
-    # without a learned family nothing bounds the worst case from above
-    ceiling = (
-        max(r["bound"] if r["bound"] is not None else n_records for r in learned) if learned else n_records
-    )
-    high, note = max(ceiling, reached), None
-    if low > high:
-        # a strict count above the ceiling: the records it adds are nearer than the margin,
-        # and no ceiling here bounds those (docs/method.md, "What is counted, what is proven")
-        note = (
-            f"{source} re-identifies {low} strictly, above the ceiling {high} proven at margin eps: the "
-            "records it adds are separated by less than the margin, which no ceiling bounds"
-        )
-        high = n_records
+    worst = worst_case(at_margin, strict, [r["bound"] for r in learned] if learned else None, n_records)
     return {
-        "rate": low / n_records,
-        "n_correct": low,
-        "upper_rate": high / n_records,
-        "upper_n_correct": high,
-        "status": Status.PROVEN if low == high == reached else Status.INTERVAL,
-        "source": source,
+        "rate": worst.n_correct / n_records,
+        "n_correct": worst.n_correct,
+        "upper_rate": worst.upper / n_records,
+        "upper_n_correct": worst.upper,
+        "status": worst.status,
+        "source": worst.source,
         "n_records": n_records,
-        "note": note,
+        "note": worst.note,
     } | incomplete

@@ -1,0 +1,58 @@
+"""The worst case over everything a run measured, by one rule (docs/method.md, "What is
+counted, what is proven"): the one place ``risk``'s headline and each ``compare`` cell
+decide their lower end, ceiling and status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rlopt.status import Status
+
+__all__ = ["WorstCase", "worst_case"]
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """``[n_correct, upper]`` records of ``n_records``; ``source`` names who reaches the
+    lower end; ``note`` says why a strict count left no ceiling."""
+
+    n_correct: int
+    upper: int
+    status: Status
+    source: str | None
+    n_records: int
+    note: str | None = None
+
+
+def worst_case(
+    at_margin: Sequence[tuple[int, str]],
+    strict: Sequence[tuple[int, str]],
+    ceilings: Sequence[int | None] | None,
+    n_records: int,
+) -> WorstCase:
+    """``at_margin``: ``(count, who)`` counted at margin eps (a family's verified count, a
+    baseline's at that margin, a transparency attack's); ``strict``: counts whose own
+    original is the unique nearest by any amount (a baseline's). ``ceilings``: each learned
+    family's proven bound at margin eps (``None`` for a family with none, e.g. one that
+    failed: then nothing is bounded); ``None`` when no family was learned.
+
+    The lower end is the largest count of either kind (an intruder achieves each). The
+    upper end is the largest ceiling, or the best count at margin if larger; it is proven
+    when the lower end is reached at margin eps and meets it. A strict count above it is
+    real but adds records nearer than the margin, which no ceiling bounds: the upper end
+    is then the number of records."""
+    counts = [*at_margin, *strict]
+    n_correct, source = max(counts, key=lambda item: item[0], default=(0, None))
+    reached = max((count for count, _ in at_margin), default=0)
+    bounded = ceilings is not None and all(c is not None for c in ceilings)
+    ceiling = max((c for c in ceilings or () if c is not None), default=0) if bounded else n_records
+    upper, note = max(ceiling, reached), None
+    if n_correct > upper:
+        note = (
+            f"{source} re-identifies {n_correct} strictly, above the ceiling {upper} proven at margin "
+            "eps: the records it adds are separated by less than the margin, which no ceiling bounds"
+        )
+        upper = n_records
+    status = Status.PROVEN if n_correct == upper == reached else Status.INTERVAL
+    return WorstCase(n_correct, upper, status, source, n_records, note)
