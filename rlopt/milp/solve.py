@@ -55,6 +55,15 @@ class Cut:
     k_coef: float = 0.0
 
 
+MIP_FEASIBILITY_FLOOR = 1e-7
+"""The smallest MIP feasibility tolerance rlopt gives HiGHS (its default is 1e-6). At 1e-9
+HiGHS 1.15 proved a false optimum on a CPS1985 fold under PRAM, whose categorical ties put
+records exactly at the margin: ``optimal`` with bound 93 of the lazy rounds' model while a
+parameter satisfying every row (violation 8.5e-16) re-identifies 94; at 1e-8 to 1e-6 it
+ended at 94 = 94 (and at 1e-9 with 7 of 8 random seeds). A row violated by 1e-7 is far
+below the margin (1e-5), and every count is recounted."""
+
+
 @dataclass(frozen=True)
 class SolverOptions:
     """Options of a solve.
@@ -71,8 +80,9 @@ class SolverOptions:
     log : bool, default=False
         Print HiGHS's log.
     feasibility_tol : float, default=1e-9
-        HiGHS's primal and MIP feasibility (and integrality) tolerance; keep it well
-        below ``margin / max C`` (SPEC section 3, numerics).
+        HiGHS's primal feasibility tolerance, and its MIP feasibility (integrality)
+        tolerance down to :data:`MIP_FEASIBILITY_FLOOR`; keep it well below
+        ``margin / max C`` (docs/method.md, section 3).
     max_cut_rounds : int, default=100
         Cap on rounds of added rows (lazy linkage rows, sb_nc and sb_pd cuts).
     """
@@ -630,12 +640,17 @@ def _run(solver, model: pyo.ConcreteModel, options: SolverOptions, t0: float):
             time_limit=remaining,
             rel_gap=options.rel_gap,
             threads=threads,
-            solver_options={
-                "primal_feasibility_tolerance": options.feasibility_tol,
-                "mip_feasibility_tolerance": options.feasibility_tol,
-                "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
-            },
+            solver_options=mip_options(options),
         )
+
+
+def mip_options(options: SolverOptions) -> dict:
+    """The HiGHS options of a MILP run besides time, gap and threads."""
+    return {
+        "primal_feasibility_tolerance": options.feasibility_tol,
+        "mip_feasibility_tolerance": max(options.feasibility_tol, MIP_FEASIBILITY_FLOOR),
+        "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
+    }
 
 
 def _solution_has_its_objective(model: pyo.ConcreteModel, results) -> bool:
