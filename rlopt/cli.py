@@ -791,6 +791,12 @@ def learn(
     params_out: Annotated[Path | None, typer.Option(help="write the learned parameters as JSON")] = None,
     export: Annotated[Path | None, typer.Option(help="write the MILP as .lp or .mps")] = None,
     naive: Annotated[bool, typer.Option(help="the naive model: every pair, one big-C, no reduction")] = False,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            help="re-prove a claimed optimum with the plain model (a second solve, same time limit)"
+        ),
+    ] = False,
     json_out: JsonOut = None,
     progress: Annotated[
         bool | None,
@@ -816,6 +822,7 @@ def learn(
         threads=threads,
         log=log,
         family_options=options or None,
+        verify=verify,
         **naive_options,
     )
     console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -846,6 +853,8 @@ def learn(
         )
     _say_kinds(_summary(json_out), kinds)
     _summary(json_out)(_learned_line(result))
+    if result.verification is not None:
+        _summary(json_out)(_verification_line(result.verification))
     if interrupted:
         raise typer.Exit(130)
 
@@ -868,6 +877,19 @@ def _learned_line(result) -> str:
         f"reduce {result.seconds['reduce']:.1f}s, "
         f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s"
     )
+
+
+def _verification_line(v: dict) -> str:
+    """``rlopt learn --verify``: what the plain model found."""
+    plain = (
+        f"optimal {v['n_correct']}"
+        if v["status"] == Status.OPTIMAL
+        else f"between {v['n_correct']} and {v['bound']} ({v['status']})"
+    )
+    verdict = {True: "the optimum is confirmed", None: "consistent, not decided within the limit"}[
+        v["agrees"]
+    ]
+    return f"verified by the plain model: {plain} in {v['seconds']:.1f}s; {verdict}"
 
 
 def _interval_line(event: dict) -> Text:

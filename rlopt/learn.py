@@ -116,6 +116,7 @@ class LearnResult:
     at_risk_exact: bool | None = None
     lower_source: str | None = None
     history: list[dict] = field(default_factory=list)
+    verification: dict | None = None
 
     @property
     def n_at_risk(self) -> int | None:
@@ -151,6 +152,7 @@ class LearnResult:
             "at_risk_exact": self.at_risk_exact,
             "lower_source": self.lower_source,
             "history": self.history,
+            "verification": self.verification,
         }
 
 
@@ -206,6 +208,49 @@ def learn(
     finally:
         if companion is not None:
             companion.close()
+
+
+def verify(
+    data: LinkageData,
+    family: LearnedFamily,
+    claimed: LearnResult,
+    *,
+    options: SolverOptions,
+    standardised: bool = False,
+    candidates: np.ndarray | None = None,
+) -> dict:
+    """A second proof of ``claimed``'s interval by the plain model of docs/method.md:
+    the MILP as written (uniform big-C, no reduction, no start, no search), solved anew
+    within ``options``. Its own claim is recounted as any other.
+
+    Returns ``{"method", "status", "n_correct", "bound", "seconds", "agrees"}``:
+    ``agrees`` is true when the two intervals meet (both optimal: the same optimum),
+    ``None`` when the plain model's interval, stopped by its limit, contains the claim
+    without deciding it, false when they contradict (one of the two proofs is wrong)."""
+    plain, _ = learn(
+        data,
+        family,
+        margin=claimed.margin,
+        options=options,
+        big_c="uniform",
+        reductions=Reductions.none(),
+        standardised=standardised,
+        candidates=candidates,
+    )
+    low, high = claimed.n_correct_verified, claimed.bound
+    plain_low, plain_high = plain.n_correct_verified, plain.bound
+    contradicted = (high is not None and plain_low is not None and plain_low > high) or (
+        low is not None and plain_high is not None and low > plain_high
+    )
+    decided = claimed.status == Status.OPTIMAL and plain.status == Status.OPTIMAL
+    return {
+        "method": "plain model (uniform big-C, no reduction, no start)",
+        "status": str(plain.status),
+        "n_correct": plain_low,
+        "bound": plain_high,
+        "seconds": plain.seconds["total"],
+        "agrees": False if contradicted else (True if decided else None),
+    }
 
 
 def _restricted(candidates, reductions: Reductions, n_records: int) -> tuple[np.ndarray, Reductions]:
@@ -796,6 +841,10 @@ class LearnedDistanceLinkage(BaseEstimator):
         ``big_c="uniform"`` is the naive model.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.
+    verify : bool, default=False
+        Re-prove a claimed optimum with the plain model (:func:`verify`, the same time
+        limit): ``result_.verification`` says whether it agrees; a contradiction raises
+        :class:`~rlopt.exceptions.SolverError`.
 
     Attributes
     ----------
@@ -837,6 +886,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         big_c: str | float = "tight",
         reductions: str | dict | Reductions = "all",
         on_mismatch: str = "raise",
+        verify: bool = False,
     ):
         self.family = family
         self.margin = margin
@@ -850,6 +900,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         self.big_c = big_c
         self.reductions = reductions
         self.on_mismatch = on_mismatch
+        self.verify = verify
 
     def _family(self) -> LearnedFamily:
         return get_learned_family(self.family, **(self.family_options or {}))
@@ -929,6 +980,15 @@ class LearnedDistanceLinkage(BaseEstimator):
             known=known,
             progress=progress,
         )
+        if self.verify and self.result_.status == Status.OPTIMAL:
+            self.result_.verification = verify(data, family, self.result_, options=options)
+            if self.result_.verification["agrees"] is False:
+                v = self.result_.verification
+                raise SolverError(
+                    f"{self.family}: the claimed optimum {self.result_.n_correct_verified} is contradicted by "
+                    f"the plain model's interval [{v['n_correct']}, {v['bound']}] ({v['status']}); "
+                    "one of the two proofs is wrong, so neither figure is reported"
+                )
         self.columns_ = data.columns
         self.kinds_ = data.kinds
         self.kind_spec_ = kind_spec

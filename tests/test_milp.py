@@ -15,7 +15,7 @@ from rlopt.families.choquet import ChoquetDistance
 from rlopt.families.owa import OWADistance
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import link_records
-from tests._helpers import MARGIN, brute_force_two_attributes, fit, noisy_file
+from tests._helpers import MARGIN, brute_force_two_attributes, fit, noisy_file, run_main
 
 # ---- reference evaluators, by hand -------------------------------------------------
 
@@ -240,3 +240,37 @@ def test_a_relative_gap_gives_an_interval_unless_closed():
     assert loose.n_correct <= exact.n_correct <= loose.bound
     if loose.status == "optimal":
         assert loose.n_correct == exact.n_correct
+
+
+def test_verify_re_proves_a_claimed_optimum(tmp_path, capsys, separating_file):
+    original, masked = separating_file
+    original.to_csv(tmp_path / "a.csv", index=False)
+    masked.to_csv(tmp_path / "b.csv", index=False)
+    code = run_main(["learn", tmp_path / "a.csv", tmp_path / "b.csv", "--family", "owa", "--verify"]
+                    + ["--json", tmp_path / "r.json"])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    figures = json.loads((tmp_path / "r.json").read_text())
+    v = figures["verification"]
+    assert figures["status"] == "optimal" and v["status"] == "optimal"
+    assert v["agrees"] is True and v["n_correct"] == figures["n_correct_verified"]
+    assert "verified by the plain model: optimal" in out.out and "the optimum is confirmed" in out.out
+
+
+def test_verify_turns_a_contradiction_into_an_error(monkeypatch, separating_file):
+    """Two proofs that disagree report neither figure."""
+    import dataclasses
+
+    import rlopt.learn as learn_module
+
+    real = learn_module.learn
+
+    def plain_model_finds_one_more(data, family, **kwargs):
+        result, distance = real(data, family, **kwargs)
+        if kwargs.get("big_c") == "uniform":
+            result = dataclasses.replace(result, n_correct_verified=result.n_correct_verified + 1)
+        return result, distance
+
+    monkeypatch.setattr(learn_module, "learn", plain_model_finds_one_more)
+    with pytest.raises(SolverError, match="contradicted by the plain model"):
+        LearnedDistanceLinkage("wm", margin=MARGIN, verify=True).fit(*separating_file)
