@@ -1301,6 +1301,7 @@ def compare(
         )
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
+    typer.echo(f"kinds: {result.kinds}")
     typer.echo(f"map -> {result.page}; table -> {result.csv}")
     if result.run.failed:
         raise typer.Exit(1)

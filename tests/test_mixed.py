@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rlopt.attacks import plan_attack
-from rlopt.data import load_acs12, load_cps1985, parse_ordinal, squared_diffs, validate_pair
+from rlopt.data import KindSpec, load_acs12, load_cps1985, parse_ordinal, squared_diffs, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.linkage import dbrl
 from rlopt.masking import (
@@ -428,3 +428,58 @@ def test_a_text_identifier_is_warned(small):
         DataWarning, match="'name' looks like a record identifier .a category of its own on every record"
     ):
         validate_pair(original, masked)
+
+
+def test_a_sure_release_has_zero_deniability_not_minus_zero(tmp_path, capsys):
+    published = TransitionMatrix(("no", "yes"), np.eye(2))
+    report = randomized_response_report(pd.Series(["no", "yes"] * 5), published)
+    assert all(str(bits) == "0.0" for bits in report["deniability_bits"].values())
+    load_cps1985().to_csv(tmp_path / "cps.csv", index=False)
+    args = ["mask", tmp_path / "cps.csv", "--method", "rr", "--theta", 1, "--columns", "gender"]
+    assert run_main([*args, "--out", tmp_path / "rr.csv"]) == 0
+    assert "-0.00" not in capsys.readouterr().out
+
+
+def test_suppression_reaches_k_on_cps1985():
+    """Before, a record whose values were all blanked stayed a class of its own (k = 1)."""
+    from rlopt.models import check_models
+
+    columns = ["ethnicity", "region", "sector"]
+    out = local_suppression(load_cps1985(), columns, 2)
+    sizes = out[columns].astype(object).fillna("*").groupby(columns).size()
+    assert sizes.min() >= 2
+    (k,) = [c.value for c in check_models(out, columns, []) if c.model == "k-anonymity"]
+    assert k >= 2
+
+
+def test_a_file_smaller_than_k_is_all_blank_with_a_warning():
+    with pytest.warns(DataWarning, match="fewer than k=5"):
+        out = local_suppression(pd.DataFrame({"a": list("xyz")}), ["a"], 5)
+    assert out["a"].isna().all()
+
+
+def test_compare_masks_and_attacks_the_same_columns(tmp_path):
+    """A category stored as numbers and declared ordinal is PRAM'd, as the attack assumes
+    (before, PRAM took only text columns and released education unmasked)."""
+    from rlopt.experiments.compare import _cells, _masked_pair, masked_columns, run_compare
+
+    cps = load_cps1985()[["age", "education", "gender"]]
+    kinds = {"ordinal": {"education": None}}
+    spec = masking_spec("pram", theta=0.5)
+    assert masked_columns(cps, KindSpec.coerce(kinds), spec) == ["education", "gender"]
+    assert masked_columns(cps, KindSpec.coerce(kinds), masking_spec("mdav", k=3)) == ["age"]
+    cps.to_csv(tmp_path / "cps.csv", index=False)
+    (cell,) = _cells(
+        str(tmp_path / "cps.csv"), "", len(cps), [("pram", {"theta": [0.5]})], families=("wm",),
+        confidential=(), time_limit=5, margin=1e-5, threads=1, seed=0, bounds=None,
+        kinds=KindSpec.coerce(kinds),
+    )  # fmt: skip
+    original, released, _, _ = _masked_pair(cell, cell.spec())
+    assert (released["education"] != original["education"]).any()
+    assert (released["age"] == original["age"]).all()
+    comparison = run_compare(
+        cps, "pram:theta=0.5", tmp_path / "c", families=("wm",), time_limit=5, kinds=kinds, progress=False
+    )
+    assert "education: ordinal" in comparison.kinds
+    assert set(pd.read_csv(comparison.csv)["kinds"]) == {comparison.kinds}
+    assert 'id="kinds"' in comparison.page.read_text()

@@ -34,6 +34,7 @@ from rlopt.learn import learn
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_method, masking_spec
+from rlopt.masking.methods import PramSpec
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss_validated
 from rlopt.risk.permutation import permutation_analysis_validated
@@ -215,19 +216,35 @@ def _masked_pair(cell: CompareCell, spec: MaskingSpec):
             f"confidential column(s) {unknown} not in the file; available: {list(original.columns)}"
         )
     qis = [c for c in original.columns if c not in cell.confidential]
-    masked = qis
-    if not MASKING_METHODS[spec.method].categorical:  # a numeric method masks the numeric part
-        declared = set(cell.kind_spec().ordinal) | set(cell.kind_spec().nominal)
-        masked = [c for c in qis if c not in declared and pd.api.types.is_numeric_dtype(original[c])]
+    masked = masked_columns(original[qis], cell.kind_spec(), spec)
+    if not masked:
+        raise InputError(
+            f"{spec.method} masks {'categorical' if isinstance(spec, PramSpec) else 'numeric'} attributes "
+            f"and the quasi-identifiers {qis} have none; declare categories stored as numbers with "
+            "--ordinal or --nominal"
+        )
     with warnings.catch_warnings(record=True) as caught:  # said once per run, not per cell
         warnings.simplefilter("always", DataWarning)
-        masked_qis = spec.apply(original[masked])
+        masked_qis = spec.apply(original[masked], columns=masked)
     for warning in caught:
         if not issubclass(warning.category, DataWarning):
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     notes = sorted({str(w.message) for w in caught if issubclass(w.category, DataWarning)})
     released = original.assign(**{c: masked_qis[c] for c in masked})
     return original[qis], released, qis, notes
+
+
+def masked_columns(frame: pd.DataFrame, kinds: KindSpec, spec: MaskingSpec) -> list[str]:
+    """The quasi-identifiers a method masks, by the kinds its transparency attack reads
+    too: PRAM and randomized response the categorical attributes (declared ordinal or
+    nominal, or text), a numeric method the others, recoding and suppression all."""
+    declared = set(kinds.ordinal) | set(kinds.nominal)
+    numeric = [c for c in frame.columns if c not in declared and pd.api.types.is_numeric_dtype(frame[c])]
+    if isinstance(spec, PramSpec):
+        return [c for c in frame.columns if c not in numeric]
+    if MASKING_METHODS[spec.method].categorical:
+        return list(frame.columns)
+    return numeric
 
 
 def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
@@ -378,14 +395,15 @@ class Comparison:
     csv: Path
     page: Path
     notes: list[str]  # the masking's warnings, each once (e.g. DP domains taken from the data)
+    kinds: str = ""  # the attribute kinds, as every output states them
 
 
 def _input_frame(
     original, columns: Sequence[str] | None, confidential: Sequence[str], kinds: KindSpec | None = None
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, str]:
     """The original's quasi-identifiers and confidential attributes, checked (cells read
     a copy of it in the results folder, so a resumed run and every worker see the same
-    records)."""
+    records), and the quasi-identifiers' kinds in words."""
     from rlopt.data import as_frame
 
     frame = load_table(original) if isinstance(original, (str, Path)) else as_frame(original, name="original")
@@ -405,8 +423,8 @@ def _input_frame(
         raise InputError("every column is confidential; expected at least one quasi-identifier to mask")
     with warnings.catch_warnings():  # the kinds and values checked now; warnings belong to the cells
         warnings.simplefilter("ignore")
-        validate_pair(frame[qis], frame[qis], kinds=kinds)
-    return frame[qis + list(confidential)]
+        checked = validate_pair(frame[qis], frame[qis], kinds=kinds)
+    return frame[qis + list(confidential)], checked.describe_kinds()
 
 
 def run_compare(
@@ -442,7 +460,7 @@ def run_compare(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     kind_spec = KindSpec.coerce(kinds)
-    frame = _input_frame(original, columns, confidential, kind_spec)
+    frame, kinds_described = _input_frame(original, columns, confidential, kind_spec)
     text = frame.to_csv(index=False)
     data_path = out / "original.csv"
     cells = _cells(
@@ -459,7 +477,7 @@ def run_compare(
     frame = run.frame
     front = pareto_front(frame, loss) if len(frame) else np.zeros(0, dtype=bool)
     csv = out / "compare.csv"
-    frame.assign(pareto=front).to_csv(csv, index=False)
+    frame.assign(pareto=front, kinds=kinds_described).to_csv(csv, index=False)
     qis = [c for c in pd.read_csv(data_path, nrows=0).columns if c not in confidential]
     about = {
         "name": Path(original).name if isinstance(original, (str, Path)) else "data frame",
@@ -467,6 +485,7 @@ def run_compare(
         "qis": ", ".join(qis),
         "confidential": ", ".join(confidential),
         "families": ", ".join(families),
+        "kinds": kinds_described,
         "time_limit": "no time limit" if time_limit is None else f"{time_limit:g} s",
         "failed": list(run.failed.values()),
     }
@@ -474,4 +493,4 @@ def run_compare(
     notes = sorted({note for text in texts for note in str(text).split(" | ") if note})
     about["notes"] = notes
     page = render_compare_report(frame, out / "compare.html", loss=loss, front=list(front), about=about)
-    return Comparison(frame, front, run, csv, page, notes)
+    return Comparison(frame, front, run, csv, page, notes, kinds_described)

@@ -23,6 +23,7 @@ A blank stays a blank under PRAM (it is not a category the matrix covers).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from rlopt.data import BLANK, MERGE_SEPARATOR, category_labels, cell_label
-from rlopt.exceptions import InputError
+from rlopt.exceptions import DataWarning, InputError
 
 __all__ = [
     "TransitionMatrix",
@@ -191,7 +192,8 @@ def randomized_response_report(released: pd.Series, published: TransitionMatrix)
         column = joint[:, v]
         posterior = column / column.sum() if column.sum() > 0 else np.zeros_like(column)
         nonzero = posterior[posterior > 0]
-        deniability[level] = float(-(nonzero * np.log2(nonzero)).sum())
+        # an entropy: never below 0 (a sure posterior sums to -0.0, which prints as "-0.00")
+        deniability[level] = max(0.0, float(-(nonzero * np.log2(nonzero)).sum()))
     with np.errstate(divide="ignore"):
         ratios = matrix.max(axis=0) / matrix.min(axis=0)
     epsilon = float(np.log(ratios.max()))
@@ -272,7 +274,10 @@ def local_suppression(frame: pd.DataFrame, quasi_identifiers: Sequence[str], k: 
     Heuristic (greedy, few suppressions first): each round, every record in a class
     smaller than ``k`` loses one value, the one of its quasi-identifiers whose value is
     rarest in the file (the value that most sets it apart); classes are recomputed
-    and the rounds repeat. Each round blanks at least one value, so it ends.
+    and the rounds repeat. Records blanked entirely form a class of their own: while it
+    has fewer than ``k`` members, one more record, from the largest class, is blanked
+    entirely. Each round blanks at least one value, so it ends, with every class of at
+    least ``k`` records (a file of fewer than ``k`` records ends all blank, with a warning).
     """
     for name in quasi_identifiers:
         _column(frame, name)
@@ -282,9 +287,25 @@ def local_suppression(frame: pd.DataFrame, quasi_identifiers: Sequence[str], k: 
     labels = pd.DataFrame({c: category_labels(frame[c]).fillna(BLANK) for c in quasi_identifiers})
     while True:
         sizes = labels.groupby(list(quasi_identifiers), sort=False)[quasi_identifiers[0]].transform("size")
-        unsafe = np.flatnonzero((sizes < k).to_numpy() & (labels != BLANK).any(axis=1).to_numpy())
+        some_value = (labels != BLANK).any(axis=1).to_numpy()
+        unsafe = np.flatnonzero((sizes < k).to_numpy() & some_value)
         if unsafe.size == 0:
-            break
+            n_blank = int((~some_value).sum())
+            if not 0 < n_blank < k:
+                break
+            if not some_value.any():  # every record blank: the file has fewer than k records
+                warnings.warn(
+                    f"local suppression: {n_blank} record(s) in all, fewer than k={k}: every value is "
+                    "blanked and the release is still below k",
+                    DataWarning,
+                    stacklevel=2,
+                )
+                break
+            # the records blanked entirely are a class below k: one more joins it
+            unsafe = np.flatnonzero(some_value)
+            row = int(unsafe[np.argmax(sizes.to_numpy()[unsafe])])
+            labels.iloc[row, :] = BLANK
+            continue
         frequency = {c: labels[c].map(labels[c].value_counts()) for c in quasi_identifiers}
         rarity = pd.DataFrame(frequency).where(labels != BLANK, np.inf)
         chosen = rarity.iloc[unsafe].to_numpy().argmin(axis=1)
