@@ -67,6 +67,16 @@ __all__ = [
 REDUCE_SHARE = 0.3
 """Share of a time limit the screening and conflict LPs may use."""
 
+REDUCE_END = 0.7
+"""The screening and conflict LPs end by this share of the limit (from the fit's start)
+whatever the searches before them took, so the model and the MILP keep the rest."""
+
+MIN_SOLVE_SHARE = 0.02
+"""The MILP's time when the steps before it used the whole limit: this share of it."""
+
+CONCLUDE_SHARE = 0.05
+"""Share of the limit kept after the MILP for the recount of its parameter and the result."""
+
 SEARCH_SHARE = 0.5
 """With a time limit, the searches for a better start (:mod:`rlopt.milp.portfolio`),
 which run first, end by this share of it."""
@@ -455,13 +465,20 @@ def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]
     )
 
 
+def _earliest(*deadlines: float | None) -> float | None:
+    known = [d for d in deadlines if d is not None]
+    return min(known) if known else None
+
+
 def _reduce(run: _Run, starts: list[Incumbent], *, skip_conflicts: bool) -> _Reduced:
     """Screening (records no parameter re-identifies are fixed) and conflicts, within
     REDUCE_SHARE of the time limit (stopping them early is exact)."""
     t_reduce = time.perf_counter()
     reduced = _Reduced(
         fixed=np.zeros(run.n_records, dtype=bool) if run.candidates is None else ~run.candidates.diagonal(),
-        deadline=run.deadline(REDUCE_SHARE, since=t_reduce),
+        # its share, and never past REDUCE_END of the limit: what the searches overran is
+        # taken from here, not from the limit
+        deadline=_earliest(run.deadline(REDUCE_SHARE, since=t_reduce), run.deadline(REDUCE_END)),
     )
     reductions, options = run.reductions, run.options
     if reductions.fix_unreachable or reductions.conflicts:
@@ -603,9 +620,9 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float) -> Solv
     its improving solutions recounted into the certificate; stopped when the branch and
     bound's ceiling meets a verified count."""
     options, limit = run.options, run.options.time_limit
-    if limit is not None:
-        left = limit - (time.perf_counter() - run.t0)
-        options = dataclasses.replace(options, time_limit=max(1.0, left))
+    if limit is not None:  # what is left but the conclusion's share, and a glimpse when nothing is
+        left = (1 - CONCLUDE_SHARE) * limit - (time.perf_counter() - run.t0)
+        options = dataclasses.replace(options, time_limit=max(MIN_SOLVE_SHARE * limit, left))
 
     def on_improve(incumbent, bound, theta):  # a round's figures: the bound is proven, theta recounted
         if bound is not None and math.isfinite(bound):

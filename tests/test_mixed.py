@@ -11,6 +11,7 @@ import pytest
 from rlopt.attacks import plan_attack
 from rlopt.data import KindSpec, load_acs12, load_cps1985, parse_ordinal, squared_diffs, validate_pair
 from rlopt.exceptions import DataWarning, InputError
+from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import dbrl
 from rlopt.masking import (
     global_recode,
@@ -483,3 +484,29 @@ def test_compare_masks_and_attacks_the_same_columns(tmp_path):
     assert "education: ordinal" in comparison.kinds
     assert set(pd.read_csv(comparison.csv)["kinds"]) == {comparison.kinds}
     assert 'id="kinds"' in comparison.page.read_text()
+
+
+def test_the_milp_gets_what_the_limit_leaves(monkeypatch):
+    """The time limit covers everything a family does: the MILP is given what is left of it
+    (before: at least 1 s, whatever the steps before it took), and the screening LPs end by
+    REDUCE_END of it whatever the searches took. A mixed file of 1000 acs12 records."""
+    import time
+
+    import rlopt.learn as learn_module
+
+    acs = load_acs12()[["income", "hrs_work", "age", "race", "gender", "married", "edu"]].dropna()[:1000]
+    masked = masking_spec("pram", theta=0.7, columns=["race", "gender", "married", "edu"]).apply(acs)
+    given: list = []
+    real = learn_module.solve_model
+
+    def solve_and_see(model, options, **kwargs):
+        given.append((time.perf_counter(), options.time_limit))
+        return real(model, options, **kwargs)
+
+    monkeypatch.setattr(learn_module, "solve_model", solve_and_see)
+    limit = 2.0
+    t0 = time.perf_counter()
+    result = LearnedDistanceLinkage("wm", time_limit=limit).fit(acs, masked).result_
+    ((started, milp_limit),) = given
+    assert (started - t0) + milp_limit <= 1.05 * limit
+    assert result.seconds["reduce"] <= learn_module.REDUCE_SHARE * limit + 0.5

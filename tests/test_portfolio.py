@@ -156,3 +156,22 @@ def test_a_repaired_search_result_says_so():
     )
     assert [item.label for item in met] == ["zero matrix (repaired)"]
     assert family.is_admissible(met[0].theta, za, zb)
+
+
+def test_nca_is_fitted_on_a_bounded_sample(monkeypatch):
+    """NCA's deadline is checked between iterations, each O(N^2): on 1918 mixed records its
+    first iteration took 3.3 s of a 5 s limit. It sees at most NCA_MAX_RECORDS pairs."""
+    import rlopt.milp.portfolio as portfolio
+
+    seen = []
+    real_fit = NeighborhoodComponentsAnalysis.fit
+
+    def fit_and_see(self, X, y):
+        seen.append(len(X))
+        return real_fit(self, X, y)
+
+    monkeypatch.setattr(NeighborhoodComponentsAnalysis, "fit", fit_and_see)
+    portfolio._NCA_DONE.clear()
+    za, zb = (standardise(f.to_numpy()) for f in noisy_file(4, n_records=1200, n_attributes=3))
+    assert portfolio.nca_matrix(za, zb) is not None
+    assert seen == [2 * portfolio.NCA_MAX_RECORDS]

@@ -137,7 +137,14 @@ def test_failed_families_make_an_incomplete_headline_and_exit_1(monkeypatch, tmp
     original.to_csv(tmp_path / "a.csv", index=False)
     additive_noise(original, 0.5, seed=1).to_csv(tmp_path / "b.csv", index=False)
     args = ["risk", tmp_path / "a.csv", tmp_path / "b.csv", "--families", "wm,owa,ci,sb", "--folds", "0"]
-    args += ["--json", tmp_path / "r.json", "--report", tmp_path / "r.html", "--records-csv", tmp_path / "r.csv"]
+    args += [
+        "--json",
+        tmp_path / "r.json",
+        "--report",
+        tmp_path / "r.html",
+        "--records-csv",
+        tmp_path / "r.csv",
+    ]
     assert run_main(args) == 1
     words = "incomplete: wm, owa, ci, sb failed — the worst case may be higher"
     headline = json.loads((tmp_path / "r.json").read_text())["headline"]

@@ -303,8 +303,7 @@ def local_suppression(frame: pd.DataFrame, quasi_identifiers: Sequence[str], k: 
                 break
             # the records blanked entirely are a class below k: one more joins it
             unsafe = np.flatnonzero(some_value)
-            row = int(unsafe[np.argmax(sizes.to_numpy()[unsafe])])
-            labels.iloc[row, :] = BLANK
+            labels.iloc[int(unsafe[np.argmax(sizes.to_numpy()[unsafe])]), :] = BLANK
             continue
         frequency = {c: labels[c].map(labels[c].value_counts()) for c in quasi_identifiers}
         rarity = pd.DataFrame(frequency).where(labels != BLANK, np.inf)

@@ -1,0 +1,370 @@
+"""An independent check of every ``optimal`` claim on small generated files.
+
+    python experiments/audit_proofs.py --files 150 --seed 0
+
+Each file (seeded, 20-40 records) is a numeric one masked by noise, MDAV or rank
+swapping, or a mixed one (a nominal or ordinal attribute among 1-3 numeric ones)
+masked by PRAM, recoding or local suppression. Each family is learned with rlopt's
+defaults; every claim ``optimal`` is checked against
+
+- the plain model of docs/method.md (uniform big-C, no reduction, no start, no search),
+  which must also prove the same count, or stop with an interval that holds it;
+- brute force over the one free weight of wm, wm_m and owa on two attributes;
+- the parameter-space branch and bound (``rlopt.milp.regions``) for wm, wm_m and owa;
+- the containments between families (e.g. ci >= wm, sb >= sb_nc >= wm) where both are optimal.
+
+Prints one row per family (solves, claims optimal, claims checked by each method,
+disagreements) and lists every disagreement. ``tests/test_proofs.py`` runs the same
+audit at a small size (and at a few hundred files with ``-m slow``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from rlopt.data import squared_diffs, validate_pair
+from rlopt.exceptions import DataWarning
+from rlopt.families import get_learned_family, learned_families
+from rlopt.learn import LearnedDistanceLinkage
+from rlopt.masking import (
+    additive_noise,
+    global_recode,
+    local_suppression,
+    microaggregate,
+    pram,
+    pram_matrices,
+    rank_swap,
+)
+from rlopt.milp.margins import PairMargins
+from rlopt.milp.regions import branch_and_bound, supports
+from rlopt.status import Status
+
+MARGIN = 1e-5
+"""rlopt's default margin."""
+
+RECIPES = ("noise", "mdav", "rank_swap", "pram", "recoding", "suppression")
+"""The masking of file ``seed``: ``RECIPES[seed % 6]``; the first three numeric, the others mixed."""
+
+SMALL_FAMILIES = ("wm", "owa", "ci", "sb_nc")
+"""The families of the default test."""
+
+CONTAINMENTS = (
+    ("ci", "wm"),
+    ("ci", "owa"),
+    ("ci", "ci_m"),
+    ("ci", "ci_super"),
+    ("ci", "ci_k"),
+    ("ci_k", "wm"),
+    ("ci_m", "wm_m"),
+    ("ci_super", "wm"),
+    ("wm", "wm_m"),
+    ("sb", "sb_nc"),
+    ("sb_nc", "sb_pd"),
+    ("sb_nc", "wm"),
+)
+"""``(larger, smaller)``: every parameter of the smaller family gives a distance of the larger."""
+
+ONE_WEIGHT = ("wm", "wm_m", "owa")
+"""The families of one free weight on two attributes (brute force) and of a simplex (region search)."""
+
+LEVELS = ("a", "b", "c", "d", "e")
+
+
+@dataclass
+class ProofFile:
+    """One generated pair of files; ``kinds`` is what ``fit(..., kinds=)`` takes."""
+
+    seed: int
+    recipe: str
+    original: pd.DataFrame
+    masked: pd.DataFrame
+    kinds: dict | None = None
+
+    @property
+    def label(self) -> str:
+        shape = f"{len(self.original)}x{self.original.shape[1]}"
+        return f"seed {self.seed} {self.recipe} {shape}"
+
+
+def make_file(seed: int) -> ProofFile:
+    """The file of ``seed`` (deterministic): numeric for noise, MDAV, rank swapping; one
+    nominal or ordinal attribute among 1-3 numeric ones for PRAM, recoding, suppression."""
+    rng = np.random.default_rng([seed, 20261201])
+    recipe = RECIPES[seed % len(RECIPES)]
+    n_records = int(rng.integers(20, 41))
+    numeric = recipe in ("noise", "mdav", "rank_swap")
+    n_numeric = int(rng.integers(2, 5)) if numeric else int(rng.integers(1, 4))
+    columns = [f"x{k}" for k in range(n_numeric)]
+    original = pd.DataFrame(rng.normal(size=(n_records, n_numeric)) * rng.uniform(0.5, 20, n_numeric), columns=columns)
+    if recipe == "noise":
+        masked = additive_noise(original, float(rng.choice([0.02, 0.1, 0.3])), seed=seed)
+        return ProofFile(seed, recipe, original, masked)
+    if recipe == "mdav":
+        k = int(rng.integers(2, 4))
+        if rng.random() < 0.5:  # one group: identical masked records
+            masked = microaggregate(original, k)
+        else:  # each attribute on its own
+            masked = microaggregate(original, groups=[([c], k) for c in columns])
+        return ProofFile(seed, recipe, original, masked)
+    if recipe == "rank_swap":
+        return ProofFile(seed, recipe, original, rank_swap(original, float(rng.choice([5, 10, 20])), seed=seed))
+    n_levels = int(rng.integers(3, 6))
+    levels = list(LEVELS[:n_levels])
+    weights = rng.dirichlet(np.full(n_levels, 1.5))
+    original["c"] = rng.choice(levels, n_records, p=weights)
+    original.loc[: n_levels - 1, "c"] = levels  # every level present
+    ordinal = bool(rng.random() < 0.5)
+    kinds = {"ordinal": {"c": levels}} if ordinal else None
+    if recipe == "pram":
+        masked = pram(original, pram_matrices(original, ["c"], theta=float(rng.uniform(0.5, 0.85))), seed=seed)
+        masked = additive_noise(masked, float(rng.choice([0.05, 0.2])), seed=seed, columns=columns)
+    elif recipe == "recoding":
+        first = int(rng.integers(0, n_levels - 1))
+        bases = {c: float(original[c].std() * rng.choice([0.25, 0.5])) for c in columns}
+        masked = global_recode(original, merge={"c": [levels[first : first + 2]]}, base=bases)
+    else:
+        masked = local_suppression(original, ["c"], int(rng.integers(3, 7)))
+        masked = additive_noise(masked, float(rng.choice([0.05, 0.2])), seed=seed, columns=columns)
+    return ProofFile(seed, recipe, original, masked, kinds)
+
+
+def _fit(name: str, proof_file: ProofFile, margin: float, time_limit: float, **kwargs):
+    learner = LearnedDistanceLinkage(name, margin=margin, time_limit=time_limit, threads=1, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        return learner.fit(proof_file.original, proof_file.masked, kinds=proof_file.kinds).result_
+
+
+def _differences(proof_file: ProofFile) -> np.ndarray:
+    """``diff[i, j, k]``: masked record ``i`` against original ``j``, attribute ``k``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        data = validate_pair(proof_file.original, proof_file.masked, kinds=proof_file.kinds)
+    return squared_diffs(*data.standardised())
+
+
+def one_weight_optimum(diff: np.ndarray, lower: float, margin: float, tol: float = 1e-9) -> int:
+    """Most records re-identified by ``d = p x_0 + (1 - p) x_1``, ``p`` in ``[lower, 1 - lower]``
+    (``diff``: ``N x N x 2``), by evaluating every candidate ``p``: the ends, and each ``p`` at
+    which a pair's margin ``d(a_i, b_j) - d(a_i, b_i)`` equals ``margin``. Each record's set
+    of ``p`` is a closed interval whose ends are among them, so the best is one of them."""
+    n = diff.shape[0]
+    own = diff[np.arange(n), np.arange(n)]
+    g = diff - own[:, None, :]  # g_ij(p) = p g0 + (1 - p) g1
+    g0, g1 = g[..., 0], g[..., 1]
+    slope = g0 - g1
+    off = ~np.eye(n, dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        roots = (margin - g1) / slope
+    roots = roots[off & (np.abs(slope) > 1e-15)]
+    candidates = np.unique(np.concatenate([[lower, 1 - lower], roots[(roots >= lower) & (roots <= 1 - lower)]]))
+    best = 0
+    for start in range(0, candidates.size, 256):
+        p = candidates[start : start + 256, None, None]
+        values = p * g0[None] + (1 - p) * g1[None]
+        holds = (values >= margin - tol) | ~off[None]
+        best = max(best, int(holds.all(axis=2).sum(axis=1).max()))
+    return best
+
+
+def brute_force(name: str, diff: np.ndarray, margin: float) -> int:
+    """The optimum of wm, wm_m or owa on a two-attribute file by :func:`one_weight_optimum`."""
+    if name == "owa":
+        diff = -np.sort(-diff, axis=2)  # w_1 weights the larger difference
+    lower = get_learned_family("wm_m").lower(2) if name == "wm_m" else 0.0
+    return one_weight_optimum(diff, lower, margin)
+
+
+def region_search(name: str, proof_file: ProofFile, margin: float, tol: float, seconds: float):
+    """The parameter-space branch and bound on its own (one process, no count from elsewhere)."""
+    family = get_learned_family(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        data = validate_pair(proof_file.original, proof_file.masked, kinds=proof_file.kinds)
+    za, zb = data.standardised()
+    margins = PairMargins.build(za, zb, family)
+    vertices = family.simplex_vertices(za.shape[1])
+    return branch_and_bound(margins, vertices, margin=margin, tol=tol, deadline=time.perf_counter() + seconds)
+
+
+@dataclass
+class Audit:
+    """Counts and disagreements of one audit."""
+
+    files: int = 0
+    counts: dict = field(default_factory=dict)  # family -> Counter
+    disagreements: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, name: str, key: str, n: int = 1) -> None:
+        self.counts.setdefault(name, Counter())[key] += n
+
+    def disagree(self, proof_file: ProofFile, name: str, claimed, reference: str) -> None:
+        self.disagreements.append(
+            f"{proof_file.label} (kinds {proof_file.kinds}): {name} claims {claimed}; {reference}"
+        )
+        self.add(name, "disagreements")
+
+
+def check_file(
+    proof_file: ProofFile,
+    families,
+    audit: Audit,
+    *,
+    margin: float = MARGIN,
+    time_limit: float = 60.0,
+    plain_time_limit: float | None = None,
+) -> dict:
+    """Learn each family on ``proof_file``, check each ``optimal`` claim (see the module)
+    into ``audit``; the claims, by family (``None`` where not optimal)."""
+    audit.files += 1
+    plain_time_limit = time_limit if plain_time_limit is None else plain_time_limit
+    n_attributes = proof_file.original.shape[1]
+    diff = _differences(proof_file) if n_attributes == 2 else None
+    optimum = {}
+    for name in families:
+        audit.add(name, "solves")
+        try:
+            claim = _fit(name, proof_file, margin, time_limit)
+        except Exception as exc:  # an error of rlopt is a finding, not a crash of the audit
+            audit.disagree(proof_file, name, "nothing", f"the fit raised {type(exc).__name__}: {exc}")
+            optimum[name] = None
+            continue
+        count = claim.n_correct_verified
+        if claim.status != Status.OPTIMAL:
+            optimum[name] = None
+            audit.add(name, "not optimal")
+            _check_interval(proof_file, name, claim, diff, audit, margin, time_limit)
+            continue
+        optimum[name] = count
+        audit.add(name, "optimal")
+        if not (claim.n_correct == count == claim.bound):
+            audit.disagree(
+                proof_file, name, count, f"its own figures differ: n_correct {claim.n_correct}, bound {claim.bound}"
+            )
+        try:
+            plain = _fit(name, proof_file, margin, plain_time_limit, big_c="uniform", reductions="none")
+        except Exception as exc:
+            audit.disagree(proof_file, name, count, f"the plain model raised {type(exc).__name__}: {exc}")
+            plain = None
+        if plain is not None and plain.status == Status.OPTIMAL:
+            audit.add(name, "plain: proven")
+            if plain.n_correct_verified != count:
+                audit.disagree(proof_file, name, count, f"the plain model proves {plain.n_correct_verified}")
+        elif plain is not None:
+            audit.add(name, "plain: interval")
+            low, high = plain.n_correct_verified, plain.bound
+            if (low is not None and low > count) or (high is not None and high < count):
+                audit.disagree(proof_file, name, count, f"the plain model's interval [{low}, {high}] ({plain.status})")
+        if diff is not None and name in ONE_WEIGHT:
+            audit.add(name, "brute force")
+            exact = brute_force(name, diff, margin)
+            if exact != count:
+                audit.disagree(proof_file, name, count, f"brute force over the weight gives {exact}")
+        if name in ONE_WEIGHT and supports(get_learned_family(name), n_attributes):
+            search = region_search(name, proof_file, margin, claim.recount_tol, time_limit)
+            if search.proven:
+                audit.add(name, "region search: proven")
+                if search.lower != count:
+                    audit.disagree(proof_file, name, count, f"the region search proves {search.lower}")
+            else:
+                audit.add(name, "region search: interval")
+                if not search.lower <= count <= search.upper:
+                    audit.disagree(
+                        proof_file, name, count, f"the region search's interval [{search.lower}, {search.upper}]"
+                    )
+    for larger, smaller in CONTAINMENTS:
+        if optimum.get(larger) is not None and optimum.get(smaller) is not None:
+            audit.add(larger, f"containment >= {smaller}")
+            if optimum[larger] < optimum[smaller]:
+                audit.disagree(
+                    proof_file, larger, optimum[larger], f"{smaller} (contained in it) proves {optimum[smaller]}"
+                )
+    return optimum
+
+
+def _check_interval(proof_file, name, claim, diff, audit, margin, time_limit) -> None:
+    """A claim stopped with an interval: it must hold the brute force optimum where one applies."""
+    low, high = claim.n_correct_verified, claim.bound
+    if diff is not None and name in ONE_WEIGHT:
+        exact = brute_force(name, diff, margin)
+        audit.add(name, "brute force")
+        if (low is not None and low > exact) or (high is not None and high < exact):
+            audit.disagree(proof_file, name, f"[{low}, {high}]", f"brute force over the weight gives {exact}")
+
+
+def run_audit(seeds, families, *, margin: float = MARGIN, time_limit: float = 60.0, progress=None) -> Audit:
+    """The audit of the files of ``seeds``; ``progress(proof_file, optimum)`` after each file."""
+    audit = Audit()
+    t0 = time.perf_counter()
+    for seed in seeds:
+        proof_file = make_file(seed)
+        optimum = check_file(proof_file, families, audit, margin=margin, time_limit=time_limit)
+        if progress is not None:
+            progress(proof_file, optimum)
+    audit.seconds = time.perf_counter() - t0
+    return audit
+
+
+COLUMNS = (
+    "solves",
+    "optimal",
+    "not optimal",
+    "plain: proven",
+    "plain: interval",
+    "brute force",
+    "region search: proven",
+    "region search: interval",
+    "disagreements",
+)
+
+
+def table(audit: Audit, families) -> str:
+    """The counts as a markdown table, one row per family and a total."""
+    lines = ["| family | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    total = Counter()
+    for name in families:
+        counts = audit.counts.get(name, Counter())
+        total.update({k: counts[k] for k in COLUMNS})
+        lines.append(f"| {name} | " + " | ".join(str(counts[k]) for k in COLUMNS) + " |")
+    lines.append("| all | " + " | ".join(str(total[k]) for k in COLUMNS) + " |")
+    containments = sum(n for counts in audit.counts.values() for k, n in counts.items() if k.startswith("containment"))
+    lines.append("")
+    lines.append(f"files: {audit.files}; containment pairs checked (both optimal): {containments}; {audit.seconds:.0f} s")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=150, help="number of files (default 150)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first file (default 0)")
+    parser.add_argument(
+        "--families", default="all", help="comma-separated learned families (default: all learned families)"
+    )
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve (default 60)")
+    parser.add_argument("--margin", type=float, default=MARGIN, help=f"margin (default {MARGIN})")
+    args = parser.parse_args()
+    families = learned_families() if args.families == "all" else tuple(args.families.split(","))
+
+    def progress(proof_file, optimum):
+        figures = " ".join(f"{k}={v}" for k, v in optimum.items())
+        print(f"{proof_file.label}: {figures}", flush=True)
+
+    seeds = range(args.seed, args.seed + args.files)
+    audit = run_audit(seeds, families, margin=args.margin, time_limit=args.time_limit, progress=progress)
+    print()
+    print(table(audit, families))
+    print(f"\ndisagreements: {len(audit.disagreements)}")
+    for line in audit.disagreements:
+        print(f"- {line}")
+
+
+if __name__ == "__main__":
+    main()
