@@ -104,7 +104,7 @@ def make_file(seed: int) -> ProofFile:
     columns = [f"x{k}" for k in range(n_numeric)]
     original = pd.DataFrame(rng.normal(size=(n_records, n_numeric)) * rng.uniform(0.5, 20, n_numeric), columns=columns)
     if recipe == "noise":
-        masked = additive_noise(original, float(rng.choice([0.02, 0.1, 0.3])), seed=seed)
+        masked = additive_noise(original, float(rng.choice([0.1, 0.3, 1.0])), seed=seed)
         return ProofFile(seed, recipe, original, masked)
     if recipe == "mdav":
         k = int(rng.integers(2, 4))
@@ -114,7 +114,7 @@ def make_file(seed: int) -> ProofFile:
             masked = microaggregate(original, groups=[([c], k) for c in columns])
         return ProofFile(seed, recipe, original, masked)
     if recipe == "rank_swap":
-        return ProofFile(seed, recipe, original, rank_swap(original, float(rng.choice([5, 10, 20])), seed=seed))
+        return ProofFile(seed, recipe, original, rank_swap(original, float(rng.choice([10, 25, 50])), seed=seed))
     n_levels = int(rng.integers(3, 6))
     levels = list(LEVELS[:n_levels])
     weights = rng.dirichlet(np.full(n_levels, 1.5))
@@ -124,14 +124,14 @@ def make_file(seed: int) -> ProofFile:
     kinds = {"ordinal": {"c": levels}} if ordinal else None
     if recipe == "pram":
         masked = pram(original, pram_matrices(original, ["c"], theta=float(rng.uniform(0.5, 0.85))), seed=seed)
-        masked = additive_noise(masked, float(rng.choice([0.05, 0.2])), seed=seed, columns=columns)
+        masked = additive_noise(masked, float(rng.choice([0.1, 0.3])), seed=seed, columns=columns)
     elif recipe == "recoding":
         first = int(rng.integers(0, n_levels - 1))
         bases = {c: float(original[c].std() * rng.choice([0.25, 0.5])) for c in columns}
         masked = global_recode(original, merge={"c": [levels[first : first + 2]]}, base=bases)
     else:
         masked = local_suppression(original, ["c"], int(rng.integers(3, 7)))
-        masked = additive_noise(masked, float(rng.choice([0.05, 0.2])), seed=seed, columns=columns)
+        masked = additive_noise(masked, float(rng.choice([0.1, 0.3])), seed=seed, columns=columns)
     return ProofFile(seed, recipe, original, masked, kinds)
 
 

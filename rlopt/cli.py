@@ -1098,6 +1098,7 @@ def _tradeoff_plan(frame, method: str | None, values: str | None, families: str,
 def _print_risk(result, say: Callable[[str], None]) -> None:
     for note in result.figures["inputs"]["notes"]:
         typer.echo(f"note: {note}", err=True)
+    say(f"kinds: {result.figures['inputs']['kinds_described']}")
     h = result.headline
     if h.get("incomplete"):
         say(h["incomplete"])

@@ -354,3 +354,45 @@ def test_a_signal_to_the_parent_alone_ends_the_search_beside_learn(tmp_path, m5_
     learn.wait(timeout=10)
     assert learn.returncode == 130 and time.monotonic() - t0 < 10
     wait_for(lambda: not alive(family), 10, "the search to end")
+
+
+@pytest.fixture(scope="module")
+def wine(tmp_path_factory):
+    """A user's own pair: scikit-learn's wine, 150 records, five numeric columns rank-swapped
+    and the text column ``cultivar`` released unmasked."""
+    from sklearn.datasets import load_wine
+
+    from rlopt.masking import rank_swap
+
+    folder = tmp_path_factory.mktemp("wine")
+    data = load_wine(as_frame=True)
+    original = data.data.iloc[:, :5].copy()
+    original["cultivar"] = np.array(["barolo", "grignolino", "barbera"])[data.target]
+    original = original.sample(150, random_state=0).reset_index(drop=True)
+    numeric = list(original.columns[:5])
+    masked = original.copy()
+    masked[numeric] = rank_swap(original[numeric], 10, seed=1)
+    original.to_csv(folder / "original.csv", index=False)
+    masked.to_csv(folder / "masked.csv", index=False)
+    return folder
+
+
+def test_a_text_column_among_numbers_keeps_the_limit_and_stops_at_ctrl_c(tmp_path, wine):
+    """Every family within its limit + 5 %, the text column's kind said on screen, and a
+    SIGINT to the process alone (as a scheduler sends it) ends the run within 2 s, also
+    during the searches before the solve (before: one ran on for minutes, SIGINTs ignored)."""
+    files = (wine / "original.csv", wine / "masked.csv", "--folds", 0)
+    risk = start(tmp_path, "risk", *files, "--time-limit", 3, "--json", "r.json")
+    assert risk.wait(timeout=180) == 0, output(risk)[1]
+    families = json.loads((tmp_path / "r.json").read_text())["families"]
+    assert [f["family"] for f in families] == ["wm", "owa", "ci", "sb"]
+    assert all(f["seconds"] <= 1.05 * 3 for f in families), families
+    assert "cultivar: nominal (3 levels); unmasked (equal in both files): cultivar" in output(risk)[0]
+
+    long = start(tmp_path, "risk", *files, "--families", "wm,ci", "--time-limit", 8)
+    wait_for(lambda: "learning ci" in output(long)[1], 120, "ci's searches")
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    os.kill(long.pid, signal.SIGINT)
+    long.wait(timeout=10)
+    assert long.returncode == 130 and time.monotonic() - t0 < 2, output(long)[1]

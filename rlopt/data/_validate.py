@@ -72,7 +72,14 @@ class LinkageData:
         return [k for k in range(self.n_attributes) if not (self.kinds and self.kinds[k].categorical)]
 
     def describe_kinds(self) -> str:
-        return describe_kinds(self.kinds) if self.kinds else f"numeric: {', '.join(self.columns)}"
+        """The attributes' kinds in words, and those released unmasked (equal in both files)."""
+        text = describe_kinds(self.kinds) if self.kinds else f"numeric: {', '.join(self.columns)}"
+        unmasked = [
+            name
+            for k, name in enumerate(self.columns)
+            if np.array_equal(self.original[:, k], self.masked[:, k], equal_nan=True)
+        ]
+        return text + (f"; unmasked (equal in both files): {', '.join(unmasked)}" if unmasked else "")
 
     def standardised(self) -> tuple[np.ndarray, np.ndarray]:
         """``(za, zb)``: the masked and the original file as the distances read them.
