@@ -76,7 +76,7 @@ class SolverOptions:
         Relative MIP gap at which HiGHS may stop (0: prove the optimum).
     threads : int, default=1
         HiGHS threads of the MILP (``None``: 1). HiGHS's own default depends on the
-        machine's core count, so rlopt never uses it (see :func:`_scheduler`).
+        machine's core count, so rlopt never uses it (see :class:`_Scheduler`).
     log : bool, default=False
         Print HiGHS's log.
     feasibility_tol : float, default=1e-9
@@ -184,7 +184,7 @@ class _Scheduler:
 _SCHEDULER = _Scheduler()
 
 
-def _run_highs(h, threads: int | None = None, *, deadline: float | None = None) -> None:
+def _run_highs(h, *, deadline: float | None = None) -> None:
     """``h.run()`` of a plain highspy model (an LP or QP) through :data:`_SCHEDULER`,
     within ``deadline`` (a ``time.perf_counter()`` value; past it the run does not
     start) and Ctrl-C (the simplex and interior-point interrupt callbacks); the caller
@@ -203,7 +203,7 @@ def _run_highs(h, threads: int | None = None, *, deadline: float | None = None) 
             callback.subscribe(stop.check)
         try:
             for restart in (False, True):
-                with _SCHEDULER.hold(threads, restart=restart) as size:
+                with _SCHEDULER.hold(None, restart=restart) as size:
                     h.setOptionValue("threads", size)
                     status = h.run()
                 if (
@@ -772,8 +772,8 @@ def _add_dense_rows(h, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> No
 
 
 ITERATION_LIMIT = 1_000_000
-"""Simplex and QP iterations an LP or QP may take (they need hundreds to thousands): a
-run that cycles ends, and the caller assumes nothing of it, instead of running forever."""
+"""Simplex and QP iterations an LP or QP may take, far more than a run that converges
+needs: one that cycles ends, and the caller assumes nothing of it, instead of running on."""
 
 
 def _new_highs(iterations: int):

@@ -38,7 +38,7 @@ from rlopt.risk.measures import check_percentage, information_loss_validated, in
 from rlopt.risk.worst_case import worst_case
 from rlopt.status import Status
 
-__all__ = ["RiskAssessment", "assess_risk", "shapley_values", "incomplete_text", "DEFAULT_FAMILIES"]
+__all__ = ["RiskAssessment", "assess_risk", "shapley_values", "DEFAULT_FAMILIES"]
 
 DEFAULT_FAMILIES = ("wm", "owa", "ci", "sb")
 
@@ -788,7 +788,7 @@ def _failed_parts(generalisation: list[dict], tradeoff_table: pd.DataFrame | Non
     return failed
 
 
-def incomplete_text(failed: Sequence[str], families_failed: bool) -> str | None:
+def _incomplete_text(failed: Sequence[str], families_failed: bool) -> str | None:
     """The words a reader sees first when part of a run failed (``None`` when none did)."""
     if not failed:
         return None
@@ -816,7 +816,7 @@ def _headline(
     """
     families_failed = [r["family"] for r in rows if r["status"] == Status.FAILED]
     failed = families_failed + failed_elsewhere
-    incomplete = {"failed": failed, "incomplete": incomplete_text(failed, bool(families_failed))}
+    incomplete = {"failed": failed, "incomplete": _incomplete_text(failed, bool(families_failed))}
     learned = [r for r in rows if r["source"] == "learned"]
     if not learned and attack is None:
         return {"rate": None, "status": Status.NONE, "source": None} | incomplete
