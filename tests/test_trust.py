@@ -461,5 +461,5 @@ def test_object_columns_and_the_family_order_and_an_attack_only_headline(m433):
         "sb_nc",
         "sb",
     ]  # each after what it contains
-    attack_only = _headline({"am": {"n_correct": 10}}, [], {"n_correct": 12, "method": "x"}, 20)
+    attack_only = _headline({"am": {"n_correct": 10}}, [], {"n_correct": 12, "method": "x"}, 20, [])
     assert attack_only["status"] == "interval" and attack_only["upper_n_correct"] == 20
