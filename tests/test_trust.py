@@ -195,15 +195,13 @@ def test_a_start_the_solver_does_not_improve_is_labelled_not_learned(correlated)
     # MD's matrix is a start of every sb run, asked for or not
     assert plain.lower_source in ("solver", "MD's matrix over its trace")
     assert plain.n_correct_verified >= result.n_correct_verified
-    # the searches climb from the best start and say so
+    # the searches climb from a start and say which (the chains from several starts run
+    # within the deadline, so which one ends best depends on the machine's speed)
     searched = (
         LearnedDistanceLinkage("sb", time_limit=3).fit(original, masked, known=[("MD's matrix", md)]).result_
     )
-    assert (
-        searched.lower_source == "solver"
-        or "MD's matrix" in searched.lower_source
-        or "NCA's matrix" in searched.lower_source
-    )
+    starts = ("MD's matrix", "NCA's matrix", "the neutral start (AM)")
+    assert searched.lower_source == "solver" or any(start in searched.lower_source for start in starts)
     assert searched.n_correct_verified >= result.n_correct_verified
 
 
