@@ -322,26 +322,20 @@ def run_grid(
         raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     out = Path(out)
     cells = expand(config, base)
+    manifest = {
+        "config": config.model_dump(mode="json"),
+        "n_cells": len(cells),
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "jobs": jobs,
+        "scheduler": scheduler,
+    }
     with _claim(out):
-        _atomic_write(
-            out / "run.json",
-            json.dumps(
-                {
-                    "config": config.model_dump(mode="json"),
-                    "n_cells": len(cells),
-                    "machine": {
-                        "platform": platform.platform(),
-                        "processor": platform.machine(),
-                        "cpus": os.cpu_count(),
-                        "python": platform.python_version(),
-                    },
-                    "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "jobs": jobs,
-                    "scheduler": scheduler,
-                },
-                indent=2,
-            ),
-        )
         return _run_tasks(
             cells,
             out,
@@ -353,6 +347,7 @@ def run_grid(
             scheduler=scheduler,
             progress=progress,
             on_row=on_row,
+            manifest=manifest,
         )
 
 
@@ -410,7 +405,11 @@ def _run_tasks(
     scheduler: str | None,
     progress: bool,
     on_row: Callable[[dict], None] | None,
+    manifest: dict | None = None,
 ) -> GridRun:
+    """The cells not yet in ``out/cells``; ``manifest`` is written as ``out/run.json``
+    first. Ctrl-C at any point of it (the manifest, the pool's start, a cell) raises
+    :class:`~rlopt.exceptions.Interrupted` with the finished part."""
     if jobs > 1 and scheduler is None and (message := oversubscription(jobs, threads)):
         warnings.warn(message, stacklevel=3)
     run = GridRun(out=out, rows=[], columns=columns)
@@ -421,10 +420,13 @@ def _run_tasks(
         else:
             todo.append(cell)
     keys = [c.key for c in cells]
-    if todo:
-        submit, close = _executor(jobs, scheduler, work)
-        aborted = True
-        try:
+    close: Callable[[bool], object] | None = None
+    aborted = True
+    try:
+        if manifest is not None:
+            _atomic_write(out / "run.json", json.dumps(manifest, indent=2))
+        if todo:
+            submit, close = _executor(jobs, scheduler, work)
             for cell, outcome in _with_progress(submit(todo), len(todo), label, progress):
                 if isinstance(outcome, Exception):
                     run.failed[cell.key] = f"{cell.describe()}: {type(outcome).__name__}: {outcome}"
@@ -434,11 +436,12 @@ def _run_tasks(
                 if on_row is not None:
                     on_row(outcome)
                 _write_results(out, keys, columns)
-            aborted = False
-        except KeyboardInterrupt as exc:  # every finished cell is kept; the workers end below
-            run.rows = _write_results(out, keys, columns)
-            raise Interrupted(f"{len(run.rows)} of {len(keys)} cells done", partial=run) from exc
-        finally:
+        aborted = False
+    except KeyboardInterrupt as exc:  # every finished cell is kept; the workers end below
+        run.rows = _write_results(out, keys, columns)
+        raise Interrupted(f"{len(run.rows)} of {len(keys)} cells done", partial=run) from exc
+    finally:
+        if close is not None:
             close(aborted)
     run.rows = _write_results(out, keys, columns)
     return run
