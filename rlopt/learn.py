@@ -518,8 +518,7 @@ def _build(run: _Run, reduced: _Reduced, big_c: str | float, export: str | Path 
         if reductions.duplicate_cliques and run.margin > 0 and run.candidates is None
         else None
     )
-    lazy_start = family.lazy_start if reductions.lazy_start is None else reductions.lazy_start
-    pairs = nearest_pairs(za, zb, lazy_start) if reductions.lazy else None
+    pairs = nearest_pairs(za, zb, reductions.lazy_start) if reductions.lazy else None
     if run.candidates is not None:
         pairs = run.candidates & ~np.eye(run.n_records, dtype=bool)
     model, info = build_model(

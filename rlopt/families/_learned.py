@@ -80,9 +80,6 @@ class LearnedFamily(Family):
     """The options the family takes (e.g. ``delta`` of the metric variants)."""
     min_attributes: ClassVar[int] = 1
     max_attributes: ClassVar[int | None] = None
-    lazy_start: ClassVar[int] = 1
-    """Nearest originals of each record whose linkage rows the lazy model starts with (the
-    reduction ``lazy``; ``Reductions.lazy_start`` overrides it)."""
 
     def __init__(self, **options):
         unknown = sorted(set(options) - set(self.option_names))

@@ -126,11 +126,6 @@ class Choquet(LearnedFamily):
 
     name = "ci"
     min_attributes = 2  # with one attribute mu is fixed (mu(V) = 1): the distance is AM
-    lazy_start = 16
-    """With one nearest original per record HiGHS spent a whole 60 s solve on the first
-    lazy round's relaxation and never raised the lower end (iris, breast cancer and EIA
-    samples of 100-150 records); with 16, its incumbents raised it (breast cancer 46 -> 49,
-    EIA 43 -> 46) and the bounds were no worse."""
 
     def __init__(self, **options):
         super().__init__(**options)

@@ -206,7 +206,6 @@ class KAdditiveChoquet(LearnedFamily):
     name = "ci_k"
     option_names = ("k",)
     min_attributes = 2  # with one attribute the measure is fixed: the distance is AM
-    lazy_start = 16  # as ci's (breast cancer 41 -> 44, EIA 37 -> 38 at 60 s)
 
     def __init__(self, **options):
         super().__init__(**options)

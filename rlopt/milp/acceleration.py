@@ -14,8 +14,7 @@
 - ``conflicts``: pairs of records that no admissible parameter re-identifies
   together (:func:`find_conflicts`) give ``K_i + K_j >= 1``, valid inequalities
   that raise the LP bound the solver has to close.
-- ``lazy``: start from the ``lazy_start`` nearest originals of each record (by default
-  the family's: 1, 16 for the Choquet families); after
+- ``lazy``: start from the ``lazy_start`` nearest originals of each record; after
   each solve, check every pair of every counted record and add the violated rows
   (:class:`LazyLinkageRows`); when none is violated the optimum is the full one's.
 - ``warm_start``: a MIP start for HiGHS: at the first solve the best of the
@@ -97,7 +96,7 @@ class Reductions:
     max_conflict_lps: int = 20000
     duplicate_cliques: bool = True
     lazy: bool = True
-    lazy_start: int | None = None  # None: the family's (LearnedFamily.lazy_start)
+    lazy_start: int = 1
     lazy_per_round: int = 2
     warm_start: bool = True
     carry_rounds: bool = True
@@ -111,8 +110,6 @@ class Reductions:
         minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "lazy_start" and value is None:
-                continue
             if f.name in minimum:
                 if isinstance(value, bool) or not isinstance(value, int) or value < minimum[f.name]:
                     raise InputError(f"{f.name}={value!r}; expected an integer >= {minimum[f.name]}")
