@@ -393,21 +393,46 @@ def test_a_strict_count_above_the_ceiling_at_the_margin_is_not_proven(tmp_path):
     """Originals 0 and 1 differ in attribute a only, and masked record 0 lies a hair
     nearer its own: AM re-identifies it strictly but by less than the margin, and no
     weighting of a and b changes that. wm's ceiling at margin 1e-5 bounds 7 of 8 while
-    AM counts 8 strictly: the headline shows 8 (never less than an intruder achieves)
-    and is not proven (before: '8 proven')."""
+    AM counts 8 strictly: a headline from AM shows 8 (never less than an intruder
+    achieves) and is not proven (before: '8 proven')."""
+    from rlopt.risk.assess import _headline
+
     original = pd.DataFrame({"a": [0.0, 1, 5, 9, 3, 7, 2, 8], "b": [5.0, 5, 1, 2, 8, 4, 9, 6]})
     masked = original + np.random.default_rng(1).normal(scale=0.01, size=original.shape)
     masked.iloc[0, 1] = 5.0
     masked = _a_hair_nearer_its_own(original, masked)
     result = assess_risk(original, masked, families=["wm"], folds=0, margin=1e-5)
-    h, am = result.headline, result.figures["baselines"]["am"]
-    assert am["n_correct"] == 8 and am["n_correct_margin"] == 7
-    assert result.figures["families"][0]["bound"] == 7
+    baselines, families = result.figures["baselines"], result.figures["families"]
+    assert baselines["am"]["n_correct"] == 8 and baselines["am"]["n_correct_margin"] == 7
+    assert families[0]["bound"] == 7
+    assert not (result.headline["status"] == "proven" and result.headline["source"] == "am")
+    # PLD, in no family, re-identifies all 8 here too (the headline then says so, proven);
+    # without it the headline is AM's strict 8, an interval with the note
+    h = _headline({k: baselines[k] for k in ("am", "md")}, families, None, 8, [])
     assert h["n_correct"] == 8 and h["source"] == "am"
     assert h["status"] == "interval" and h["upper_n_correct"] == 8
     assert "separated by less than the margin" in h["note"]
+    result.figures["headline"] = h
     html = render_risk_report(result, tmp_path / "r.html").read_text()
     assert "separated by less than the margin" in html
+
+
+def test_the_worst_case_rule_by_hand():
+    from rlopt.risk.worst_case import worst_case
+
+    # a strict count above the ceiling at the margin: no ceiling
+    w = worst_case([(7, "wm"), (7, "am")], [(8, "am")], [7], 10)
+    assert (w.n_correct, w.upper, w.status, w.source) == (8, 10, "interval", "am") and w.note
+    # the strict count at the ceiling, reached at the margin by a family: proven
+    w = worst_case([(7, "wm"), (6, "am")], [(7, "am")], [7], 10)
+    assert (w.n_correct, w.upper, w.status) == (7, 7, "proven") and w.note is None
+    # ... but reached strictly only: an interval
+    assert worst_case([(6, "wm"), (6, "am")], [(7, "am")], [7], 10).status == "interval"
+    # a method in no family (the attack, PLD) above every ceiling: proven at its count
+    w = worst_case([(7, "wm"), (9, "pld")], [], [7], 10)
+    assert (w.n_correct, w.upper, w.status, w.source) == (9, 9, "proven", "pld")
+    # a family without a ceiling (failed) bounds nothing
+    assert worst_case([(7, "wm")], [], [7, None], 10).upper == 10
 
 
 def test_a_baseline_at_the_ceiling_by_the_margin_is_proven():

@@ -30,8 +30,7 @@ from rlopt.data import KindSpec, load_table, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.experiments.runner import GridRun
 from rlopt.families import get_learned_family
-from rlopt.learn import learn
-from rlopt.linkage import link_records
+from rlopt.learn import learn, recount
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_method, masking_spec
 from rlopt.masking.methods import PramSpec
@@ -261,9 +260,9 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
         except InputError:  # e.g. MD where the differences have no covariance: no figure
             row[f"{name}_rate"] = None
             continue
-        linked = link_records(za, zb, baseline)
+        linked, at_margin = recount(za, zb, baseline, margin=cell.margin, tol=options.recount_tol)
         counts[name] = linked.n_correct
-        margin_counts[name] = int((linked.separation >= cell.margin - options.recount_tol).sum())
+        margin_counts[name] = int(at_margin.sum())
         row[f"{name}_rate"] = counts[name] / data.n_records
         known.append((f"{name.upper()} baseline", baseline))
     if spec.method in ATTACKS:

@@ -22,7 +22,7 @@ from rlopt.data import KindSpec, LinkageData, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import get_learned_family, learned_families
 from rlopt.families.containment import embed
-from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn
+from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn, recount
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.linkage.probabilistic import (
@@ -551,12 +551,11 @@ def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions)
         except InputError as exc:  # e.g. MD on a file whose differences have no covariance
             work.baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
             continue
-        linked = link_records(work.za, work.zb, baseline)
-        at_margin = int((linked.separation >= margin - options.recount_tol).sum())
+        linked, at_margin = recount(work.za, work.zb, baseline, margin=margin, tol=options.recount_tol)
         work.baselines[name] = {
             "rate": linked.rate,
             "n_correct": linked.n_correct,
-            "n_correct_margin": at_margin,
+            "n_correct_margin": int(at_margin.sum()),
             "status": Status.EXACT,
         }
         work.records[f"reid_{name}"] = linked.correct
@@ -820,13 +819,20 @@ def _headline(
     learned = [r for r in rows if r["source"] == "learned"]
     if not learned and attack is None:
         return {"rate": None, "status": Status.NONE, "source": None} | incomplete
+    # a family's count is at margin eps; AM and MD, which the families contain, are counted
+    # strictly and at that margin; PLD and the attack, in no family, are what they are
     at_margin = [(r["n_correct"], r["family"]) for r in rows if r["n_correct"] is not None]
-    at_margin += [
-        (b["n_correct_margin"], n) for n, b in baselines.items() if b.get("n_correct_margin") is not None
-    ]
+    strict = []
+    for name, b in baselines.items():
+        if b["n_correct"] is None:
+            continue
+        if "n_correct_margin" in b:
+            at_margin.append((b["n_correct_margin"], name))
+            strict.append((b["n_correct"], name))
+        else:
+            at_margin.append((b["n_correct"], name))
     if attack is not None:
         at_margin.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
-    strict = [(b["n_correct"], name) for name, b in baselines.items() if b["n_correct"] is not None]
     worst = worst_case(at_margin, strict, [r["bound"] for r in learned] if learned else None, n_records)
     return {
         "rate": worst.n_correct / n_records,
