@@ -1,13 +1,19 @@
-"""Distance families, registered by the names of SPEC section 4.
+"""Distance families, registered by the names of ``docs/method.md`` (section 5).
 
-A family is one module plus one line in :data:`FAMILIES`.
+A family is one module plus one line in :data:`FAMILIES`. What a family knows of
+itself (its parameter, its admissible set, how the report shows its parameter, the
+Shapley values of a measure) is said by its class; which names are families, which
+of them are learned and which are baselines is said here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rlopt.exceptions import InputError
 from rlopt.families._base import BaselineFamily, Distance, Family
 from rlopt.families._learned import LearnedFamily, LinearRows
+from rlopt.families._view import Chart, ParameterTable, ParameterView, generic_view
 from rlopt.families.am import ArithmeticMean
 from rlopt.families.bilinear import Bilinear, NonNegativeBilinear, PositiveDefiniteBilinear
 from rlopt.families.choquet import Choquet, MetricChoquet, SupermodularChoquet
@@ -19,6 +25,12 @@ from rlopt.families.wm import MetricWeightedMean, WeightedMean
 __all__ = [
     "FAMILIES",
     "LEARNED",
+    "BASELINES",
+    "DEFAULT_BASELINE",
+    "baseline_families",
+    "family_of",
+    "generic_view",
+    "learned_families",
     "get_family",
     "get_learned_family",
     "Family",
@@ -26,6 +38,9 @@ __all__ = [
     "LearnedFamily",
     "LinearRows",
     "Distance",
+    "ParameterView",
+    "ParameterTable",
+    "Chart",
 ]
 
 FAMILIES: dict[str, type[Family]] = {
@@ -60,8 +75,30 @@ LEARNED = learned_families()
 registered later calls :func:`learned_families`)."""
 
 
+def baseline_families() -> tuple[str, ...]:
+    """The names of the baselines (families derived from the data, not learned), in the registry's order."""
+    return tuple(name for name, cls in FAMILIES.items() if not cls.learned)
+
+
+BASELINES = baseline_families()
+"""The baselines registered when rlopt was imported: ``("am", "md")``."""
+
+DEFAULT_BASELINE = ArithmeticMean.name
+"""The baseline of a plain linkage: AM (Euclidean on standardised records), whose
+ordering is every learned family's neutral parameter; the distance the transparency
+attacks link with by default."""
+
+
+def family_of(params: Mapping, name: str = "") -> type[Family] | None:
+    """The registered class of a parameter's family: the one ``params["family"]`` names
+    (every learned family's ``Distance.params()`` does), else the one named ``name``
+    (e.g. a figure's key); ``None`` when neither is registered."""
+    named = params.get("family")
+    return FAMILIES.get(named if isinstance(named, str) and named in FAMILIES else name)
+
+
 def get_family(name: str, **options) -> Family:
-    """A family by its SPEC name (``"am"``, ``"wm"``, ``"ci_m"``, ...), with its options
+    """A family by its registered name (``"am"``, ``"wm"``, ``"ci_m"``, ...), with its options
     (``delta`` for metric variants, ``published_relaxation`` for ``ci_m``, ``k`` for
     ``ci_k``, ...)."""
     if name not in FAMILIES:

@@ -1,7 +1,7 @@
 """The shared protocol of distance families.
 
 A *family* is a parametric distance ``d(a, b) = C_p(diff_1(a, b), ..., diff_n(a, b))``
-on standardised records (SPEC section 2). Fixing its parameter gives a
+on standardised records (``docs/method.md``, section 2). Fixing its parameter gives a
 :class:`Distance`, which evaluates ``d(a_i, b_j)`` for blocks of records.
 Non-learned baselines (AM, MD) derive their parameter from the data; learned
 families get it from the MILP.
@@ -10,11 +10,13 @@ families get it from the MILP.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 
 from rlopt.data import attribute_deltas, pairwise_deltas
+from rlopt.families._view import ParameterView, generic_view
 
 __all__ = ["Distance", "Family", "BaselineFamily"]
 
@@ -78,16 +80,42 @@ class Distance(ABC):
 
 
 class Family(ABC):
-    """A family of distances, registered under the SPEC's name."""
+    """A family of distances, registered under its name (``docs/method.md``, section 5)."""
 
     name: ClassVar[str]
     learned: ClassVar[bool]
+
+    @classmethod
+    def report_view(
+        cls, params: Mapping, columns: Sequence[str], *, name: str | None = None
+    ) -> ParameterView:
+        """What the risk report shows of a parameter of the family.
+
+        ``params`` is the parameter as :meth:`Distance.params` gives it (the JSON
+        figures' form); ``columns`` the file's attribute names, for a parameter that
+        does not name them; ``name`` the name in the heading (default: the family's).
+        This default is a table of every value (:func:`~rlopt.families._view.generic_view`),
+        so that a family without a view of its own still shows its parameter.
+        """
+        return generic_view(name or cls.name, params)
+
+    @classmethod
+    def shapley_values(cls, params: Mapping, columns: Sequence[str]) -> dict[str, float] | None:
+        """The Shapley value of each attribute where the family's parameter is a fuzzy
+        measure (the Choquet families), else ``None``."""
+        return None
 
 
 class BaselineFamily(Family):
     """A family without learning: its single distance is derived from the data."""
 
     learned = False
+    title: ClassVar[str]
+    """How the reports name the baseline's distance, e.g. ``"Euclidean (AM)"``."""
+    start_label: ClassVar[str | None] = None
+    """The label under which the baseline's distance is handed to the learned families
+    as a known parameter (a start where a family contains it); ``None`` when it is no
+    start beyond the families' own neutral one."""
 
     @abstractmethod
     def from_data(self, za: np.ndarray, zb: np.ndarray, columns: tuple[str, ...]) -> Distance:

@@ -144,7 +144,7 @@ class LearnedFamily(Family):
 
     @abstractmethod
     def constraints(self, n_attributes: int) -> LinearRows:
-        """The family's linear constraints on the parameter (SPEC section 4)."""
+        """The family's linear constraints on the parameter (``docs/method.md``, section 5)."""
 
     @abstractmethod
     def features(self, za: np.ndarray, zb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

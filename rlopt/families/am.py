@@ -22,7 +22,11 @@ class ArithmeticMeanDistance(Distance):
 
 
 class ArithmeticMean(BaselineFamily):
+    """AM: every learned family's neutral parameter orders pairs as AM does, so its
+    distance is no start of its own (``start_label`` None)."""
+
     name = "am"
+    title = "Euclidean (AM)"
 
     def from_data(self, za, zb, columns) -> Distance:
         return ArithmeticMeanDistance()

@@ -1,16 +1,20 @@
 """SB, SB_NC, SB_PD: symmetric bilinear forms ``(za - zb)^T Q (za - zb)``.
 
 Parameters: the upper triangle of ``Q`` (``k <= l``, row by row), with
-``trace(Q) = 1`` and ``|Q_kl| <= 1`` (SPEC section 4).
+``trace(Q) = 1`` and ``|Q_kl| <= 1`` (``docs/method.md``, section 5).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows, pairwise_deltas
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
+from rlopt.families._view import ParameterTable, ParameterView, heatmap, number
 
 __all__ = ["Bilinear", "BilinearDistance", "NonNegativeBilinear", "PositiveDefiniteBilinear"]
 
@@ -77,6 +81,28 @@ class Bilinear(LearnedFamily):
     """SB: a symmetric matrix with ``trace(Q) = 1`` and ``|Q_kl| <= 1``."""
 
     name = "sb"
+
+    @classmethod
+    def report_view(
+        cls, params: Mapping, columns: Sequence[str], *, name: str | None = None
+    ) -> ParameterView:
+        """The matrix ``Q``: a heatmap, or a table for 1 or 2 attributes."""
+        name = name or cls.name
+        q, names = [[float(v) for v in row] for row in params["Q"]], [str(c) for c in params["columns"]]
+        view = ParameterView(
+            label=f"{name}: matrix Q",
+            note="d(a, b) = (a - b)' Q (a - b) on standardised records; "
+            "the diagonal weights each attribute, off-diagonal "
+            "entries couple attributes.",
+        )
+        if len(names) > 2:
+            return replace(view, chart=heatmap(q, names, title=f"{name}: Q"))
+        return replace(
+            view,
+            table=ParameterTable(
+                ("", *names), tuple((n, *(number(v) for v in row)) for n, row in zip(names, q))
+            ),
+        )
 
     def n_params(self, n_attributes):
         return n_attributes * (n_attributes + 1) // 2

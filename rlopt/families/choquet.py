@@ -16,7 +16,8 @@ whose optimum is a lower end for ci.
 
 from __future__ import annotations
 
-from math import comb
+from collections.abc import Mapping, Sequence
+from math import comb, factorial
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from rlopt.data import squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
+from rlopt.families._view import MAX_TABLE_ROWS, ParameterTable, ParameterView, bar, number
 
 __all__ = [
     "Choquet",
@@ -32,6 +34,7 @@ __all__ = [
     "SupermodularChoquet",
     "MAX_ROW_BYTES",
     "MatrixRows",
+    "measure_shapley",
 ]
 
 MAX_ROW_BYTES = 4 * 2**30
@@ -43,6 +46,43 @@ takes 13 attributes (3.5 GB), ``ci_m`` and ``ci_super`` 12 (13 for ``ci_m`` with
 
 def _subset(mask: int, columns) -> list[str]:
     return [c for k, c in enumerate(columns) if mask >> k & 1]
+
+
+def _popcounts(n_attributes: int) -> np.ndarray:
+    """How many attributes each subset bitmask ``0 .. 2^n - 1`` holds."""
+    masks = np.arange(2**n_attributes)
+    sizes = np.zeros(masks.size, dtype=np.int64)
+    for k in range(n_attributes):
+        sizes += masks >> k & 1
+    return sizes
+
+
+def measure_shapley(measure: np.ndarray) -> np.ndarray:
+    """The Shapley value of each attribute for a fuzzy measure given by bitmask (length
+    ``2^n``, attribute ``k`` is bit ``1 << k``):
+
+    ``phi_i = sum_{S not containing i} |S|! (n - |S| - 1)! / n! (mu(S + i) - mu(S))``,
+
+    the attribute's average marginal contribution over the orders of the attributes;
+    the values sum to ``mu(V) - mu(empty)``.
+    """
+    measure = np.asarray(measure, dtype=float)
+    n_attributes = measure.size.bit_length() - 1
+    if measure.ndim != 1 or measure.size != 2**n_attributes:
+        raise ValueError(f"a measure by bitmask has 2^n values; got shape {measure.shape}")
+    masks = np.arange(measure.size)
+    sizes = _popcounts(n_attributes)
+    weight = np.array(
+        [
+            factorial(s) * factorial(n_attributes - s - 1) / factorial(n_attributes)
+            for s in range(n_attributes)
+        ]
+    )
+    phi = np.zeros(n_attributes)
+    for i in range(n_attributes):
+        without = masks[(masks >> i & 1) == 0]
+        phi[i] = weight[sizes[without]] @ (measure[without | 1 << i] - measure[without])
+    return phi
 
 
 def size_text(size: float) -> str:
@@ -89,8 +129,8 @@ class ChoquetDistance(Distance):
 
     Reference evaluator: sort each pair's differences in *decreasing* order,
     ``x_[1] >= ... >= x_[n]``, with ``T_t`` the attributes of the ``t`` largest,
-    and sum ``x_[t] * (mu(T_t) - mu(T_{t-1}))`` -- the same integral as SPEC
-    section 4 writes, in its other classical form.
+    and sum ``x_[t] * (mu(T_t) - mu(T_{t-1}))`` -- the same integral as
+    ``docs/method.md`` (section 5) writes, in its other classical form.
     """
 
     def __init__(self, measure: np.ndarray, columns: tuple[str, ...], family: str = "ci"):
@@ -118,7 +158,8 @@ class ChoquetDistance(Distance):
 
 
 class Choquet(LearnedFamily):
-    """Choquet integral with a monotone fuzzy measure, ``mu(V) = 1`` (SPEC section 4).
+    """Choquet integral with a monotone fuzzy measure, ``mu(V) = 1`` (``docs/method.md``,
+    section 5).
 
     Takes as many attributes as :data:`MAX_ROW_BYTES` allows (13 for ``ci``): see
     :meth:`check_attributes`.
@@ -126,6 +167,39 @@ class Choquet(LearnedFamily):
 
     name = "ci"
     min_attributes = 2  # with one attribute mu is fixed (mu(V) = 1): the distance is AM
+
+    @classmethod
+    def shapley_values(cls, params: Mapping, columns: Sequence[str]) -> dict[str, float]:
+        """The Shapley value of each attribute (:func:`measure_shapley`) of the measure
+        ``params["measure"]`` (``[{subset, value}]``, subsets by attribute name)."""
+        names = [str(c) for c in params.get("columns", columns)]
+        index = {c: k for k, c in enumerate(names)}
+        measure = np.zeros(2 ** len(names))
+        for entry in params["measure"]:
+            measure[sum(1 << index[c] for c in entry["subset"])] = entry["value"]
+        return dict(zip(names, measure_shapley(measure).tolist()))
+
+    @classmethod
+    def report_view(
+        cls, params: Mapping, columns: Sequence[str], *, name: str | None = None
+    ) -> ParameterView:
+        """The Shapley values (a bar chart) and the subsets of the largest measure (a table)."""
+        name = name or cls.name
+        shapley = cls.shapley_values(params, columns)
+        measure = sorted(params["measure"], key=lambda m: -m["value"])
+        shown = measure[:MAX_TABLE_ROWS]
+        return ParameterView(
+            label=f"{name}: fuzzy measure",
+            note=f"Shapley value of each attribute (its share of the measure); "
+            f"below, the {len(shown)} subsets with the largest measure of {len(measure)}.",
+            table=ParameterTable(
+                ("subset", "measure"),
+                tuple((", ".join(m["subset"]) or "(empty)", number(m["value"])) for m in shown),
+            ),
+            chart=bar(
+                list(shapley), list(shapley.values()), title=f"{name} Shapley values", ylabel="Shapley value"
+            ),
+        )
 
     def __init__(self, **options):
         super().__init__(**options)
@@ -270,7 +344,7 @@ class Choquet(LearnedFamily):
         return phi, steps[..., 0]  # mu(V) = 1 multiplies the smallest difference
 
     def max_excess(self, own, other):
-        # CI is monotone and translation-equivariant when mu(V) = 1 (SPEC section 3)
+        # CI is monotone and translation-equivariant when mu(V) = 1 (docs/method.md, section 3)
         return (own * own - other * other).max(axis=2)
 
     def neutral(self, n_attributes):

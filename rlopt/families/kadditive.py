@@ -37,6 +37,7 @@ For ``k >= 3`` the rows are enumerated, within the size limit of the full measur
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from math import comb
 
@@ -46,6 +47,7 @@ from rlopt.data import pairwise_deltas, squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily
+from rlopt.families._view import MAX_TABLE_ROWS, ParameterTable, ParameterView, bar, number
 from rlopt.families.choquet import MAX_ROW_BYTES, ChoquetDistance, MatrixRows, size_text
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "MAX_MEASURE_ATTRIBUTES",
     "embed_mobius",
     "mobius_to_measure",
+    "mobius_shapley",
     "measure_to_mobius",
     "subsets",
 ]
@@ -99,6 +102,26 @@ def mobius_to_measure(mobius: dict[tuple[int, ...], float] | np.ndarray, n_attri
         has = (masks >> i & 1) == 1
         mu[has] += mu[masks[has] ^ 1 << i]
     return mu
+
+
+def mobius_shapley(mobius: Mapping[tuple[int, ...], float] | np.ndarray, n_attributes: int) -> np.ndarray:
+    """The Shapley value of each attribute for the measure of Möbius masses given by
+    subset (a dict) or by bitmask (an array of length ``2^n``): each mass is shared
+    equally among its attributes, ``phi_i = sum_{A containing i} m(A) / |A|`` (the
+    Shapley value of :func:`~rlopt.families.choquet.measure_shapley` on the measure
+    the masses give, in ``sum_A |A|`` additions instead of ``n 2^n``)."""
+    if isinstance(mobius, Mapping):
+        masses = list(mobius.items())
+    else:
+        masses = [
+            (tuple(i for i in range(n_attributes) if mask >> i & 1), float(v))
+            for mask, v in enumerate(mobius)
+        ]
+    phi = np.zeros(n_attributes)
+    for subset, value in masses:
+        if subset:
+            phi[list(subset)] += value / len(subset)
+    return phi
 
 
 def measure_to_mobius(measure: np.ndarray, n_attributes: int) -> np.ndarray:
@@ -206,6 +229,58 @@ class KAdditiveChoquet(LearnedFamily):
     name = "ci_k"
     option_names = ("k",)
     min_attributes = 2  # with one attribute the measure is fixed: the distance is AM
+
+    @staticmethod
+    def _masses(params: Mapping, columns: Sequence[str]) -> tuple[list[str], dict[tuple[int, ...], float]]:
+        """The attribute names and the Möbius masses of ``params["mobius"]`` by subset of positions."""
+        names = [str(c) for c in params.get("columns", columns)]
+        position = {c: i for i, c in enumerate(names)}
+        masses = {
+            tuple(sorted(position[c] for c in entry["subset"])): float(entry["value"])
+            for entry in params["mobius"]
+        }
+        return names, masses
+
+    @classmethod
+    def shapley_values(cls, params: Mapping, columns: Sequence[str]) -> dict[str, float]:
+        """The Shapley value of each attribute (:func:`mobius_shapley`) of the masses
+        ``params["mobius"]`` (``[{subset, value}]``, subsets by attribute name)."""
+        names, masses = cls._masses(params, columns)
+        return dict(zip(names, mobius_shapley(masses, len(names)).tolist()))
+
+    @classmethod
+    def report_view(
+        cls, params: Mapping, columns: Sequence[str], *, name: str | None = None
+    ) -> ParameterView:
+        """The Shapley values (a bar chart) and the Möbius masses of the largest size,
+        each with the measure of its subset (a table)."""
+        name = name or cls.name
+        names, masses = cls._masses(params, columns)
+        shapley = cls.shapley_values(params, columns)
+        ordered = sorted(masses, key=lambda a: -abs(masses[a]))
+        shown = ordered[:MAX_TABLE_ROWS]
+        # every subset of a subset A with a mass has a mass too (|B| <= |A| <= k): mu(A) is exact
+        rows = tuple(
+            (
+                ", ".join(names[i] for i in subset),
+                number(masses[subset]),
+                number(sum(v for b, v in masses.items() if set(b) <= set(subset))),
+            )
+            for subset in shown
+        )
+        lower = str(params.get("note", LOWER_END))
+        k = params.get("k") or max((len(a) for a in masses), default=1)
+        return ParameterView(
+            label=f"{name}: {k}-additive measure (Möbius masses)",
+            note=f"{lower[0].upper()}{lower[1:]}. Shapley value of each attribute (the Möbius "
+            "masses of the subsets holding it, each shared equally among its attributes); "
+            f"below, the Möbius masses m(A), largest in absolute value first ({len(shown)} of "
+            f"{len(ordered)}), each with the measure mu(A), the sum of m(B) over the subsets B of A.",
+            table=ParameterTable(("subset", "Möbius mass", "measure"), rows),
+            chart=bar(
+                list(shapley), list(shapley.values()), title=f"{name} Shapley values", ylabel="Shapley value"
+            ),
+        )
 
     def __init__(self, **options):
         super().__init__(**options)

@@ -41,7 +41,7 @@ class Mahalanobis(BaselineFamily):
     -----
     ``S`` is the covariance of the record-by-record differences of the
     standardised files, which equals ``Var(ZA) + Var(ZB) - Cov(ZA, ZB) -
-    Cov(ZA, ZB)^T`` (SPEC section 4). When an attribute is left unmasked (or
+    Cov(ZA, ZB)^T`` (``docs/method.md``, section 5). When an attribute is left unmasked (or
     masked files are otherwise degenerate) ``S`` is singular; the Moore-Penrose
     pseudo-inverse is used and a :class:`DataWarning` says so. Directions with
     zero variance then get zero weight: MD ignores exactly what was not masked.
@@ -50,6 +50,8 @@ class Mahalanobis(BaselineFamily):
     """
 
     name = "md"
+    title = "Mahalanobis (MD)"
+    start_label = "MD's matrix over its trace"  # a start of the bilinear families
 
     def from_data(self, za, zb, columns) -> Distance:
         cov = np.atleast_2d(np.cov(attribute_deltas(za, zb), rowvar=False))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 from rlopt.data import squared_diffs
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
+from rlopt.families._view import ParameterView, bar
 
 __all__ = ["OrderedWeightedAverage", "OWADistance"]
 
@@ -39,6 +42,25 @@ class OrderedWeightedAverage(LearnedFamily):
     """OWA with weights on the simplex; ``w_1`` weights the largest difference."""
 
     name = "owa"
+
+    @classmethod
+    def report_view(
+        cls, params: Mapping, columns: Sequence[str], *, name: str | None = None
+    ) -> ParameterView:
+        """The weights by rank: a bar chart."""
+        name = name or cls.name
+        values = [float(v) for v in params["weights_by_rank"]]
+        return ParameterView(
+            label=f"{name}: OWA weights",
+            note="Weight 1 applies to the largest squared difference of a pair, "
+            "weight 2 to the second largest, and so on.",
+            chart=bar(
+                [f"{k + 1}" for k in range(len(values))],
+                values,
+                title=f"{name} weights by rank",
+                ylabel="weight",
+            ),
+        )
 
     def n_params(self, n_attributes):
         return n_attributes

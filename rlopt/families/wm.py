@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 from rlopt.data import squared_diffs
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
+from rlopt.families._view import ParameterTable, ParameterView, bar, number
 
 __all__ = ["WeightedMean", "MetricWeightedMean", "WeightedMeanDistance"]
 
@@ -30,9 +33,26 @@ class WeightedMeanDistance(Distance):
 
 
 class WeightedMean(LearnedFamily):
-    """``sum_k p_k diff_k`` with ``sum p = 1``, ``p >= 0`` (SPEC section 4)."""
+    """``sum_k p_k diff_k`` with ``sum p = 1``, ``p >= 0`` (``docs/method.md``, section 5)."""
 
     name = "wm"
+
+    @classmethod
+    def report_view(
+        cls, params: Mapping, columns: Sequence[str], *, name: str | None = None
+    ) -> ParameterView:
+        """The attribute weights: a bar chart and a table."""
+        name = name or cls.name
+        names, values = list(params["weights"]), [float(v) for v in params["weights"].values()]
+        return ParameterView(
+            label=f"{name}: attribute weights",
+            note="Which attributes carry the risk: the weight of each attribute's "
+            "squared (standardised) difference.",
+            table=ParameterTable(
+                ("attribute", "weight"), tuple((n, number(v)) for n, v in zip(names, values))
+            ),
+            chart=bar(names, values, title=f"{name} weights", ylabel="weight"),
+        )
 
     def lower(self, n_attributes: int) -> float:
         return 0.0
