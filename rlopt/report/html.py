@@ -13,13 +13,13 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from rlopt.exceptions import InputError
+from rlopt.families import BASELINES, FAMILIES, BaselineFamily, Chart, family_of, generic_view
 from rlopt.learn import describe_lower
 from rlopt.report import plots
 
 __all__ = ["render_risk_report", "render_results_report", "render_compare_report"]
 
 MAX_RECORD_ROWS = 100
-MAX_SUBSET_ROWS = 30
 
 
 def _environment() -> Environment:
@@ -50,97 +50,50 @@ def _cell(value):
     return value
 
 
-def _weights_view(family: str, params: dict) -> dict:
-    """The view of attribute weights (``wm``, ``wm_m``): a bar chart and a table."""
-    names, values = list(params["weights"]), list(params["weights"].values())
-    return {
-        "label": f"{family}: attribute weights",
-        "note": "Which attributes carry the risk: the weight of each attribute's "
-        "squared (standardised) difference.",
-        "image": plots.bar_chart(names, values, title=f"{family} weights", ylabel="weight"),
-        "table": {
-            "columns": ["attribute", "weight"],
-            "rows": [[n, f"{v:.4f}"] for n, v in zip(names, values)],
-        },
-    }
-
-
-def _owa_view(family: str, params: dict) -> dict:
-    """The view of OWA weights by rank: a bar chart."""
-    values = params["weights_by_rank"]
-    ranks = [f"{k + 1}" for k in range(len(values))]
-    return {
-        "label": f"{family}: OWA weights",
-        "note": "Weight 1 applies to the largest squared difference of a pair, "
-        "weight 2 to the second largest, and so on.",
-        "image": plots.bar_chart(ranks, values, title=f"{family} weights by rank", ylabel="weight"),
-        "table": None,
-    }
-
-
-def _measure_view(family: str, params: dict, shapley: dict) -> dict:
-    """The view of a fuzzy measure (``choquet``): Shapley values and the largest subsets."""
-    measure = sorted(params["measure"], key=lambda m: -m["value"])
-    rows = [[", ".join(m["subset"]) or "(empty)", f"{m['value']:.4f}"] for m in measure[:MAX_SUBSET_ROWS]]
-    return {
-        "label": f"{family}: fuzzy measure",
-        "note": f"Shapley value of each attribute (its share of the measure); "
-        f"below, the {min(len(measure), MAX_SUBSET_ROWS)} subsets with "
-        f"the largest measure of {len(measure)}.",
-        "image": plots.bar_chart(
-            list(shapley),
-            list(shapley.values()),
-            title=f"{family} Shapley values",
-            ylabel="Shapley value",
-        ),
-        "table": {"columns": ["subset", "measure"], "rows": rows},
-    }
-
-
-def _matrix_view(family: str, params: dict) -> dict:
-    """The view of a bilinear matrix ``Q``: a heatmap, or a table for 1 or 2 attributes."""
-    q, names = np.asarray(params["Q"]), params["columns"]
-    view: dict[str, Any] = {
-        "label": f"{family}: matrix Q",
-        "note": "d(a, b) = (a - b)' Q (a - b) on standardised records; "
-        "the diagonal weights each attribute, off-diagonal "
-        "entries couple attributes.",
-        "image": None,
-        "table": None,
-    }
-    if len(names) > 2:
-        view["image"] = plots.heatmap(q, names, title=f"{family}: Q")
-    else:
-        view["table"] = {
-            "columns": [""] + list(names),
-            "rows": [[n] + [f"{v:.4f}" for v in row] for n, row in zip(names, q)],
-        }
-    return view
+def _chart_image(chart: Chart | None) -> str | None:
+    """The PNG data URI of a family's chart (drawn here: the families only give its data)."""
+    if chart is None:
+        return None
+    if chart.kind == "heatmap":
+        return plots.heatmap(np.asarray(chart.matrix, dtype=float), chart.labels, title=chart.title)
+    return plots.bar_chart(chart.labels, chart.values, title=chart.title, ylabel=chart.ylabel)
 
 
 def _params_views(figures: dict) -> list[dict]:
-    """A view (label, note, image, table) of each learned family's parameter."""
+    """A view (label, note, image, table) of each learned family's parameter: the family
+    gives it (:meth:`rlopt.families.Family.report_view`); a parameter of a family not
+    registered is shown as a table of its values."""
     views: list[dict[str, Any]] = []
     sources = {row["family"]: row.get("lower_source") for row in figures["families"]}
-    for family, params in figures["params"].items():
+    columns = figures["inputs"].get("columns", [])
+    for label, params in figures["params"].items():
         if not params:
             continue
-        first_view = len(views)
-        if "weights" in params:  # wm, wm_m
-            views.append(_weights_view(family, params))
-        elif "weights_by_rank" in params:  # owa
-            views.append(_owa_view(family, params))
-        elif "measure" in params:  # choquet
-            views.append(_measure_view(family, params, figures["shapley"].get(family, {})))
-        elif "Q" in params:  # bilinear
-            views.append(_matrix_view(family, params))
-        source = describe_lower(sources.get(family))
-        if source is not None and len(views) > first_view:
+        family = family_of(params, label)
+        view = (
+            generic_view(label, params) if family is None else family.report_view(params, columns, name=label)
+        )
+        note = view.note
+        source = describe_lower(sources.get(label))
+        if source is not None:
             # a start the solver did not improve on is not a learned parameter: say where it is from
-            views[first_view]["note"] = (
-                f"{source[0].upper()}{source[1:]}; shown is that parameter. " + views[first_view]["note"]
-            )
+            note = f"{source[0].upper()}{source[1:]}; shown is that parameter. " + note
+        views.append(
+            {
+                "label": view.label,
+                "note": note,
+                "image": _chart_image(view.chart),
+                "table": None
+                if view.table is None
+                else {"columns": list(view.table.columns), "rows": [list(row) for row in view.table.rows]},
+            }
+        )
     return views
+
+
+def _baseline_titles() -> dict[str, str]:
+    """The registered baselines, each with the name the report gives its distance."""
+    return {name: cls.title for name in BASELINES if issubclass(cls := FAMILIES[name], BaselineFamily)}
 
 
 def _interval_views(figures: dict) -> list[dict]:
@@ -216,6 +169,7 @@ def render_risk_report(assessment, path: str | Path) -> Path:
             h=figures["headline"],
             plots=plot_uris,
             params_views=_params_views(figures),
+            baseline_titles=_baseline_titles(),
             interval_views=_interval_views(figures),
             records=_table(flagged, MAX_RECORD_ROWS),
             records_csv=f"data:text/csv;base64,{csv}",
