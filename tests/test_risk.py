@@ -15,7 +15,7 @@ from rlopt.learn import LearnedDistanceLinkage, recount
 from rlopt.linkage import link_records
 from rlopt.masking import additive_noise, build, microaggregate, published_recipe
 from rlopt.report import render_results_report, render_risk_report
-from rlopt.risk import assess_risk, information_loss, interval_disclosure, shapley_values, tradeoff
+from rlopt.risk import assess_risk, information_loss, interval_disclosure, tradeoff
 from tests._helpers import dump_dom
 
 FAMILIES = ["wm", "owa", "ci", "sb"]
@@ -224,19 +224,6 @@ def test_saved_parameters_reapplied_give_the_same_rate(m433, tmp_path):
     assert out.exit_code == 0, out.output
     figures = json.loads((tmp_path / "r.json").read_text())
     assert figures["families"][0]["n_correct"] == figures["families"][1]["n_correct"] == row["n_correct"]
-
-
-def test_shapley_values_by_hand():
-    columns = ["a", "b"]
-    # mu(a) = 0.2, mu(b) = 0.5, mu(ab) = 1: phi_a = (0.2 + 0.5) / 2, phi_b = (0.5 + 0.8) / 2
-    measure = [
-        {"subset": [], "value": 0.0},
-        {"subset": ["a"], "value": 0.2},
-        {"subset": ["b"], "value": 0.5},
-        {"subset": ["a", "b"], "value": 1.0},
-    ]
-    phi = shapley_values(measure, columns)
-    assert phi == pytest.approx({"a": 0.35, "b": 0.65})
 
 
 def test_interval_disclosure_and_information_loss_by_hand():

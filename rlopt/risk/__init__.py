@@ -2,7 +2,7 @@
 baselines and attacks, records at risk, generalisation, interval disclosure and the
 risk-utility trade-off, the permutation paradigm's decomposition, uniqueness. Computes figures; :mod:`rlopt.report` renders them."""
 
-from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk, shapley_values
+from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk
 from rlopt.risk.measures import information_loss, interval_disclosure, propensity_mse
 from rlopt.risk.permutation import permutation_analysis, reverse_mapping
 from rlopt.risk.risk_utility import tradeoff, tradeoff_plan
@@ -12,7 +12,6 @@ __all__ = [
     "DEFAULT_FAMILIES",
     "RiskAssessment",
     "assess_risk",
-    "shapley_values",
     "information_loss",
     "interval_disclosure",
     "propensity_mse",

@@ -20,7 +20,15 @@ from rlopt.attacks import AttackResult, FuzzyAttackResult, PramAttackResult, att
 from rlopt.attacks.registry import AttackRun
 from rlopt.data import KindSpec, LinkageData, validate_pair
 from rlopt.exceptions import InputError, Interrupted, SolverError
-from rlopt.families import get_learned_family, learned_families
+from rlopt.families import (
+    BASELINES,
+    DEFAULT_BASELINE,
+    FAMILIES,
+    BaselineFamily,
+    family_of,
+    get_learned_family,
+    learned_families,
+)
 from rlopt.families.containment import embed
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn, recount
 from rlopt.linkage import link_records
@@ -38,7 +46,7 @@ from rlopt.risk.measures import check_percentage, information_loss_validated, in
 from rlopt.risk.worst_case import worst_case
 from rlopt.status import Status
 
-__all__ = ["RiskAssessment", "assess_risk", "shapley_values", "DEFAULT_FAMILIES"]
+__all__ = ["RiskAssessment", "assess_risk", "DEFAULT_FAMILIES"]
 
 DEFAULT_FAMILIES = ("wm", "owa", "ci", "sb")
 
@@ -103,32 +111,6 @@ def _plain(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
-
-
-def shapley_values(measure: list[dict], columns: Sequence[str]) -> dict[str, float]:
-    """Shapley value of each attribute for a fuzzy measure given as ``[{subset, value}]``.
-
-    ``phi_i = sum_{S not containing i} |S|! (n_attributes - |S| - 1)! / n_attributes! (mu(S + i) - mu(S))``;
-    the values sum to ``mu(all) - mu(empty)``.
-    """
-    n_attributes = len(columns)
-    index = {c: k for k, c in enumerate(columns)}
-    mu = np.zeros(2**n_attributes)
-    for item in measure:
-        mu[sum(1 << index[c] for c in item["subset"])] = item["value"]
-    factorial = [float(np.prod(range(1, m + 1))) for m in range(n_attributes + 1)]
-    phi = np.zeros(n_attributes)
-    for mask in range(2**n_attributes):
-        size = bin(mask).count("1")
-        for i in range(n_attributes):
-            if not mask >> i & 1:
-                phi[i] += (
-                    factorial[size]
-                    * factorial[n_attributes - size - 1]
-                    / factorial[n_attributes]
-                    * (mu[mask | 1 << i] - mu[mask])
-                )
-    return {c: float(phi[k]) for c, k in index.items()}
 
 
 def _generalisation(
@@ -238,7 +220,7 @@ def assess_risk(
     ----------
     original, masked : DataFrame or array-like, aligned record by record (or by ``id_column``)
     families : sequence of str, default=None
-        Learned families (SPEC section 4) whose worst case is computed by MILP,
+        Learned families (``docs/method.md``, section 5) whose worst case is computed by MILP,
         learned smallest first (wm before ci and sb, whose lower end starts from
         wm's optimum). ``None``: :data:`DEFAULT_FAMILIES`, leaving out (with a
         note) those the file does not suit, and ``ci_k`` (a lower end for ci) in
@@ -458,7 +440,7 @@ class _Work:
 
     def attack(self, run_attack: AttackRun) -> AttackResult | FuzzyAttackResult | PramAttackResult:
         self.say("transparency attack")
-        attacked = run_attack("am")
+        attacked = run_attack(DEFAULT_BASELINE)
         self.records["reid_attack"] = attacked.correct
         if isinstance(attacked, AttackResult):  # the fuzzy attack ranks posteriors, no candidate sets
             self.records["attack_candidates"] = attacked.candidates
@@ -513,11 +495,7 @@ class _Work:
             "baselines": self.baselines,
             "families": self.rows,
             "params": self.learned_params,
-            "shapley": {
-                f: shapley_values(p["measure"], p["columns"])
-                for f, p in self.learned_params.items()
-                if p and "measure" in p
-            },
+            "shapley": self.shapley(),
             "attack": attack_figures,
             "generalisation": generalisation,
             "interval_disclosure": interval_disclosure_validated(self.data, interval_p).to_dict(
@@ -528,6 +506,17 @@ class _Work:
             "tradeoff": None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
         }
         return RiskAssessment(figures, records)
+
+    def shapley(self) -> dict[str, dict[str, float]]:
+        """The Shapley values of each parameter that is a fuzzy measure (the Choquet
+        families'), as its family computes them, by the parameter's label."""
+        out = {}
+        for label, params in self.learned_params.items():
+            family = family_of(params, label) if params else None
+            values = None if family is None else family.shapley_values(params, self.data.columns)
+            if values is not None:
+                out[label] = values
+        return out
 
 
 def _versions() -> dict:
@@ -544,8 +533,8 @@ def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions)
     AM and MD strictly and at ``margin`` (with the recount's tolerance of a family's
     parameter), the count a family's ceiling bounds."""
     with_pld = work.data.n_records <= PLD_MAX_RECORDS
-    work.say(f"baselines (am, md{', pld' if with_pld else ''})")
-    for name in ("am", "md"):
+    work.say(f"baselines ({', '.join(BASELINES)}{', pld' if with_pld else ''})")
+    for name in BASELINES:
         try:
             baseline = resolve_distance(name, work.za, work.zb, work.data.columns)
         except InputError as exc:  # e.g. MD on a file whose differences have no covariance
@@ -559,8 +548,9 @@ def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions)
             "status": Status.EXACT,
         }
         work.records[f"reid_{name}"] = linked.correct
-        if name == "md":
-            work.known.append(("MD's matrix over its trace", baseline))
+        family = FAMILIES[name]
+        if issubclass(family, BaselineFamily) and family.start_label is not None:
+            work.known.append((family.start_label, baseline))
     if not with_pld:
         work.baselines["pld"] = {
             "rate": None,
