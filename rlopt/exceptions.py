@@ -1,15 +1,33 @@
-"""Exception and warning types of rlopt.
+"""Exception and warning types of rlopt: every error rlopt raises is an :class:`RloptError`.
 
-Every error caused by what a user passed in is an :class:`InputError` (a
-``ValueError``), whose message names the offending value and what was expected.
+- :class:`InputError` (also a ``ValueError``): what a user passed in is wrong: a file, a
+  column, a parameter or a configuration value; the message names the value and what
+  was expected. The command line ends with ``error: ...`` and exit code 2.
+- :class:`SolverError` (also a ``RuntimeError``): the solver failed, or its word
+  disagrees with a check; no figure is reported from such a solve. Exit code 1.
+- :class:`Interrupted` (a ``KeyboardInterrupt``): Ctrl-C, carrying what was finished.
+
+This module imports nothing heavy: the command line imports it before anything else.
 """
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+__all__ = [
+    "RloptError",
+    "InputError",
+    "NonFiniteError",
+    "NotFittedError",  # noqa: F822 - built on first use by __getattr__ below
+    "SolverError",
+    "SolverUnavailableError",
+    "RecountMismatchError",
+    "DataWarning",
+    "Interrupted",
+]
 
-__all__ = ["InputError", "NonFiniteError", "NotFittedError", "SolverError", "DataWarning", "Interrupted"]
+
+class RloptError(Exception):
+    """The base of every error rlopt raises on purpose."""
 
 
-class InputError(ValueError):
+class InputError(RloptError, ValueError):
     """Bad input: a file, a column, a parameter or a configuration value."""
 
 
@@ -18,13 +36,17 @@ class NonFiniteError(InputError):
     never a result (it names where the value appeared)."""
 
 
-class NotFittedError(InputError, _SklearnNotFitted):
-    """An estimator used before ``fit`` (scikit-learn's ``NotFittedError`` too)."""
-
-
-class SolverError(RuntimeError):
+class SolverError(RloptError, RuntimeError):
     """The solver failed or called a model infeasible that cannot be: no count is
     reported from such a solve."""
+
+
+class SolverUnavailableError(SolverError):
+    """HiGHS (the ``highspy`` package) cannot be loaded."""
+
+
+class RecountMismatchError(SolverError):
+    """The solver's count and the independent recount of its parameters disagree."""
 
 
 class DataWarning(UserWarning):
@@ -39,3 +61,24 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, message: str = "interrupted", partial=None):
         super().__init__(message)
         self.partial = partial
+
+
+_not_fitted: type | None = None
+
+
+def __getattr__(name: str):
+    """``NotFittedError`` is built on first use: it is also scikit-learn's
+    ``NotFittedError``, and importing scikit-learn costs a second that commands which
+    never fit an estimator should not pay."""
+    global _not_fitted
+    if name != "NotFittedError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _not_fitted is None:
+        from sklearn.exceptions import NotFittedError as SklearnNotFitted
+
+        class NotFittedError(InputError, SklearnNotFitted):
+            """An estimator used before ``fit`` (scikit-learn's ``NotFittedError`` too)."""
+
+        NotFittedError.__module__ = __name__
+        _not_fitted = NotFittedError
+    return _not_fitted

@@ -23,7 +23,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from rlopt.data import ColumnKind, KindSpec, LinkageData, Standardisation, validate_pair
-from rlopt.exceptions import DataWarning, InputError, Interrupted, NotFittedError, SolverError
+from rlopt.exceptions import (
+    DataWarning,
+    InputError,
+    Interrupted,
+    NotFittedError,
+    RecountMismatchError,
+    SolverError,
+)
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult, link_records
@@ -80,10 +87,6 @@ CONCLUDE_SHARE = 0.05
 SEARCH_SHARE = 0.5
 """With a time limit, the searches for a better start (:mod:`rlopt.milp.portfolio`),
 which run first, end by this share of it."""
-
-
-class RecountMismatchError(SolverError):
-    """The solver's count and the independent recount of its parameters disagree."""
 
 
 @dataclass
@@ -836,10 +839,10 @@ class LearnedDistanceLinkage(BaseEstimator):
     Parameters
     ----------
     family : str, default="wm"
-        ``wm, wm_m, owa, ci, ci_m, ci_super, sb, sb_nc, sb_pd`` (SPEC section 4).
+        ``wm, wm_m, owa, ci, ci_m, ci_super, sb, sb_nc, sb_pd`` (docs/method.md §5).
     margin : float, default=1e-5
         ``eps``: every learned re-identification wins by at least this distance.
-        0 counts ties as correct (upper end of SPEC section 3's interval).
+        0 counts ties as correct (upper end of the margin interval, docs/method.md §4).
     time_limit : float, default=None
         Seconds for the whole fit (reductions, build and solve; the solver gets at
         least 1 s); a run stopped by it reports an interval, never "optimal".

@@ -24,7 +24,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from rlopt.exceptions import InputError, SolverError
+from rlopt.exceptions import InputError, SolverUnavailableError
 from rlopt.status import Status
 
 __all__ = [
@@ -39,10 +39,6 @@ __all__ = [
     "SlackLP",
     "Projection",
 ]
-
-
-class SolverUnavailableError(SolverError):
-    """HiGHS (the ``highspy`` package) cannot be loaded."""
 
 
 @dataclass(frozen=True)

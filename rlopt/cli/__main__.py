@@ -1,0 +1,5 @@
+"""``python -m rlopt.cli``: the ``rlopt`` command."""
+
+from rlopt.cli._app import main
+
+main()

@@ -1,0 +1,245 @@
+"""``rlopt learn``: the best distance of one family, its proof or its interval."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlopt.cli._app import Command, commands, summary
+from rlopt.cli._options import (
+    FAMILIES,
+    OUTPUT,
+    THREADS,
+    TIME_LIMIT,
+    Columns,
+    DropNonfinite,
+    IdColumn,
+    JsonOut,
+    Margin,
+    Masked,
+    Missing,
+    MissingPolicy,
+    Nominal,
+    Ordinal,
+    Original,
+    Threads,
+    TimeLimit,
+    check_family,
+    check_outputs,
+    emit_json,
+    interrupted,
+    kinds,
+    say_kinds,
+    seconds,
+    split,
+)
+from rlopt.cli._options import (
+    summary as summary_to,
+)
+from rlopt.families import LEARNED
+from rlopt.status import Status
+
+app = commands()
+
+
+@app.command(
+    cls=Command,
+    short_help=summary("learn"),
+    epilog="Example: rlopt learn original.csv masked.csv --family wm --time-limit 60 --params-out wm.json",
+)
+def learn(
+    original: Original,
+    masked: Masked,
+    family: Annotated[
+        str,
+        typer.Option(
+            metavar="FAMILY",
+            callback=check_family,
+            help=f"one of {', '.join(LEARNED)}",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = "wm",
+    margin: Margin = 1e-5,
+    time_limit: TimeLimit = TIME_LIMIT,
+    rel_gap: Annotated[
+        float,
+        typer.Option(
+            metavar="GAP",
+            help="relative MIP gap at which to stop (0: prove the optimum)",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = 0.0,
+    threads: Threads = THREADS,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            metavar="DELTA",
+            help="metric variants (wm_m, ci_m, sb_pd): lower bound delta",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = None,
+    published_relaxation: Annotated[
+        bool,
+        typer.Option(
+            "--published-relaxation",
+            help="ci_m: submodularity on pairs of attributes only",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = False,
+    k_additive: Annotated[
+        int | None,
+        typer.Option(
+            "--k-additive",
+            metavar="K",
+            help="ci_k: the largest attribute set with a Möbius mass (default 2)",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = None,
+    naive: Annotated[
+        bool,
+        typer.Option(
+            "--naive",
+            help="the MILP as written: every pair, one big-C, no reduction",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = False,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="re-prove a claimed optimum with the plain model (a second solve, same time limit)",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = False,
+    columns: Columns = None,
+    id_column: IdColumn = None,
+    drop_nonfinite: DropNonfinite = False,
+    ordinal: Ordinal = None,
+    nominal: Nominal = None,
+    missing: Missing = MissingPolicy.category,
+    params_out: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="write the learned parameters as JSON", rich_help_panel=OUTPUT),
+    ] = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="write the MILP as .lp or .mps", rich_help_panel=OUTPUT),
+    ] = None,
+    json_out: JsonOut = None,
+    log: Annotated[bool, typer.Option("--log", help="show HiGHS's log", rich_help_panel=OUTPUT)] = False,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="print the interval each time it narrows, on stderr (default: on a terminal)",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
+) -> None:
+    """Learn the distance of FAMILY that re-identifies the most records (a MILP solved
+    by HiGHS): the proven optimum, or an interval when the time limit stops it."""
+    from rich.console import Console
+
+    from rlopt.data import load_table
+    from rlopt.learn import LearnedDistanceLinkage
+
+    check_outputs(params_out=params_out, export=export, json=json_out)
+    options: dict[str, Any] = {"delta": delta, "k": k_additive}
+    options = {key: value for key, value in options.items() if value is not None}
+    if published_relaxation:
+        options["published_relaxation"] = True
+    naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
+    learner = LearnedDistanceLinkage(
+        family,
+        margin=margin,
+        time_limit=seconds(time_limit),
+        rel_gap=rel_gap,
+        threads=threads,
+        log=log,
+        family_options=options or None,
+        verify=verify,
+        **naive_options,
+    )
+    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    show = console.is_terminal if progress is None else progress
+    try:
+        learner.fit(
+            load_table(original),
+            load_table(masked),
+            columns=split(columns),
+            id_column=id_column,
+            drop_nonfinite=drop_nonfinite,
+            kinds=kinds(ordinal, nominal, missing),
+            export=export,
+            progress=(lambda event: console.print(interval_line(event))) if show else None,
+        )
+        result, stopped = learner.result_, False
+    except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
+        partial = getattr(exc, "partial", None)
+        if partial is None or partial.n_correct_verified is None:
+            raise interrupted(f"{family}: nothing verified yet") from None
+        result, stopped = partial, True
+    if params_out is not None and not stopped and learner.distance_ is not None:
+        learner.save_params(params_out)
+    column_kinds = getattr(learner, "kinds_", ())
+    say = summary_to(json_out)
+    if json_out is not None:
+        extra = {"kinds": [k.to_dict() for k in column_kinds]} if column_kinds else {}
+        emit_json(json_out, {**result.to_dict(), **extra})
+    say_kinds(say, column_kinds)
+    say(learned_line(result))
+    if result.verification is not None:
+        say(_verification_line(result.verification))
+    if stopped:
+        raise typer.Exit(130)
+
+
+def learned_line(result) -> str:
+    """``rlopt learn``'s summary: the optimum or the interval, the recounts, the times."""
+    from rlopt.learn import describe_lower
+
+    if result.status == Status.OPTIMAL:
+        figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"
+    else:
+        figure = (
+            f"between {result.n_correct_verified} and {result.bound} of {result.n_records} "
+            f"({result.status}, gap {result.gap if result.gap is None else round(result.gap, 4)})"
+        )
+    at_risk = "" if result.n_at_risk is None else f"; {result.n_at_risk} records at risk under some parameter"
+    if describe_lower(result.lower_source):
+        at_risk += f"; {describe_lower(result.lower_source)}"
+    return (
+        f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
+        f"strict count {result.n_correct_strict}{at_risk}; search {result.seconds['search']:.1f}s, "
+        f"reduce {result.seconds['reduce']:.1f}s, "
+        f"build {result.seconds['build']:.1f}s, solve {result.seconds['solve']:.1f}s"
+    )
+
+
+def _verification_line(v: dict) -> str:
+    """``rlopt learn --verify``: what the plain model found."""
+    plain = (
+        f"optimal {v['n_correct']}"
+        if v["status"] == Status.OPTIMAL
+        else f"between {v['n_correct']} and {v['bound']} ({v['status']})"
+    )
+    verdict = {True: "the optimum is confirmed", None: "consistent, not decided within the limit"}[
+        v["agrees"]
+    ]
+    return f"verified by the plain model: {plain} in {v['seconds']:.1f}s; {verdict}"
+
+
+def interval_line(event: dict, family: str | None = None):
+    """``  12.3 s  [741, 1032]  lower: <its step>  upper: <its step>``: one narrowing of
+    a family's interval (an event of :class:`rlopt.milp.certificate.Certificate`)."""
+    from rich.text import Text
+
+    lower = "-" if event["lower"] is None else event["lower"]
+    return Text.assemble(
+        "" if family is None else f"{family:>6} ",
+        f"{event['seconds']:7.1f} s  ",
+        (f"[{lower}, {event['upper']}]", "bold"),
+        f"  lower: {event['lower_source'] or 'nothing verified yet'}  upper: {event['upper_source']}",
+    )
