@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 
@@ -6,10 +7,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from rlopt.cli import app, parse_groups
+from rlopt.cli import app
+from rlopt.cli._app import COMMANDS
 from rlopt.exceptions import InputError
 from rlopt.linkage import dbrl
 from rlopt.masking import build, published_recipe
+from rlopt.masking.grammar import parse_groups
 
 runner = CliRunner()
 
@@ -153,15 +156,47 @@ def test_choices_are_checked_and_listed_by_the_parser(args, offered):
 def test_every_command_shows_an_example_with_its_own_options():
     import re
 
-    commands = [c.name or c.callback.__name__ for c in app.registered_commands]
-    assert len(commands) == 13
-    for command in commands:
+    for command in COMMANDS:
         text = runner.invoke(app, [command, "--help"]).output
         example = " ".join(text.replace("│", " ").split()).split("Example: ", 1)
         assert len(example) == 2, command
         assert example[1].startswith(f"rlopt {command}"), command
         for option in re.findall(r"(--[a-z-]+)", example[1]):
             assert option in example[0], (command, option)  # the options table, above the example
+
+
+def _help(args: list[str]) -> str:
+    result = runner.invoke(app, args, env={"COLUMNS": "80"}, terminal_width=80)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_help_reads_at_80_columns(command):
+    """Every help at 80 columns: lines that fit, metavars that name the value (ORIGINAL,
+    K, SECONDS), no type names, no <bool>, no {braces}, no cut words, and the summary in
+    ``rlopt --help`` is the command's own short help."""
+    text = _help(["--help"] if command is None else [command, "--help"])
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    for generic in ("<bool>", "<path>", "<str>", "<int>", "<float>", "{", "}", "…"):
+        assert generic not in text, (command, generic)
+    assert not re.search(r"\b(TEXT|FLOAT|INTEGER|BOOLEAN)\b", text), text
+    if command is None:
+        for name, entry in COMMANDS.items():
+            assert re.search(rf"^  {name} +{re.escape(entry.summary[:20])}", text, re.M), name
+    else:
+        assert text.startswith(f"Usage: rlopt {command} [OPTIONS]"), text
+
+
+def test_help_does_not_load_the_solvers():
+    """``rlopt --help`` and importing the command line load neither scikit-learn nor Pyomo."""
+    code = (
+        "import sys, rlopt.cli, rlopt.cli._app as a; from typer.testing import CliRunner; "
+        "CliRunner().invoke(a.app, ['--help']); "
+        "print(sorted(m for m in ('sklearn', 'pyomo', 'highspy', 'pandas', 'scipy') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout
 
 
 @pytest.mark.parametrize(
@@ -204,9 +239,9 @@ def test_more_bad_input_ends_in_one_error_line(tmp_path, monkeypatch, capsys, ar
 
 
 def test_link_pld_on_a_large_file_warns_before_it_starts_and_still_answers(tmp_path, monkeypatch):
-    import rlopt.cli
+    import rlopt.linkage.probabilistic as probabilistic
 
-    monkeypatch.setattr(rlopt.cli, "PLD_MAX_RECORDS", 50)
+    monkeypatch.setattr(probabilistic, "PLD_MAX_RECORDS", 50)
     original, masked = build(published_recipe("M4-33"))
     original[:60].to_csv(tmp_path / "o.csv", index=False)
     masked[:60].to_csv(tmp_path / "m.csv", index=False)
@@ -216,7 +251,7 @@ def test_link_pld_on_a_large_file_warns_before_it_starts_and_still_answers(tmp_p
     assert result.exit_code == 0, result.output
     assert "warning: pld on 60 records: its one-to-one assignment is cubic" in result.stderr
     assert "pld: " in result.stdout and "of 60 records re-identified" in result.stdout
-    monkeypatch.setattr(rlopt.cli, "PLD_MAX_RECORDS", 60)
+    monkeypatch.setattr(probabilistic, "PLD_MAX_RECORDS", 60)
     quiet = runner.invoke(
         app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--distance", "pld"]
     )

@@ -8,7 +8,8 @@ import pytest
 
 from rlopt.data import load_census
 from rlopt.exceptions import InputError
-from rlopt.experiments.compare import pareto_front, parse_methods, parse_values, run_compare
+from rlopt.experiments.compare import pareto_front, run_compare
+from rlopt.masking.grammar import parse_methods, parse_values
 from tests._helpers import dump_dom, run_main
 
 

@@ -66,7 +66,9 @@ class Command(TyperCommand):
         sections: dict[str, list[tuple[str, str]]] = {}
         for param in self.get_params(ctx):
             if param.param_type_name == "argument":
-                sections.setdefault("Arguments", []).append((_argument_name(param), param.help or ""))
+                sections.setdefault("Arguments", []).append(
+                    (_argument_name(param), getattr(param, "help", "") or "")
+                )
                 continue
             record = param.get_help_record(ctx)
             if record is None:

@@ -48,8 +48,7 @@ ATTACKED = ("k", "groups", "p", "window", "c", "m2", "theta", "invariant", "matr
 
 
 def _parameter(option: MaskingOption, section: str) -> inspect.Parameter:
-    extra = {} if option.metavar is None else {"metavar": option.metavar}
-    declared = typer.Option(option.flag, help=option.help, rich_help_panel=section, **extra)
+    declared = typer.Option(option.flag, metavar=option.metavar, help=option.help, rich_help_panel=section)
     return inspect.Parameter(
         option.field,
         inspect.Parameter.KEYWORD_ONLY,

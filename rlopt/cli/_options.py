@@ -55,8 +55,24 @@ def _family_name(text: str) -> str:
     return get_learned_family(text).name
 
 
+def _method_name(text: str) -> str:
+    from rlopt.masking import masking_method
+
+    return masking_method(text).name
+
+
+def _attacked_name(text: str) -> str:
+    from rlopt.attacks import attack_for
+
+    return attack_for(text).masking
+
+
 check_families = parsed(_family_names)
 check_family = parsed(_family_name)
+check_method = parsed(_method_name)
+"""A registered masking method (aliases accepted), checked while parsing (exit 2)."""
+check_attacked = parsed(_attacked_name)
+"""A masking method with a transparency attack, checked while parsing (exit 2)."""
 
 Original = Annotated[
     Path, typer.Argument(metavar="ORIGINAL", help="the file before masking (the intruder's), CSV or Parquet")
@@ -78,7 +94,7 @@ Columns = Annotated[
 Ordinal = Annotated[
     str | None,
     typer.Option(
-        metavar="SPEC",
+        metavar="LEVELS",
         help="ordered categorical attributes, levels low to high: 'edu:hs<college<grad; size' "
         "(no levels: the sorted values)",
         rich_help_panel=DATA,
@@ -138,7 +154,7 @@ Margin = Annotated[
     ),
 ]
 Seed = Annotated[int, typer.Option(metavar="SEED", help="random seed of the masking")]
-Jobs = Annotated[int, typer.Option(metavar="N", help="local worker processes", min=1)]
+Jobs = Annotated[int, typer.Option(metavar="N", help="local worker processes")]
 Scheduler = Annotated[
     str | None, typer.Option(metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786")
 ]
@@ -280,3 +296,31 @@ def progress_bar(label: str, show: bool | None):
     finally:
         if started:
             bar.stop()
+
+
+def interval_printer(show: bool | None, *, labelled: bool = False) -> Callable | None:
+    """The callback that prints each narrowing of an interval on stderr:
+    ``  12.3 s  [741, 1032]  lower: <its step>  upper: <its step>``, led by the family
+    when ``labelled`` (it is then called with the family and the event); bold on a
+    terminal, plain lines elsewhere. ``show`` None: only on a terminal; False: None."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    if not (console.is_terminal if show is None else show):
+        return None
+
+    def line(event: dict, label: str | None = None) -> None:
+        lower = "-" if event["lower"] is None else event["lower"]
+        console.print(
+            Text.assemble(
+                "" if label is None else f"  {label}: ",
+                f"{event['seconds']:7.1f} s  ",
+                (f"[{lower}, {event['upper']}]", "bold"),
+                f"  lower: {event['lower_source'] or 'nothing verified yet'}  upper: {event['upper_source']}",
+            )
+        )
+
+    if labelled:
+        return lambda label, event: line(event, label)
+    return line

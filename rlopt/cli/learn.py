@@ -30,6 +30,7 @@ from rlopt.cli._options import (
     check_outputs,
     emit_json,
     interrupted,
+    interval_printer,
     kinds,
     say_kinds,
     seconds,
@@ -140,8 +141,6 @@ def learn(
 ) -> None:
     """Learn the distance of FAMILY that re-identifies the most records (a MILP solved
     by HiGHS): the proven optimum, or an interval when the time limit stops it."""
-    from rich.console import Console
-
     from rlopt.data import load_table
     from rlopt.learn import LearnedDistanceLinkage
 
@@ -162,8 +161,6 @@ def learn(
         verify=verify,
         **naive_options,
     )
-    console = Console(stderr=True, soft_wrap=True, highlight=False)
-    show = console.is_terminal if progress is None else progress
     try:
         learner.fit(
             load_table(original),
@@ -173,7 +170,7 @@ def learn(
             drop_nonfinite=drop_nonfinite,
             kinds=kinds(ordinal, nominal, missing),
             export=export,
-            progress=(lambda event: console.print(interval_line(event))) if show else None,
+            progress=interval_printer(progress),
         )
         result, stopped = learner.result_, False
     except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
@@ -229,17 +226,3 @@ def _verification_line(v: dict) -> str:
         v["agrees"]
     ]
     return f"verified by the plain model: {plain} in {v['seconds']:.1f}s; {verdict}"
-
-
-def interval_line(event: dict, family: str | None = None):
-    """``  12.3 s  [741, 1032]  lower: <its step>  upper: <its step>``: one narrowing of
-    a family's interval (an event of :class:`rlopt.milp.certificate.Certificate`)."""
-    from rich.text import Text
-
-    lower = "-" if event["lower"] is None else event["lower"]
-    return Text.assemble(
-        "" if family is None else f"{family:>6} ",
-        f"{event['seconds']:7.1f} s  ",
-        (f"[{lower}, {event['upper']}]", "bold"),
-        f"  lower: {event['lower_source'] or 'nothing verified yet'}  upper: {event['upper_source']}",
-    )

@@ -22,6 +22,7 @@ from rlopt.cli._options import (
     Ordinal,
     Original,
     Scheduler,
+    check_attacked,
     check_outputs,
     emit_json,
     interrupted,
@@ -151,7 +152,12 @@ def attack(
     original: Original,
     masked: Masked,
     method: Annotated[
-        str, typer.Option(metavar="METHOD", help=f"the published masking method: {', '.join(ATTACKS)}")
+        str,
+        typer.Option(
+            metavar="METHOD",
+            callback=check_attacked,
+            help=f"the published masking method: {', '.join(ATTACKS)}",
+        ),
     ],
     distance: Annotated[
         AttackDistance, typer.Option(metavar="am|md", help="the distance inside the intersections")
@@ -167,13 +173,13 @@ def attack(
 ) -> None:
     """Transparency attack: narrow each record's candidates with the published masking
     parameters, then link inside the intersection (PRAM, fuzzy: rank by posterior)."""
-    from rlopt.attacks import attack_for, plan_attack
+    from rlopt.attacks import plan_attack
     from rlopt.data import load_table, validate_pair
     from rlopt.masking.grammar import spec_from_text
 
     check_outputs(json=json_out)
     say = summary_to(json_out)
-    spec = spec_from_text(attack_for(method).masking, masking)
+    spec = spec_from_text(method, masking)  # the callback made it the attacked masking method
     data = validate_pair(
         load_table(original),
         load_table(masked),

@@ -10,7 +10,7 @@ import typer
 
 from rlopt.cli._app import Command, commands, summary
 from rlopt.cli._masking import masking_options
-from rlopt.cli._options import FILES, Seed, check_outputs, split, write_table
+from rlopt.cli._options import FILES, Seed, check_method, check_outputs, split, write_table
 from rlopt.exceptions import InputError
 from rlopt.masking import (
     MASKING_METHODS,
@@ -32,7 +32,7 @@ _METHODS = ", ".join(
 @app.command(
     cls=Command,
     short_help=summary("mask"),
-    epilog="Examples: rlopt mask data.csv --method rank_swap --p 10 --seed 1 --out masked.csv; "
+    epilog="Example: rlopt mask data.csv --method rank_swap --p 10 --seed 1 --out masked.csv; "
     "rlopt mask --preset M4-33 --out-dir m433",
 )
 @masking_options("Masking parameters")
@@ -41,7 +41,8 @@ def mask(
         Path | None, typer.Argument(metavar="INPUT", help="the file to mask, CSV or Parquet")
     ] = None,
     method: Annotated[
-        str | None, typer.Option(metavar="METHOD", help=f"the masking method: {_METHODS}")
+        str | None,
+        typer.Option(metavar="METHOD", callback=check_method, help=f"the masking method: {_METHODS}"),
     ] = None,
     out: Annotated[
         Path | None,

@@ -29,10 +29,13 @@ from rlopt.cli._options import (
     Solving,
     Threads,
     TimeLimit,
+    check_attacked,
     check_families,
+    check_method,
     check_outputs,
     emit_json,
     interrupted,
+    interval_printer,
     kinds,
     seconds,
     split,
@@ -111,6 +114,7 @@ def risk(
         str | None,
         typer.Option(
             metavar="METHOD",
+            callback=check_attacked,
             help="the published masking method, for its transparency attack (with its parameters below)",
             rich_help_panel=ATTACK,
         ),
@@ -134,6 +138,7 @@ def risk(
         str | None,
         typer.Option(
             metavar="METHOD",
+            callback=check_method,
             help="add a risk-utility trade-off of this masking method",
             rich_help_panel=CHECKS,
         ),
@@ -167,7 +172,7 @@ def risk(
     say = summary_to(json_out)
     if attack_method is None and given_any(masking):
         raise InputError(f"{flags(masking)} describe the published masking: give --attack-method too")
-    published = None if attack_method is None else _attacked(attack_method, masking)
+    published = None if attack_method is None else spec_from_text(attack_method, masking)
     a, b = load_table(original), load_table(masked)
     solving = Solving(margin=margin, time_limit=seconds(time_limit), threads=threads, seed=seed)
     table = _tradeoff_plan(a, tradeoff_method, tradeoff_values, generalisation, columns, solving)
@@ -187,6 +192,7 @@ def risk(
             names=(original.name, masked.name),
             kinds=kinds(ordinal, nominal, missing),
             progress=None if quiet else (lambda m: typer.echo(m, err=True)),
+            intervals=None if quiet else interval_printer(True, labelled=True),
             margin=solving.margin,
             time_limit=solving.time_limit,
             threads=solving.threads,
@@ -206,13 +212,6 @@ def risk(
         say(f"report -> {report}")
     if not result.complete:  # the figures are written; the exit code says they are partial
         raise typer.Exit(1)
-
-
-def _attacked(method: str, masking: dict[str, Any]):
-    """The published masking's spec, for a method that has a transparency attack."""
-    from rlopt.attacks import attack_for
-
-    return spec_from_text(attack_for(method).masking, masking)
 
 
 def _tradeoff_plan(frame, method: str | None, values: str | None, families: str, columns, solving: Solving):
@@ -254,6 +253,8 @@ def _print_risk(result, say: Callable[[str], None]) -> None:
             text += f": at least {h['n_correct']} of {h['n_records']} re-identified, no ceiling proven"
         elif h["status"] != Status.PROVEN:
             text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
+        if h["status"] != Status.PROVEN and h.get("upper_source"):
+            text += f" (upper end: {h['upper_source']})"
         say(text)
         if h.get("note"):
             say(f"  ({h['note']})")
@@ -319,7 +320,7 @@ def _risk_interrupted(
 )
 def tradeoff_command(
     original: Original,
-    method: Annotated[str, typer.Option(metavar="METHOD", help="the masking method")],
+    method: Annotated[str, typer.Option(metavar="METHOD", callback=check_method, help="the masking method")],
     values: Annotated[
         str,
         typer.Option(
@@ -365,6 +366,7 @@ def tradeoff_command(
         threads=threads,
         seed=seed,
         progress=None if quiet else (lambda m: typer.echo(m, err=True)),
+        intervals=None if quiet else interval_printer(True, labelled=True),
     )
     summary_to(json_out)(table.to_string(index=False))
     if out is not None:

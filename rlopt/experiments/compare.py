@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
-import re
 import time
 import warnings
 from collections.abc import Sequence
@@ -32,7 +30,8 @@ from rlopt.experiments.runner import GridRun
 from rlopt.families import get_learned_family
 from rlopt.learn import learn, recount
 from rlopt.linkage.distance_based import resolve_distance
-from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_method, masking_spec
+from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
+from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
 from rlopt.masking.methods import PramSpec
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss_validated
@@ -55,68 +54,6 @@ __all__ = [
 
 MAX_CELLS = 2000
 """The most cells one comparison takes."""
-
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-
-
-MAX_VALUES = 1000
-"""The most values one option takes."""
-
-
-def _range(low: float, high: float, step: float) -> list[float]:
-    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(step)):
-        raise ValueError
-    if not (high >= low and step > 0 and (high - low) / step < MAX_VALUES):
-        raise ValueError
-    count = int(math.floor((high - low) / step + 1e-9)) + 1
-    return [round(low + i * step, 12) for i in range(count)]
-
-
-def parse_values(text: str, where: str) -> list[float]:
-    """The values of one parameter: ``3``, a rising range ``2..10`` (step 1) or
-    ``2..20:2``, or alternatives ``0.05|0.1|0.5`` (the grammar of every command);
-    ``rlopt tradeoff`` also takes its earlier ``2-10``, ``2-20:2`` and ``2,3,5``."""
-    text = text.strip()
-    try:
-        canonical = re.fullmatch(rf"({_NUMBER})\.\.({_NUMBER})(?::({_NUMBER}))?", text)
-        legacy = re.fullmatch(rf"({_NUMBER})-({_NUMBER})(?::({_NUMBER}))?", text)
-        match = canonical or legacy
-        if match:
-            return _range(float(match[1]), float(match[2]), float(match[3]) if match[3] else 1.0)
-        values = [float(v) for v in re.split(r"[|,]", text)]
-        if not all(math.isfinite(v) for v in values) or len(values) > MAX_VALUES:
-            raise ValueError
-        return values
-    except ValueError:
-        raise InputError(
-            f"{where}: values {text!r}; expected finite numbers: one, a rising range like '2..10' "
-            f"or '2..20:2', or alternatives like '0.05|0.1|0.5'; at most {MAX_VALUES} values"
-        ) from None
-
-
-def parse_methods(text: str) -> list[tuple[str, dict[str, list[float]]]]:
-    """``"mdav:k=2..10; rank_swap:p=2..20:2; noise:variance_ratio=0.05|0.5"`` into
-    ``[(method, {parameter: values})]`` (method aliases accepted, parameters checked
-    against the method's spec)."""
-    methods = []
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        name, sep, assignments = part.partition(":")
-        method = masking_method(name.strip())
-        fields = set(method.spec.model_fields) - {"method", "seed"}
-        grid: dict[str, list[float]] = {}
-        for assignment in filter(None, (a.strip() for a in assignments.split(",")) if sep else ()):
-            key, eq, values = assignment.partition("=")
-            key = key.strip()
-            if not eq or key not in fields:
-                raise InputError(
-                    f"--methods {part!r}: {assignment!r}; expected PARAMETER=VALUES with a "
-                    f"parameter of {method.name}: {', '.join(sorted(fields))}"
-                )
-            grid[key] = parse_values(values, f"--methods {part!r}")
-        methods.append((method.name, grid))
-    if not methods:
-        raise InputError(f"--methods {text!r}; expected e.g. 'mdav:k=2..10; rank_swap:p=2..20:2'")
-    return methods
 
 
 @dataclass(frozen=True)
@@ -269,7 +206,7 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
         attacked = plan_attack(data, spec)("am")
         margin_counts["attack"] = attacked.n_correct
         row["attack_rate"] = attacked.rate
-    ceilings: list[int | None] = []
+    ceilings: list[tuple[int | None, str]] = []
     for family in cell.families:
         result, distance = learn(
             data, get_learned_family(family), margin=cell.margin, options=options, known=known
@@ -278,7 +215,7 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
             known.append((f"{family}'s best parameter", distance))
         if result.n_correct_verified is not None:
             margin_counts[family] = result.n_correct_verified
-        ceilings.append(result.bound)
+        ceilings.append((result.bound, family))
         row[f"{family}_rate"] = (
             None if result.n_correct_verified is None else result.n_correct_verified / data.n_records
         )
