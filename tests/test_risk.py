@@ -1,4 +1,4 @@
-"""The risk assessment and its HTML report (issue: risk report)."""
+"""The risk assessment and its HTML report."""
 
 import json
 import re
@@ -408,18 +408,23 @@ def test_the_worst_case_rule_by_hand():
     from rlopt.risk.worst_case import worst_case
 
     # a strict count above the ceiling at the margin: no ceiling
-    w = worst_case([(7, "wm"), (7, "am")], [(8, "am")], [7], 10)
+    w = worst_case([(7, "wm"), (7, "am")], [(8, "am")], [(7, "wm")], 10)
     assert (w.n_correct, w.upper, w.status, w.source) == (8, 10, "interval", "am") and w.note
     # the strict count at the ceiling, reached at the margin by a family: proven
-    w = worst_case([(7, "wm"), (6, "am")], [(7, "am")], [7], 10)
+    w = worst_case([(7, "wm"), (6, "am")], [(7, "am")], [(7, "wm")], 10)
     assert (w.n_correct, w.upper, w.status) == (7, 7, "proven") and w.note is None
     # ... but reached strictly only: an interval
-    assert worst_case([(6, "wm"), (6, "am")], [(7, "am")], [7], 10).status == "interval"
+    assert worst_case([(6, "wm"), (6, "am")], [(7, "am")], [(7, "wm")], 10).status == "interval"
     # a method in no family (the attack, PLD) above every ceiling: proven at its count
-    w = worst_case([(7, "wm"), (9, "pld")], [], [7], 10)
+    w = worst_case([(7, "wm"), (9, "pld")], [], [(7, "wm")], 10)
     assert (w.n_correct, w.upper, w.status, w.source) == (9, 9, "proven", "pld")
+    assert w.upper_source == "the count at margin eps (9)"
+    # the upper end names the family whose bound caps it
+    w = worst_case([(7, "wm"), (6, "ci")], [], [(7, "wm"), (9, "ci")], 10)
+    assert (w.upper, w.upper_source) == (9, "ci's proven bound")
     # a family without a ceiling (failed) bounds nothing
-    assert worst_case([(7, "wm")], [], [7, None], 10).upper == 10
+    w = worst_case([(7, "wm")], [], [(7, "wm"), (None, "ci")], 10)
+    assert w.upper == 10 and w.upper_source == "no ceiling from ci: the number of records"
 
 
 def test_a_baseline_at_the_ceiling_by_the_margin_is_proven():

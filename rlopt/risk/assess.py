@@ -213,6 +213,7 @@ def assess_risk(
     progress: Callable[[str], None] | None = None,
     kinds: KindSpec | dict | None = None,
     learn_sample: int | None = None,
+    intervals: Callable[[str, dict], None] | None = None,
 ) -> RiskAssessment:
     """Everything a disclosure-control officer asks before publishing ``masked``.
 
@@ -257,6 +258,10 @@ def assess_risk(
         bounds nothing on the file. ``None``: the whole file up to
         :data:`LEARN_WHOLE_RECORDS` records, a sample of :data:`LEARN_SAMPLE_RECORDS`
         above. The generalisation folds then run on the sample.
+    progress, intervals : callables, default=None
+        ``progress(message)`` before each step; ``intervals(family, event)`` each time
+        a family's interval narrows while it is learned (the events of
+        :class:`rlopt.milp.certificate.Certificate`, as ``rlopt learn --progress`` prints).
     """
     # (over 60 lines only by its 17 documented parameters: the body is the steps below)
     explicit = families is not None
@@ -273,6 +278,7 @@ def assess_risk(
         warnings.simplefilter("always")
         data = validate_pair(original, masked, columns=columns, id_column=id_column, kinds=kinds)
     work = _Work.start(data, notes=[str(w.message) for w in caught], say=progress)
+    work.intervals = intervals
     work.kind_spec = KindSpec.coerce(kinds)
     families = _suited(families, explicit, data, work.notes)  # every limit before the first solve
     for name in generalisation_families if folds else ():
@@ -331,7 +337,7 @@ def assess_risk(
     }
     if callable(tradeoff):
         work.say("risk-utility trade-off")
-    tradeoff_table = tradeoff(work.say) if callable(tradeoff) else tradeoff
+    tradeoff_table = tradeoff(work.say, work.intervals) if callable(tradeoff) else tradeoff
     return work.assessment(inputs, attacked, generalisation, interval_p, tradeoff_table)
 
 
@@ -405,6 +411,7 @@ class _Work:
     rows: list[dict] = field(default_factory=list)
     learned_params: dict = field(default_factory=dict)
     known: list = field(default_factory=list)  # (label, distance)
+    intervals: Callable[[str, dict], None] | None = None
 
     @classmethod
     def start(cls, data: LinkageData, *, notes: list[str], say: Callable[[str], None] | None) -> _Work:
@@ -416,6 +423,13 @@ class _Work:
             notes,
             say or (lambda message: None),
         )
+
+    def narrowed(self, family: str) -> Callable[[dict], None] | None:
+        """The ``progress`` of a learner of ``family``: its events to ``intervals``."""
+        if self.intervals is None:
+            return None
+        report = self.intervals
+        return lambda event: report(family, event)
 
     @cached_property
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -613,7 +627,9 @@ def _learned_families(
         work.say(f"learning {family} (time limit {time_limit} s)")
         learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
         try:
-            learner.fit_validated(work.data, kinds=work.kind_spec, known=work.known)
+            learner.fit_validated(
+                work.data, kinds=work.kind_spec, known=work.known, progress=work.narrowed(family)
+            )
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
             raise work.interrupted(exc, len(families)) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
@@ -823,7 +839,9 @@ def _headline(
             at_margin.append((b["n_correct"], name))
     if attack is not None:
         at_margin.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
-    worst = worst_case(at_margin, strict, [r["bound"] for r in learned] if learned else None, n_records)
+    worst = worst_case(
+        at_margin, strict, [(r["bound"], r["family"]) for r in learned] if learned else None, n_records
+    )
     return {
         "rate": worst.n_correct / n_records,
         "n_correct": worst.n_correct,
@@ -831,6 +849,7 @@ def _headline(
         "upper_n_correct": worst.upper,
         "status": worst.status,
         "source": worst.source,
+        "upper_source": worst.upper_source,
         "n_records": n_records,
         "note": worst.note,
     } | incomplete

@@ -32,6 +32,7 @@ def tradeoff(
     threads: int | None = 1,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    intervals: Callable[[str, dict], None] | None = None,
 ) -> pd.DataFrame:
     """Mask ``original`` with ``method`` at every parameter value; for each masked file,
     the information loss, the AM baseline and the worst case of each family.
@@ -47,6 +48,9 @@ def tradeoff(
         The parameter values (e.g. ``range(2, 11)`` for MDAV).
     families : sequence of str, default=("wm",)
         Learned families; each cell is one MILP with ``time_limit`` seconds.
+    progress, intervals : callables, default=None
+        ``progress(message)`` before each masked file; ``intervals(label, event)`` each
+        time a cell's interval narrows (label ``"family at parameter=value"``).
 
     Returns
     -------
@@ -67,7 +71,7 @@ def tradeoff(
         time_limit=time_limit,
         threads=threads,
         seed=seed,
-    )(progress)
+    )(progress, intervals)
 
 
 def tradeoff_plan(
@@ -81,9 +85,10 @@ def tradeoff_plan(
     time_limit: float | None = 60.0,
     threads: int | None = 1,
     seed: int = 0,
-) -> Callable[[Callable[[str], None] | None], pd.DataFrame]:
+) -> Callable[..., pd.DataFrame]:
     """Check every option of :func:`tradeoff` and mask the file at every value now
-    (seconds); the returned call, given an optional progress callback, solves the
+    (seconds); the returned call, given optional ``progress`` and ``intervals`` callbacks (see
+    :func:`tradeoff`), solves the
     MILPs. A bad value or family is thus an error before any solving."""
     registered = masking_method(method)
     if not values:
@@ -103,7 +108,9 @@ def tradeoff_plan(
     specs = [(value, registered.spec_at(value, seed)) for value in values]  # every value checked first
     masked_files = [(value, validate_pair(frame, spec.apply(frame))) for value, spec in specs]
 
-    def run(progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    def run(
+        progress: Callable[[str], None] | None = None, intervals: Callable[[str, dict], None] | None = None
+    ) -> pd.DataFrame:
         rows = []
         for value, data in masked_files:
             if progress:
@@ -112,7 +119,11 @@ def tradeoff_plan(
             am = dbrl_validated(data, "am").rate
             for family in families:
                 try:
-                    result, _ = learn(data, get_learned_family(family), margin=margin, options=options)
+                    label = f"{family} at {parameter}={value:g}"
+                    narrowed = None if intervals is None else (lambda e, label=label: intervals(label, e))
+                    result, _ = learn(
+                        data, get_learned_family(family), margin=margin, options=options, progress=narrowed
+                    )
                 except SolverError as exc:  # the other cells' work stays; the row says why
                     rows.append(
                         {"parameter": parameter, "value": value, "family": family, "rate": None}

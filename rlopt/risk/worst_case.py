@@ -15,7 +15,8 @@ __all__ = ["WorstCase", "worst_case"]
 @dataclass(frozen=True)
 class WorstCase:
     """``[n_correct, upper]`` records of ``n_records``; ``source`` names who reaches the
-    lower end; ``note`` says why a strict count left no ceiling."""
+    lower end, ``upper_source`` what caps the upper end; ``note`` says why a strict
+    count left no ceiling."""
 
     n_correct: int
     upper: int
@@ -23,19 +24,21 @@ class WorstCase:
     source: str | None
     n_records: int
     note: str | None = None
+    upper_source: str | None = None
 
 
 def worst_case(
     at_margin: Sequence[tuple[int, str]],
     strict: Sequence[tuple[int, str]],
-    ceilings: Sequence[int | None] | None,
+    ceilings: Sequence[tuple[int | None, str]] | None,
     n_records: int,
 ) -> WorstCase:
     """``at_margin``: ``(count, who)`` counted at margin eps (a family's verified count, a
     baseline's at that margin, a transparency attack's); ``strict``: counts whose own
-    original is the unique nearest by any amount (a baseline's). ``ceilings``: each learned
-    family's proven bound at margin eps (``None`` for a family with none, e.g. one that
-    failed: then nothing is bounded); ``None`` when no family was learned.
+    original is the unique nearest by any amount (a baseline's). ``ceilings``: ``(bound,
+    family)`` for each learned family, its proven bound at margin eps (``None`` for a
+    family with none, e.g. one that failed: then nothing is bounded); ``None`` when no
+    family was learned.
 
     The lower end is the largest count of either kind (an intruder achieves each). The
     upper end is the largest ceiling, or the best count at margin if larger; it is proven
@@ -45,14 +48,25 @@ def worst_case(
     counts = [*at_margin, *strict]
     n_correct, source = max(counts, key=lambda item: item[0], default=(0, None))
     reached = max((count for count, _ in at_margin), default=0)
-    bounded = ceilings is not None and all(c is not None for c in ceilings)
-    ceiling = max((c for c in ceilings or () if c is not None), default=0) if bounded else n_records
+    unbounded = [who for c, who in ceilings or () if c is None]
+    capped_by: str | None
+    if ceilings is None:
+        ceiling, capped_by = n_records, "no learned family: the number of records"
+    elif unbounded:
+        ceiling, capped_by = n_records, f"no ceiling from {', '.join(unbounded)}: the number of records"
+    else:
+        ceiling, who = max(
+            ((c, w) for c, w in ceilings if c is not None), default=(0, None), key=lambda cw: cw[0]
+        )
+        capped_by = f"{who}'s proven bound" if who is not None else None
     upper, note = max(ceiling, reached), None
+    if reached > ceiling:
+        capped_by = f"the count at margin eps ({reached})"
     if n_correct > upper:
         note = (
             f"{source} re-identifies {n_correct} strictly, above the ceiling {upper} proven at margin "
             "eps: the records it adds are separated by less than the margin, which no ceiling bounds"
         )
-        upper = n_records
+        upper, capped_by = n_records, "the number of records (a strict count above every ceiling)"
     status = Status.PROVEN if n_correct == upper == reached else Status.INTERVAL
-    return WorstCase(n_correct, upper, status, source, n_records, note)
+    return WorstCase(n_correct, upper, status, source, n_records, note, capped_by)
