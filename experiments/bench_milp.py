@@ -5,7 +5,7 @@
     python experiments/bench_milp.py --tier eia --families wm --no-naive --time-limit 600
     python experiments/bench_milp.py --baseline carry_rounds --time-limit 120 --naive-time-limit 120
 
-The naive model is SPEC section 3 as written: every pair (N(N-1) rows), one
+The naive model is docs/method.md §3 as written: every pair (N(N-1) rows), one
 constant C equal to the largest valid C_ij, no reduction, built through Pyomo.
 The accelerated one applies every exact reduction of rlopt.milp.acceleration.
 With ``--baseline SWITCH`` the left-hand run is instead the accelerated model

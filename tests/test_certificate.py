@@ -1,4 +1,4 @@
-"""The anytime certificate (issue 15 item 5): the interval of a learning run over time,
+"""The anytime certificate: the interval of a learning run over time,
 reported during the solve, printed by ``rlopt learn`` and plotted in the risk report."""
 
 import json

@@ -1,4 +1,4 @@
-"""Choquet families on real widths (issue 15, item 4): the size limit of the full
+"""Choquet families on real widths: the size limit of the full
 measure, and the k-additive subfamily ci_k (Möbius masses), a lower end for ci."""
 
 import itertools

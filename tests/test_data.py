@@ -54,7 +54,7 @@ def test_diff_chunks_cover_the_full_tensor():
     np.testing.assert_array_equal(np.concatenate([d for *_, d in pieces]), full)
 
 
-# ---- the validator: every bad input of the foundation issue -------------------------
+# ---- the validator: every bad input named in docs/method.md -------------------------
 
 
 def test_valid_pair_is_aligned_by_row_order(small_pair):

@@ -1,4 +1,4 @@
-"""The fast paths of the reduce phase (issue 15) give the old path's results exactly:
+"""The fast paths of the reduce phase give the old path's results exactly:
 the witness evaluation of the conflict search and of the best start, the conflict
 LPs (witness certificates and one reused HiGHS LP), and the sparse linkage rows
 of the lazy model. The old paths are kept here verbatim as references."""

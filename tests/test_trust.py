@@ -1,5 +1,5 @@
 """Trust: no silent wrong answer under rescaling, no figure below its own evidence,
-validated options, clear errors (the trust issue's numbered items)."""
+validated options, clear errors."""
 
 import warnings
 
@@ -134,7 +134,7 @@ def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated
     original, masked = correlated
     md_count = rlopt.dbrl(original, masked, distance="md").n_correct
     wm_only = rlopt.assess_risk(original, masked, families=["wm"], time_limit=30, folds=0)
-    assert wm_only.figures["families"][0]["n_correct"] < md_count  # the case of the issue
+    assert wm_only.figures["families"][0]["n_correct"] < md_count  # MD beats the only learned family
     assert wm_only.headline["n_correct"] == md_count and wm_only.headline["source"] == "md"
     # wm's optimum is proven and every other figure is exact: the maximum is exact too
     assert wm_only.headline["status"] == "proven"

@@ -1,5 +1,5 @@
 """Transparency attacks: the intruder knows the masking method and its parameters
-(SPEC sections 6-7) and narrows each record's candidates before linking (or, for
+(docs/method.md §6) and narrows each record's candidates before linking (or, for
 fuzzy microaggregation, ranks them by posterior probability).
 :data:`ATTACKS` registers them by the masking method each one exploits."""
 

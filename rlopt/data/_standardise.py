@@ -94,7 +94,7 @@ def standardise(values: np.ndarray, *, name: str = "values") -> np.ndarray:
     ``z_ik = (x_ik - mean_k) / sd_k`` with the sample standard deviation
     (``ddof=1``), computed by :class:`Standardisation` so that no moment
     overflows or underflows. The original and the masked file are standardised
-    separately (SPEC section 2). Columns must not be constant (the validator
+    separately (docs/method.md §2). Columns must not be constant (the validator
     checks it).
     """
     return Standardisation.fit(values).apply(values, name=name)

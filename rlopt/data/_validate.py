@@ -84,7 +84,7 @@ class LinkageData:
     def standardised(self) -> tuple[np.ndarray, np.ndarray]:
         """``(za, zb)``: the masked and the original file as the distances read them.
 
-        Each file on its own (SPEC section 2): numeric attributes as z-scores,
+        Each file on its own (docs/method.md §2): numeric attributes as z-scores,
         ordinal ones as normalised ranks, nominal ones encoded for a 0/1 mismatch
         (:func:`rlopt.data.attribute_deltas`).
         """

@@ -18,7 +18,7 @@ def additive_noise(
     data, variance_ratio: float, *, seed: int | None = 0, columns: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Add normal noise ``e`` with ``E(e) = 0`` and ``Var(e) = k Var(X)`` per attribute,
-    ``k = variance_ratio`` (SPEC's ``k``; in the CLI ``--variance-ratio``).
+    ``k = variance_ratio`` (the papers' ``k``; in the CLI ``--variance-ratio``).
 
     Parameters
     ----------

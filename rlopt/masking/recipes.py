@@ -76,7 +76,7 @@ def _recipe(name: str, groups: list[tuple[list[str], int]]) -> Recipe:
     )
 
 
-# The published files (SPEC section 5). Which 400 records and which attributes were
+# The published files (Tables 1-2 of the papers). Which 400 records and which attributes were
 # used was never published. Our choice: the first attributes of the Census file in
 # file order (the first seven have 1080 distinct values each, so no ties blur the
 # linkage), grouped in that order with the published k, and 400 records drawn

@@ -1,4 +1,4 @@
-"""The MILP of SPEC section 3, built with Pyomo. Pure: data and a family in, a
+"""The MILP of docs/method.md §3, built with Pyomo. Pure: data and a family in, a
 ``ConcreteModel`` out; no solving and no I/O.
 
     minimise    sum_i K_i
@@ -238,7 +238,7 @@ def build_model(
     conflicts: np.ndarray | None = None,
     cliques: list[np.ndarray] | None = None,
 ) -> tuple[pyo.ConcreteModel, ModelInfo]:
-    """Build the MILP of SPEC section 3 for ``family`` on standardised files.
+    """Build the MILP of docs/method.md §3 for ``family`` on standardised files.
 
     Parameters
     ----------
@@ -246,7 +246,7 @@ def build_model(
         Standardised masked and original files, aligned by row.
     family : LearnedFamily
     margin : float
-        ``eps >= 0``; 0 counts ties as correct (the upper end of SPEC section 3's interval).
+        ``eps >= 0``; 0 counts ties as correct (the upper end of the margin interval, docs/method.md §4).
     columns : tuple of str
         Attribute names (for readable variable names).
     big_c, drop_redundant, pairs

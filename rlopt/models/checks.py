@@ -1,4 +1,4 @@
-"""Privacy-model checks of a released file (SPEC section 7): k-anonymity,
+"""Privacy-model checks of a released file (docs/method.md §6): k-anonymity,
 p-sensitive k-anonymity, l-diversity, t-closeness and the differential-privacy
 reading of t-closeness in the ratio distance.
 

@@ -1,5 +1,5 @@
 """Risk and utility measures that need no optimisation: interval disclosure
-(SPEC section 7) and the information loss of a masked file."""
+(docs/method.md §6) and the information loss of a masked file."""
 
 from __future__ import annotations
 
