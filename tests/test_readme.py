@@ -1,6 +1,6 @@
-"""README.md's shell examples run as written.
+"""The shell examples of README.md and docs/guide.md run as written.
 
-Every line of every ```bash block of README.md is either an ``rlopt ...`` command or
+Every line of every ```bash block of README.md, then of docs/guide.md, is either an ``rlopt ...`` command or
 listed in ``NOT_RLOPT`` below. The ``rlopt`` commands run in README order in one
 temporary folder holding a copy of ``configs/`` (later examples read the files the
 earlier ones write), through :func:`rlopt.cli.main`, the console script's entry point,
@@ -31,6 +31,7 @@ from tests._helpers import run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide.md"
 
 TIME_LIMIT = "5"
 """Replaces the value of every ``--time-limit`` in the default test."""
@@ -66,7 +67,7 @@ SLOW = {
 def readme_lines(text: str | None = None) -> list[list[str]]:
     """The command lines of the README's ```bash blocks as token lists (comments
     dropped, ``\\`` continuations joined, ``&&`` chains split)."""
-    text = README.read_text() if text is None else text
+    text = README.read_text() + GUIDE.read_text() if text is None else text
     commands = []
     for block in re.findall(r"^```bash\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE):
         for line in block.replace("\\\n", " ").splitlines():
