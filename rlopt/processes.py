@@ -1,5 +1,6 @@
-"""Child processes that never outlive their parent: the runner's workers and the
-parameter-space search beside a solve.
+"""Processes rlopt starts or joins: child processes that never outlive their parent (the
+runner's workers, the parameter-space search beside a solve), and the one way to
+connect to a Dask scheduler (:func:`dask_client`).
 
 A signal that reaches only the parent (``kill PID``, a job scheduler, a notebook's
 interrupt, systemd) or a parent killed outright must not leave a child computing on.
@@ -13,7 +14,27 @@ import sys
 import threading
 import time
 
-__all__ = ["die_with_parent"]
+__all__ = ["die_with_parent", "dask_client", "CONNECT_TIMEOUT"]
+
+CONNECT_TIMEOUT = "10s"
+"""How long to wait for a Dask scheduler before ``cannot reach the Dask scheduler``;
+the environment variable ``RLOPT_DASK_CONNECT_TIMEOUT`` (e.g. ``30s``) replaces it."""
+
+
+def dask_client(scheduler: str):
+    """A ``distributed.Client`` on ``scheduler``; an unreachable or malformed address is
+    an :class:`~rlopt.exceptions.InputError` after :data:`CONNECT_TIMEOUT`."""
+    from rlopt.exceptions import InputError
+
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - distributed is a dependency
+        raise InputError("--scheduler needs dask.distributed: pip install distributed") from None
+    timeout = os.environ.get("RLOPT_DASK_CONNECT_TIMEOUT", CONNECT_TIMEOUT)
+    try:
+        return Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:  # unreachable or a bad address
+        raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
 
 
 def die_with_parent(parent: int) -> None:

@@ -4,6 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+# the tests of unreachable schedulers wait 1 s, not the 10 s a user gets (rlopt.processes)
+os.environ.setdefault("RLOPT_DASK_CONNECT_TIMEOUT", "1s")
+
 
 @pytest.fixture
 def small_pair():

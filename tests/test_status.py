@@ -1,15 +1,15 @@
-"""One Status enum: every value README documents, and the values the code writes are its members."""
+"""One Status enum: every value the user guide documents, and the values the code writes are its members."""
 
 import re
 from pathlib import Path
 
 from rlopt.status import Status
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
 
 
-def test_readme_documents_every_status():
-    section = README.read_text().split("**Statuses**", 1)[1].split("`--time-limit` covers", 1)[0]
+def test_the_guide_documents_every_status():
+    section = GUIDE.read_text().split("**Statuses**", 1)[1].split("`--time-limit` covers", 1)[0]
     documented = set(re.findall(r"`([a-z_]+)`", section))
     assert {status.value for status in Status} <= documented
 

@@ -178,23 +178,29 @@ def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated
 
 def test_a_start_the_solver_does_not_improve_is_labelled_not_learned(correlated):
     original, masked = correlated
+    no_search = {"nca_start": False, "surrogate": False, "line_search": False, "greedy_add": False}
+    # the proven optimum given as a start: nothing beats it, so the figure is named after it
+    best = LearnedDistanceLinkage("wm", time_limit=None).fit(original, masked)
+    assert best.result_.status == "optimal"
+    again = (
+        LearnedDistanceLinkage("wm", time_limit=None, reductions=no_search)
+        .fit(original, masked, known=[("the saved optimum", best.distance_)])
+        .result_
+    )
+    assert again.status == "optimal" and again.n_correct_verified == best.result_.n_correct_verified
+    assert again.lower_source == "the saved optimum"
+    # a start inside a larger family, stopped early: the figure is the start's or the
+    # solver's, named as such, however far the time limit lets the solver go
     data = validate_pair(original, masked)
     za, zb = standardise(data.masked), standardise(data.original)
     md = Mahalanobis().from_data(za, zb, data.columns)
-    # 1 s cannot improve on MD for sb here: the figure is MD's, named as the start it is
-    no_search = {"nca_start": False, "surrogate": False, "line_search": False, "greedy_add": False}
     result = (
         LearnedDistanceLinkage("sb", time_limit=1, reductions=no_search)
         .fit(original, masked, known=[("MD's matrix", md)])
         .result_
     )
-    assert result.status == "time_limit"
-    assert result.lower_source == "MD's matrix"
+    assert result.lower_source in ("MD's matrix", "MD's matrix over its trace", "solver")
     assert result.n_correct_verified >= 40
-    plain = LearnedDistanceLinkage("sb", time_limit=1, reductions=no_search).fit(original, masked).result_
-    # MD's matrix is a start of every sb run, asked for or not
-    assert plain.lower_source in ("solver", "MD's matrix over its trace")
-    assert plain.n_correct_verified >= result.n_correct_verified
     # the searches climb from a start and say which (the chains from several starts run
     # within the deadline, so which one ends best depends on the machine's speed)
     searched = (
@@ -202,7 +208,7 @@ def test_a_start_the_solver_does_not_improve_is_labelled_not_learned(correlated)
     )
     starts = ("MD's matrix", "NCA's matrix", "the neutral start (AM)")
     assert searched.lower_source == "solver" or any(start in searched.lower_source for start in starts)
-    assert searched.n_correct_verified >= result.n_correct_verified
+    assert searched.n_correct_verified >= 40
 
 
 # 3. delta and family options are validated; an infeasible solve is never a count -------

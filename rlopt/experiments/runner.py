@@ -36,7 +36,7 @@ import pandas as pd
 
 from rlopt.exceptions import InputError, Interrupted
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
-from rlopt.processes import die_with_parent
+from rlopt.processes import dask_client, die_with_parent
 from rlopt.status import Status
 
 __all__ = ["run_cell", "run_grid", "run_tasks", "oversubscription", "GridRun", "COLUMNS"]
@@ -204,15 +204,8 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
     each cell is computed by ``work(cell)`` (a module-level function, so that it
     pickles). ``close(True)`` (after Ctrl-C) drops the cells in flight at once."""
     if scheduler is not None:
-        try:
-            from distributed import Client
-            from distributed import as_completed as dask_completed
-        except ImportError:  # pragma: no cover - distributed is a dependency
-            raise InputError("--scheduler needs dask.distributed: pip install distributed") from None
-        try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError, ValueError) as exc:  # unreachable or a bad address
-            raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
+        client = dask_client(scheduler)
+        from distributed import as_completed as dask_completed
 
         def submit_dask(cells):
             futures = {

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
-from rlopt.exceptions import InputError, NonFiniteError
+from rlopt.exceptions import NonFiniteError
 from rlopt.families import Distance
 
 __all__ = ["brute_verdicts", "chunk_verdicts"]
@@ -116,12 +116,11 @@ tasks, so that scheduling costs little; several each, so that the workers finish
 
 def _on_dask(scheduler: str, za, zb, distance, step: int):
     """``(start, stop, verdict)`` of every block, computed on the Dask cluster at ``scheduler``."""
-    from distributed import Client, as_completed
+    from distributed import as_completed
 
-    try:
-        client = Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:  # unreachable or a bad address
-        raise InputError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
+    from rlopt.processes import dask_client
+
+    client = dask_client(scheduler)
     try:
         threads = max(1, sum(client.nthreads().values()))
         n_records = za.shape[0]
