@@ -1,4 +1,4 @@
-"""The parameter-space branch and bound (rlopt/milp/regions.py) against the MILP, and
+"""The parameter-space branch and bound (rlopt/milp/search/regions.py) against the MILP, and
 its speed-up with 2 worker processes over 1, side by side in one run.
 
     python experiments/bench_regions.py --seconds 60
@@ -27,8 +27,8 @@ from rlopt.data import CENSUS_ATTRIBUTES, load_census, standardise
 from rlopt.families import get_family
 from rlopt.masking import rank_swap
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.portfolio import recount
-from rlopt.milp.regions import branch_and_bound
+from rlopt.milp.search.portfolio import recount
+from rlopt.milp.search.regions import branch_and_bound
 
 MARGIN = 1e-5
 CELLS = [

@@ -249,8 +249,8 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
     from rlopt.data import standardise, validate_pair
     from rlopt.families import get_family
     from rlopt.learn import recount
-    from rlopt.milp.line_search import line_search_ascent
     from rlopt.milp.margins import PairMargins
+    from rlopt.milp.search.line_search import line_search_ascent
 
     original, masked = noisy_file(41, 30, 3, scale=(0.6, 0.9, 1.2))
     data = validate_pair(original, masked)

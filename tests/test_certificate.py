@@ -13,7 +13,7 @@ import pytest
 from markupsafe import escape
 from typer.testing import CliRunner
 
-import rlopt.learn
+import rlopt.milp.pipeline
 from rlopt import build, published_recipe
 from rlopt.cli import app
 from rlopt.data import standardise
@@ -97,7 +97,7 @@ def test_the_solver_reports_during_its_run(monkeypatch):
 
         return solve_model(model, options, on_improve=report, **kwargs)
 
-    monkeypatch.setattr(rlopt.learn, "solve_model", recorded)
+    monkeypatch.setattr(rlopt.milp.pipeline, "solve_model", recorded)
     result = (
         LearnedDistanceLinkage("wm", margin=1e-4, reductions="none", time_limit=5)
         .fit(original, masked, progress=lambda e: events.append((time.perf_counter(), e)))

@@ -261,7 +261,7 @@ def test_verify_turns_a_contradiction_into_an_error(monkeypatch, separating_file
     """Two proofs that disagree report neither figure."""
     import dataclasses
 
-    import rlopt.learn as learn_module
+    import rlopt.milp.pipeline as learn_module
 
     real = learn_module.learn
 

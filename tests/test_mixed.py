@@ -492,7 +492,7 @@ def test_the_milp_gets_what_the_limit_leaves(monkeypatch):
     and nothing kept for the recount after it). A mixed file of 1000 acs12 records."""
     import time
 
-    import rlopt.learn as learn_module
+    import rlopt.milp.pipeline as learn_module
 
     acs = load_acs12()[["income", "hrs_work", "age", "race", "gender", "married", "edu"]].dropna()[:1000]
     masked = masking_spec("pram", theta=0.7, columns=["race", "gender", "married", "edu"]).apply(acs)

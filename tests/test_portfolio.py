@@ -9,10 +9,10 @@ from rlopt import LearnedDistanceLinkage, build, published_recipe
 from rlopt.data import standardise, validate_pair
 from rlopt.families import get_family
 from rlopt.families.md import Mahalanobis
-from rlopt.milp.greedy import greedy_add
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.portfolio import recount, search_incumbents
-from rlopt.milp.surrogate import _projection, surrogate_ascent
+from rlopt.milp.search.greedy import greedy_add
+from rlopt.milp.search.portfolio import recount, search_incumbents
+from rlopt.milp.search.surrogate import _projection, surrogate_ascent
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 from tests.test_trust import correlated_noise_file
 
@@ -161,7 +161,7 @@ def test_a_repaired_search_result_says_so():
 def test_nca_is_fitted_on_a_bounded_sample(monkeypatch):
     """NCA's deadline is checked between iterations, each O(N^2): on 1918 mixed records its
     first iteration took 3.3 s of a 5 s limit. It sees at most NCA_MAX_RECORDS pairs."""
-    import rlopt.milp.portfolio as portfolio
+    import rlopt.milp.search.portfolio as portfolio
 
     seen = []
     real_fit = NeighborhoodComponentsAnalysis.fit

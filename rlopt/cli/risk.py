@@ -263,7 +263,7 @@ def _print_risk(result, say: Callable[[str], None]) -> None:
 
 
 def _print_family(row: dict, say: Callable[[str], None]) -> None:
-    from rlopt.learn import describe_lower
+    from rlopt.milp.search.portfolio import describe_lower
 
     if row["status"] == Status.SAMPLED:
         sample = row["sample"]

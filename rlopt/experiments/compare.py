@@ -28,12 +28,12 @@ from rlopt.data import KindSpec, load_table, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.experiments.runner import GridRun
 from rlopt.families import get_learned_family
-from rlopt.learn import learn, recount
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
 from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
 from rlopt.masking.methods import PramSpec
 from rlopt.milp import SolverOptions
+from rlopt.milp.pipeline import learn, recount
 from rlopt.risk.measures import information_loss_validated
 from rlopt.risk.permutation import permutation_analysis_validated
 from rlopt.risk.worst_case import worst_case

@@ -19,12 +19,12 @@ from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack_validated
 from rlopt.data import EIA_ATTRIBUTES, LinkageData, load_census, load_eia, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import get_learned_family, learned_families
-from rlopt.learn import learn
 from rlopt.linkage.distance_based import dbrl_validated
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
 from rlopt.masking import rank_swap, rank_window
 from rlopt.masking.swapping import VARIANTS
 from rlopt.milp import SolverOptions
+from rlopt.milp.pipeline import learn
 from rlopt.status import Status
 
 __all__ = [

@@ -26,9 +26,9 @@
   when some parameter does (:meth:`LazyLinkageRows.complete`), and is then proven
   optimal at once instead of the round being solved again from scratch.
 - ``nca_start``: the matrix scikit-learn's NCA learns, projected into the family, is
-  one more start (:func:`rlopt.milp.portfolio.quadratic_starts`; MD's always is).
+  one more start (:func:`rlopt.milp.search.portfolio.quadratic_starts`; MD's always is).
 - ``surrogate``, ``line_search``, ``greedy_add``: before the solve, searches for a
-  better parameter from the best start (:mod:`rlopt.milp.portfolio`, at most a
+  better parameter from the best start (:mod:`rlopt.milp.search.portfolio`, at most a
   share of the time limit); an admissible parameter that re-identifies more
   becomes the start and a lower end. They change where the solver starts, never
   the model.
@@ -156,7 +156,7 @@ class Reductions:
         return asdict(self)
 
     def searches(self) -> tuple[str, ...]:
-        """The incumbent searches switched on, in :data:`rlopt.milp.portfolio.SEARCHES` order."""
+        """The incumbent searches switched on, in :data:`rlopt.milp.search.portfolio.SEARCHES` order."""
         return tuple(name for name in ("surrogate", "line_search", "greedy_add") if getattr(self, name))
 
 

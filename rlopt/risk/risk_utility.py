@@ -10,10 +10,10 @@ import pandas as pd
 from rlopt.data import as_frame, validate_pair, validate_table
 from rlopt.exceptions import InputError, SolverError
 from rlopt.families import get_learned_family
-from rlopt.learn import learn
 from rlopt.linkage.distance_based import dbrl_validated
 from rlopt.masking import masking_method
 from rlopt.milp import SolverOptions
+from rlopt.milp.pipeline import learn
 from rlopt.risk.measures import information_loss_validated
 from rlopt.status import Status
 

@@ -15,10 +15,10 @@ parameter it has met. Before the solve these are
    the order of the differences, not the attributes);
 2. a chain of searches from the best start (with a deadline and time left, from
    the next distinct starts too, :data:`MAX_CHAINS`), each from the chain's best so far:
-   :func:`~rlopt.milp.surrogate.surrogate_ascent` (a smooth surrogate of the
-   count, the big step for sb), :func:`~rlopt.milp.line_search.line_search_ascent`
+   :func:`~rlopt.milp.search.surrogate.surrogate_ascent` (a smooth surrogate of the
+   count, the big step for sb), :func:`~rlopt.milp.search.line_search.line_search_ascent`
    (exact line searches on the count, the fastest climb for wm) and
-   :func:`~rlopt.milp.greedy.greedy_add` (one LP per record that might join).
+   :func:`~rlopt.milp.search.greedy.greedy_add` (one LP per record that might join).
 
 The searches ignore the cutting planes of sb_nc and sb_pd: their results are
 repaired by the family (:meth:`~rlopt.families.LearnedFamily.repair`) and kept
@@ -45,10 +45,10 @@ from rlopt.families.md import Mahalanobis, MahalanobisDistance
 from rlopt.families.wm import WeightedMeanDistance
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.linkage.distance_based import Method
-from rlopt.milp.greedy import greedy_add
-from rlopt.milp.line_search import line_search_ascent
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.surrogate import surrogate_ascent
+from rlopt.milp.search.greedy import greedy_add
+from rlopt.milp.search.line_search import line_search_ascent
+from rlopt.milp.search.surrogate import surrogate_ascent
 
 __all__ = [
     "Incumbent",
@@ -89,7 +89,7 @@ MAX_CHAINS = 3
 best first, while time is left (without one, from the best start only)."""
 
 REGION_SEARCH = "parameter-space branch and bound"
-"""The label of what :mod:`rlopt.milp.regions` finds or proves."""
+"""The label of what :mod:`rlopt.milp.search.regions` finds or proves."""
 
 _NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
 
