@@ -15,7 +15,7 @@ defaults; every claim ``optimal`` is checked against
 
 Prints one row per family (solves, claims optimal, claims checked by each method,
 disagreements) and lists every disagreement; ``kill PID`` ends it after the file under
-way, with the table so far. ``tests/test_proofs.py`` runs the same audit at a small
+way, with the table so far. ``tests/e2e/test_proofs.py`` runs the same audit at a small
 size (and at 200 files with ``-m slow``).
 """
 

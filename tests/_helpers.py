@@ -3,6 +3,7 @@ script run in this process."""
 
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,11 @@ import rlopt.cli
 from rlopt.learn import LearnedDistanceLinkage
 
 MARGIN = 1e-4
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository's root folder."""
+FILES = ROOT / "tests" / "files"
+"""Files the tests read (solver models that once misled a solver, ...)."""
 
 
 def noisy_file(seed, n_records=20, n_attributes=3, scale=(0.2, 0.5, 1.0)):

@@ -594,7 +594,7 @@ def _solve_rounds(
         if not _solution_has_its_objective(model, results):
             # HiGHS 1.16.0 returns the MIP start itself when presolve maps it to a better
             # solution of the reduced model, with that one's objective; and a later run
-            # starts from the stored solution again (tests/test_highs_guard.py): run anew
+            # starts from the stored solution again (tests/milp/test_highs_guard.py): run anew
             # from nothing, and never take a solution whose objective is not the claimed one
             solver.start = None
             solver._solver_model.clearSolver()

@@ -14,7 +14,7 @@ from rlopt.milp.search.greedy import greedy_add
 from rlopt.milp.search.portfolio import recount, search_incumbents
 from rlopt.milp.search.surrogate import _projection, surrogate_ascent
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
-from tests.test_trust import correlated_noise_file
+from tests.learn.test_trust import correlated_noise_file
 
 SEARCHES_OFF = {"nca_start": False, "surrogate": False, "line_search": False, "greedy_add": False}
 

@@ -22,8 +22,7 @@ from rlopt.masking import (
     retention_matrix,
 )
 from rlopt.masking.categorical import TransitionMatrix
-
-from ._helpers import MARGIN, brute_force_one_weight, fit, run_main
+from tests._helpers import MARGIN, brute_force_one_weight, fit, run_main
 
 EDU = ["low", "mid", "high"]
 

@@ -21,7 +21,7 @@ from rlopt.experiments import (
 )
 from rlopt.experiments.runner import TIMING_COLUMNS
 
-CONFIGS = Path(__file__).parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 TINY = {
     "name": "tiny",

@@ -29,7 +29,7 @@ import pytest
 
 from tests._helpers import run_main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 GUIDE = ROOT / "docs" / "guide.md"
 

@@ -90,7 +90,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path):
 
 
 def test_learn_json_has_the_documented_keys(tmp_path):
-    from tests.test_milp import noisy_file
+    from tests.milp.test_milp import noisy_file
 
     original, masked = noisy_file(9, 20, 3)
     original.to_csv(tmp_path / "o.csv", index=False)

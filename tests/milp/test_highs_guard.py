@@ -16,7 +16,7 @@ import pytest
 import rlopt.milp.solve as solve_module
 from rlopt.exceptions import SolverError
 from rlopt.milp.solve import SolverOptions, solve_model
-from tests._helpers import fit, noisy_file
+from tests._helpers import FILES, fit, noisy_file
 
 highspy = pytest.importorskip("highspy")
 
@@ -91,12 +91,9 @@ def test_a_false_optimum_of_a_tight_mip_tolerance_is_gone(tmp_path):
     showed it."""
     import gzip
     import math
-    from pathlib import Path
 
     path = tmp_path / "round4.mps"
-    path.write_bytes(
-        gzip.decompress((Path(__file__).parent / "data" / "cps_pram_fold_round4.mps.gz").read_bytes())
-    )
+    path.write_bytes(gzip.decompress((FILES / "cps_pram_fold_round4.mps.gz").read_bytes()))
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.readModel(str(path))

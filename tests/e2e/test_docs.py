@@ -9,7 +9,7 @@ import pytest
 
 from rlopt._docs import pages
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", ["cli.md", "api.md"])

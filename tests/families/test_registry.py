@@ -30,7 +30,7 @@ from rlopt.report import plots
 from rlopt.report.html import _params_views, render_risk_report
 from rlopt.risk import assess_risk
 from tests._helpers import noisy_file
-from tests.test_experiments import TINY
+from tests.experiments.test_experiments import TINY
 
 
 class TwoHeavyWeights(WeightedMean):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import rlopt
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_no_private_name_is_imported_across_modules():

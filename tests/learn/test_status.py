@@ -5,7 +5,7 @@ from pathlib import Path
 
 from rlopt.status import Status
 
-GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 
 
 def test_the_guide_documents_every_status():

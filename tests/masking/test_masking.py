@@ -22,7 +22,7 @@ from rlopt.masking import (
     rank_window,
 )
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 # ---- MDAV -----------------------------------------------------------------------
