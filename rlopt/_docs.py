@@ -40,6 +40,8 @@ PACKAGES = [
     "rlopt.risk",
     "rlopt.report",
     "rlopt.experiments",
+    "rlopt.results",
+    "rlopt.status",
     "rlopt.exceptions",
 ]
 """The packages of the API page, in the order data flows through them."""

@@ -10,12 +10,58 @@ from rlopt.data import LinkageData
 from rlopt.families import Distance
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
+from rlopt.results import Reidentification
 
 __all__ = ["AttackResult"]
 
 
-@dataclass(frozen=True)
-class AttackResult:
+@dataclass(frozen=True, kw_only=True)
+class Attacked(Reidentification):
+    """A re-identification by a transparency attack: the masking ``method`` it exploits
+    (a name of :data:`rlopt.attacks.ATTACKS`) and the ``parameters`` it assumed."""
+
+    method: str
+    parameters: dict
+
+    @property
+    def source(self) -> str:
+        return f"{self.method} attack"
+
+    def figures(self) -> dict:
+        return {"method": self.method, "parameters": self.parameters}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PosteriorAttackResult(Attacked):
+    """An attack that ranks each record's candidates by a posterior (fuzzy, PRAM): a
+    record is correct when its own masked record is strictly the most probable.
+
+    Attributes
+    ----------
+    expected_correct : float
+        ``sum_j P(j | j)``: the expected number of correct links when each original
+        record is linked to a masked record drawn from its posterior.
+    posterior_own : ndarray of shape (n_records,)
+        ``P(j | j)``, the posterior of each record's own masked record.
+    """
+
+    expected_correct: float
+    posterior_own: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def expected_rate(self) -> float:
+        """``expected_correct / n_records``."""
+        return self.expected_correct / self.n_records
+
+    def figures(self) -> dict:
+        return super().figures() | {
+            "expected_correct": self.expected_correct,
+            "expected_rate": self.expected_rate,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttackResult(Attacked):
     """The outcome of a transparency attack: candidate sets, then linkage inside them.
 
     For each intruder (original) record ``x`` the attack narrows the masked file
@@ -53,20 +99,13 @@ class AttackResult:
         The masked record each original record is linked to; -1 for an empty set.
     """
 
-    method: str
-    n_records: int
-    n_correct: int
-    rate: float
     n_sure: int
     n_sure_correct: int
     n_empty: int
     n_missed: int
     distance: str
-    parameters: dict
-    candidates: np.ndarray = field(repr=False)
-    correct: np.ndarray = field(repr=False)
-    contains_own: np.ndarray = field(repr=False)
-    linked_to: np.ndarray = field(repr=False)
+    candidates: np.ndarray = field(repr=False, compare=False)
+    contains_own: np.ndarray = field(repr=False, compare=False)
 
     def summary(self) -> list[str]:
         """The attack's figures in one line (and a second when intersections were empty)."""
@@ -89,15 +128,9 @@ class AttackResult:
         """Share of records re-identified with certainty (a correct singleton)."""
         return self.n_sure_correct / self.n_records
 
-    def to_dict(self) -> dict:
-        """The summary figures, JSON-ready."""
-        return {
-            "method": self.method,
+    def figures(self) -> dict:
+        return super().figures() | {
             "distance": self.distance,
-            "parameters": self.parameters,
-            "n_records": self.n_records,
-            "n_correct": self.n_correct,
-            "rate": self.rate,
             "n_sure": self.n_sure,
             "n_sure_correct": self.n_sure_correct,
             "sure_rate": self.sure_rate,
@@ -125,7 +158,6 @@ def link_in_candidates(
         method=method,
         n_records=linked.n_records,
         n_correct=linked.n_correct,
-        rate=linked.rate,
         n_sure=int(sure.sum()),
         n_sure_correct=int((sure & contains_own).sum()),
         n_empty=int((sizes == 0).sum()),

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from rlopt.attacks._common import PosteriorAttackResult
 from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking.fuzzy import (
@@ -40,44 +41,12 @@ from rlopt.masking.fuzzy import (
 __all__ = ["FuzzyAttackResult", "fuzzy_attack", "fuzzy_attack_validated", "fuzzy_posteriors_validated"]
 
 
-@dataclass(frozen=True)
-class FuzzyAttackResult:
-    """The outcome of the transparency attack on a fuzzy-microaggregated file.
-
-    Attributes
-    ----------
-    method : str
-        ``"fuzzy"``.
-    n_records, n_correct : int
-        A record is correct when its own masked record has the strictly highest
-        posterior (a tie is not a re-identification).
-    rate : float
-        ``n_correct / n_records``.
-    expected_correct : float
-        ``sum_j P(j | j)``: the expected number of correct links when each
-        original record is linked to a masked record drawn from its posterior.
-    expected_rate : float
-        ``expected_correct / n_records``.
-    parameters : dict
-        The attack's assumption (groups with their ``c``, ``m2``) and the number
-        of published centres of each group.
-    posterior_own : ndarray of shape (n_records,)
-        ``P(j | j)``, the posterior of each record's own masked record.
-    linked_to : ndarray of int, shape (n_records,)
-        The masked record of highest posterior (the lowest index on a tie).
-    correct : ndarray of bool, shape (n_records,)
-    """
-
-    method: str
-    n_records: int
-    n_correct: int
-    rate: float
-    expected_correct: float
-    expected_rate: float
-    parameters: dict
-    posterior_own: np.ndarray = field(repr=False)
-    linked_to: np.ndarray = field(repr=False)
-    correct: np.ndarray = field(repr=False)
+@dataclass(frozen=True, kw_only=True)
+class FuzzyAttackResult(PosteriorAttackResult):
+    """The outcome of the transparency attack on a fuzzy-microaggregated file (method
+    ``"fuzzy"``); ``parameters``: the attack's assumption (groups with their ``c``,
+    ``m2``) and the number of published centres of each group; ``linked_to``: the
+    masked record of highest posterior (the lowest index on a tie)."""
 
     def summary(self) -> list[str]:
         """The attack's figures in one line."""
@@ -86,18 +55,6 @@ class FuzzyAttackResult:
             f"records re-identified ({100 * self.rate:.2f}%, the own record strictly most probable); "
             f"expected {self.expected_correct:.1f} ({100 * self.expected_rate:.2f}%)"
         ]
-
-    def to_dict(self) -> dict:
-        """The summary figures, JSON-ready."""
-        return {
-            "method": self.method,
-            "parameters": self.parameters,
-            "n_records": self.n_records,
-            "n_correct": self.n_correct,
-            "rate": self.rate,
-            "expected_correct": self.expected_correct,
-            "expected_rate": self.expected_rate,
-        }
 
 
 def fuzzy_attack(
@@ -266,9 +223,7 @@ def fuzzy_attack_validated(
         method="fuzzy",
         n_records=n,
         n_correct=n_correct,
-        rate=n_correct / n,
         expected_correct=expected,
-        expected_rate=expected / n,
         parameters=parameters,
         posterior_own=posterior_own,
         linked_to=linked_to,

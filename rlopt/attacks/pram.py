@@ -24,11 +24,12 @@ Computed in log space, in blocks of original records.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from rlopt.attacks._common import PosteriorAttackResult
 from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows
 from rlopt.exceptions import InputError
 from rlopt.masking.categorical import TransitionMatrix
@@ -47,21 +48,12 @@ def original_labels(data: LinkageData, columns) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-@dataclass(frozen=True)
-class PramAttackResult:
-    """The outcome of the PRAM transparency attack (see the module)."""
+@dataclass(frozen=True, kw_only=True)
+class PramAttackResult(PosteriorAttackResult):
+    """The outcome of the PRAM transparency attack (see the module); ``n_sure``: records
+    whose own masked record is the only one of positive posterior."""
 
-    method: str
-    n_records: int
-    n_correct: int
-    rate: float
     n_sure: int
-    expected_correct: float
-    expected_rate: float
-    parameters: dict
-    posterior_own: np.ndarray = field(repr=False)
-    linked_to: np.ndarray = field(repr=False)
-    correct: np.ndarray = field(repr=False)
 
     def summary(self) -> list[str]:
         return [
@@ -70,17 +62,8 @@ class PramAttackResult:
             f"{self.n_sure} sure; expected {self.expected_correct:.1f} ({100 * self.expected_rate:.2f}%)"
         ]
 
-    def to_dict(self) -> dict:
-        return {
-            "method": self.method,
-            "parameters": self.parameters,
-            "n_records": self.n_records,
-            "n_correct": self.n_correct,
-            "rate": self.rate,
-            "n_sure": self.n_sure,
-            "expected_correct": self.expected_correct,
-            "expected_rate": self.expected_rate,
-        }
+    def figures(self) -> dict:
+        return super().figures() | {"n_sure": self.n_sure}
 
 
 def _log_matrix(data: LinkageData, k: int, published: TransitionMatrix) -> np.ndarray:
@@ -158,10 +141,8 @@ def pram_attack_validated(
         method="pram",
         n_records=n_records,
         n_correct=n_correct,
-        rate=n_correct / n_records,
         n_sure=int((sure & correct).sum()),
         expected_correct=expected,
-        expected_rate=expected / n_records,
         parameters={
             "columns": list(matrices),
             "matched_unchanged": [data.columns[k] for k in same],

@@ -11,7 +11,6 @@ from scipy.sparse import issparse
 
 from rlopt.data import (
     DEFAULT_CHUNK_BYTES,
-    ColumnKind,
     KindSpec,
     LinkageData,
     categorical_columns,
@@ -21,6 +20,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import BaselineFamily, Distance, get_family
 from rlopt.linkage.brute import Progress, brute_verdicts
 from rlopt.linkage.nearest import pair_distances, pair_verdicts, tree_pairs
+from rlopt.results import Reidentification
 
 __all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL", "dbrl_validated", "verdict", "tree_map"]
 
@@ -28,23 +28,21 @@ TIE_RTOL = 1e-12
 """Two distances closer than this (relative) count as a tie."""
 
 
-@dataclass(frozen=True)
-class LinkageResult:
-    """The outcome of linking every masked record to its nearest original record.
+@dataclass(frozen=True, kw_only=True)
+class LinkageResult(Reidentification):
+    """The outcome of linking every masked record to its nearest original record (a
+    :class:`~rlopt.results.Reidentification`: ``n_records, n_correct, rate, correct,
+    linked_to``, the exact count's status).
+
+    ``n_correct`` counts the records whose own original is strictly nearer than every
+    other record; ``linked_to`` is the nearest original (the lowest index among ties).
 
     Attributes
     ----------
-    n_records : int
-    n_correct : int
-        Records whose own original is strictly nearer than every other record.
     n_ties : int
         Records whose own original shares the smallest distance with another
         record; a tie is not a correct re-identification.
-    rate : float
-        ``n_correct / n_records``.
-    correct, tied : ndarray of bool, shape (n_records,)
-    linked_to : ndarray of int, shape (n_records,)
-        Index of the nearest original record (the lowest index among ties).
+    tied : ndarray of bool, shape (n_records,)
     distance : str
         Name of the distance family.
     separation : ndarray of float, shape (n_records,)
@@ -52,30 +50,17 @@ class LinkageResult:
         re-identified, and by how much (compared with the MILP's margin).
     """
 
-    n_records: int
-    n_correct: int
     n_ties: int
-    rate: float
     distance: str
-    correct: np.ndarray = field(repr=False)
-    tied: np.ndarray = field(repr=False)
-    linked_to: np.ndarray = field(repr=False)
-    separation: np.ndarray = field(repr=False)
-    kinds: tuple[ColumnKind, ...] = ()
+    tied: np.ndarray = field(repr=False, compare=False)
+    separation: np.ndarray = field(repr=False, compare=False)
 
-    def to_dict(self) -> dict:
-        """The summary figures (JSON keys ``n_records, n_correct, n_ties, rate, distance``,
-        and ``kinds`` when the attributes' kinds are known)."""
-        out: dict = {
-            "distance": self.distance,
-            "n_records": self.n_records,
-            "n_correct": self.n_correct,
-            "n_ties": self.n_ties,
-            "rate": self.rate,
-        }
-        if self.kinds:
-            out["kinds"] = [kind.to_dict() for kind in self.kinds]
-        return out
+    @property
+    def source(self) -> str:
+        return self.distance
+
+    def figures(self) -> dict:
+        return {"distance": self.distance, "n_ties": self.n_ties}
 
 
 TREE_MIN_RECORDS = 2000
@@ -154,17 +139,15 @@ def link_records(
                 za, zb, distance, max_bytes=max_bytes, jobs=jobs, scheduler=scheduler, progress=progress
             )
     correct, tied, separation = verdict(own, nearest_other)
-    n_correct = int(correct.sum())
     return LinkageResult(
-        n_records,
-        n_correct,
-        int(tied.sum()),
-        n_correct / n_records,
-        distance.family,
-        correct,
-        tied,
-        linked_to,
-        separation,
+        n_records=n_records,
+        n_correct=int(correct.sum()),
+        n_ties=int(tied.sum()),
+        distance=distance.family,
+        correct=correct,
+        tied=tied,
+        linked_to=linked_to,
+        separation=separation,
     )
 
 

@@ -17,14 +17,13 @@ in a few seconds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from rlopt.data import (
     DEFAULT_CHUNK_BYTES,
-    ColumnKind,
     KindSpec,
     LinkageData,
     category_pairs,
@@ -33,6 +32,7 @@ from rlopt.data import (
     validate_pair,
 )
 from rlopt.exceptions import InputError
+from rlopt.results import Reidentification
 
 __all__ = [
     "EMResult",
@@ -193,38 +193,28 @@ def fit_em(
     return EMResult(np.maximum(m, PROB_FLOOR), np.maximum(u, PROB_FLOOR), share, n_iter, converged)
 
 
-@dataclass(frozen=True)
-class PLDResult:
-    """The outcome of probabilistic record linkage.
+@dataclass(frozen=True, kw_only=True)
+class PLDResult(Reidentification):
+    """The outcome of probabilistic record linkage (a
+    :class:`~rlopt.results.Reidentification`): a masked record is correct when the
+    one-to-one assignment links it to its own original (``linked_to``).
 
     Attributes
     ----------
-    n_records, n_correct : int
-        A masked record is correct when the assignment links it to its own original.
-    rate : float
     em : EMResult
     thresholds : tuple of float
-    correct : ndarray of bool, shape (n_records,)
-    linked_to : ndarray of int, shape (n_records,)
-        The original record each masked record is linked to.
     """
 
-    n_records: int
-    n_correct: int
-    rate: float
     em: EMResult
     thresholds: tuple
-    correct: np.ndarray = field(repr=False)
-    linked_to: np.ndarray = field(repr=False)
-    kinds: tuple[ColumnKind, ...] = ()
 
-    def to_dict(self) -> dict:
+    @property
+    def source(self) -> str:
+        return "pld"
+
+    def figures(self) -> dict:
         return {
-            **({"kinds": [kind.to_dict() for kind in self.kinds]} if self.kinds else {}),
             "distance": "pld",
-            "n_records": self.n_records,
-            "n_correct": self.n_correct,
-            "rate": self.rate,
             "thresholds": list(self.thresholds),
             "em_iterations": self.em.n_iter,
             "em_converged": self.em.converged,
@@ -284,12 +274,11 @@ def pld_validated(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int
     linked_to[rows] = shuffle[cols]
     correct = linked_to == np.arange(n_records)
     return PLDResult(
-        n_records,
-        int(correct.sum()),
-        float(correct.mean()),
-        em,
-        tuple(cuts.tolist()),
-        correct,
-        linked_to,
-        data.kinds,
+        n_records=n_records,
+        n_correct=int(correct.sum()),
+        em=em,
+        thresholds=tuple(cuts.tolist()),
+        correct=correct,
+        linked_to=linked_to,
+        kinds=data.kinds,
     )
