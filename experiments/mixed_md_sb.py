@@ -26,7 +26,7 @@ import pandas as pd
 from rlopt.data import ACS12_ORDINAL, load_acs12, load_cps1985, validate_pair
 from rlopt.exceptions import DataWarning
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.linkage.distance_based import dbrl_validated
+from rlopt.linkage import dbrl
 from rlopt.masking import masking_spec
 
 FILES = {
@@ -74,10 +74,10 @@ def main() -> None:
     for name in FILES:
         original, masked, nominal = masked_pair(name)
         for label, data in treatments(original, masked, nominal):
-            md = dbrl_validated(data, "md").n_correct
+            md = dbrl(data, distance="md").n_correct
             started = time.perf_counter()
             learner = LearnedDistanceLinkage("sb", margin=1e-5, time_limit=args.time_limit, threads=1)
-            result = learner.fit_validated(data).result_
+            result = learner.fit(data).result_
             seconds = time.perf_counter() - started
             print(
                 f"| {name} ({data.n_records}) | {label} | {data.n_attributes} | {md} | "

@@ -134,7 +134,7 @@ class LearnedDistanceLinkage(BaseEstimator):
     def fit(
         self,
         original,
-        masked,
+        masked=None,
         *,
         columns: Sequence[str] | None = None,
         id_column: str | None = None,
@@ -144,31 +144,25 @@ class LearnedDistanceLinkage(BaseEstimator):
         known: Sequence[tuple[str, Distance]] = (),
         progress: Callable[[dict], None] | None = None,
     ) -> LearnedDistanceLinkage:
-        """Learn the family's best distance on an original file and its masked file.
+        """Learn the family's best distance on an original file and its masked file (or
+        on validated :class:`~rlopt.data.LinkageData` alone; ``kinds`` is then the
+        declaration it was validated with, kept for :meth:`link`).
 
         ``known``: ``(label, distance)`` pairs already at hand (on these files'
         standardised columns), e.g. MD or a smaller family's optimum; each one the
         family contains is a start and a lower end (see :func:`learn`).
         ``progress(event)``: called whenever the run's interval narrows (see :func:`learn`)."""
         checked = self._checked()
+        validated = isinstance(original, LinkageData)
         data = validate_pair(
-            original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
+            original,
+            masked,
+            columns=columns,
+            id_column=id_column,
+            drop_nonfinite=drop_nonfinite,
+            kinds=None if validated else kinds,
         )
         return self._fit(data, checked, KindSpec.coerce(kinds), export=export, known=known, progress=progress)
-
-    def fit_validated(
-        self,
-        data: LinkageData,
-        *,
-        kinds: KindSpec | dict | None = None,
-        known: Sequence[tuple[str, Distance]] = (),
-        progress: Callable[[dict], None] | None = None,
-    ) -> LearnedDistanceLinkage:
-        """:meth:`fit` for a caller that holds validated data (``kinds``: the declaration
-        the data was validated with, kept for :meth:`link`)."""
-        return self._fit(
-            data, self._checked(), KindSpec.coerce(kinds), export=None, known=known, progress=progress
-        )
 
     def _checked(self) -> tuple[LearnedFamily, Reductions, SolverOptions]:
         """The family, reductions and solver options, each checked."""

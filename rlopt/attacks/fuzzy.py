@@ -38,7 +38,7 @@ from rlopt.masking.fuzzy import (
     squared_distances,
 )
 
-__all__ = ["FuzzyAttackResult", "fuzzy_attack", "fuzzy_attack_validated", "fuzzy_posteriors_validated"]
+__all__ = ["FuzzyAttackResult", "fuzzy_attack"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,7 +59,7 @@ class FuzzyAttackResult(PosteriorAttackResult):
 
 def fuzzy_attack(
     original,
-    masked,
+    masked=None,
     *,
     c: int | None = None,
     m1: float = 2.0,
@@ -113,8 +113,8 @@ def fuzzy_attack(
     check_fuzziness(m1, "m1")
     if groups is None:
         assert c is not None  # exactly one of the two was given (checked above)
-        return fuzzy_attack_validated(data, [(list(data.columns), c)], m2)
-    return fuzzy_attack_validated(data, [(list(cols), g) for cols, g in groups], m2)
+        return _fuzzy_attack(data, [(list(data.columns), c)], m2)
+    return _fuzzy_attack(data, [(list(cols), g) for cols, g in groups], m2)
 
 
 def _group_log_memberships(data: LinkageData, columns: Sequence[str], m2: float):
@@ -188,9 +188,7 @@ def _group_parts(data: LinkageData, groups: list[tuple[list[str], int]], m2) -> 
     return parts, m2
 
 
-def fuzzy_posteriors_validated(
-    data: LinkageData, groups: list[tuple[list[str], int]], m2: float
-) -> np.ndarray:
+def _fuzzy_posteriors(data: LinkageData, groups: list[tuple[list[str], int]], m2: float) -> np.ndarray:
     """The full posterior matrix ``P[j, i] = P(i | j)`` of the fuzzy attack (see
     :func:`fuzzy_attack`), of shape (n_records, n_records); rows sum to 1."""
     parts, _ = _group_parts(data, groups, m2)
@@ -201,9 +199,7 @@ def fuzzy_posteriors_validated(
     return posterior
 
 
-def fuzzy_attack_validated(
-    data: LinkageData, groups: list[tuple[list[str], int]], m2: float
-) -> FuzzyAttackResult:
+def _fuzzy_attack(data: LinkageData, groups: list[tuple[list[str], int]], m2: float) -> FuzzyAttackResult:
     """:func:`fuzzy_attack` for a caller that already holds validated data."""
     parts, m2 = _group_parts(data, groups, m2)
     n = data.n_records

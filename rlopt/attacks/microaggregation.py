@@ -17,7 +17,7 @@ from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import Distance
 from rlopt.masking import group_means, mdav_partition
 
-__all__ = ["microaggregation_attack", "microaggregation_attack_validated"]
+__all__ = ["microaggregation_attack"]
 
 MATCH_RTOL = 1e-9
 """A masked value vector equals a group mean when closer than this (relative to scale)."""
@@ -80,7 +80,7 @@ def _candidate_pairs(original_groups, masked_groups) -> tuple[np.ndarray, np.nda
 
 def microaggregation_attack(
     original,
-    masked,
+    masked=None,
     *,
     k: int | None = None,
     groups: Sequence[tuple[Sequence[str], int]] | None = None,
@@ -129,10 +129,10 @@ def microaggregation_attack(
     if groups is None:
         assert k is not None  # exactly one of the two was given (checked above)
         groups = [(list(data.columns), k)]
-    return microaggregation_attack_validated(data, groups, distance)
+    return _microaggregation_attack(data, groups, distance)
 
 
-def microaggregation_attack_validated(data: LinkageData, groups, distance) -> AttackResult:
+def _microaggregation_attack(data: LinkageData, groups, distance) -> AttackResult:
     """:func:`microaggregation_attack` for a caller that already holds validated data."""
     index = {c: j for j, c in enumerate(data.columns)}
     original_groups, masked_groups, misfits = [], [], 0

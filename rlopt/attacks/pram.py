@@ -34,7 +34,7 @@ from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows
 from rlopt.exceptions import InputError
 from rlopt.masking.categorical import TransitionMatrix
 
-__all__ = ["PramAttackResult", "pram_attack_validated", "original_labels"]
+__all__ = ["PramAttackResult", "original_labels"]
 
 
 def original_labels(data: LinkageData, columns) -> pd.DataFrame:
@@ -92,7 +92,7 @@ def _codes(values: np.ndarray, size: int) -> np.ndarray:
     return np.where(np.isnan(values), size, values).astype(np.int64)
 
 
-def pram_attack_validated(
+def _pram_attack(
     data: LinkageData, matrices: Mapping[str, TransitionMatrix], *, max_bytes: int = DEFAULT_CHUNK_BYTES
 ) -> PramAttackResult:
     """The attack on validated data with the published matrices of the PRAM columns."""

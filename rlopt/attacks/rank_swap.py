@@ -16,7 +16,7 @@ from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import Distance
 from rlopt.masking.swapping import swap_window
 
-__all__ = ["rank_swap_attack", "rank_windows", "rank_swap_attack_validated"]
+__all__ = ["rank_swap_attack", "rank_windows"]
 
 
 def _rank_ranges(sorted_column: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +128,7 @@ def rank_windows(original: np.ndarray, masked: np.ndarray, window: int) -> RankW
 
 def rank_swap_attack(
     original,
-    masked,
+    masked=None,
     *,
     p: float | None = None,
     window: int | None = None,
@@ -171,10 +171,10 @@ def rank_swap_attack(
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column)
     width = swap_window(p, window, data.n_records)
-    return rank_swap_attack_validated(data, width, distance, p)
+    return _rank_swap_attack(data, width, distance, p)
 
 
-def rank_swap_attack_validated(data: LinkageData, width: int, distance, p=None) -> AttackResult:
+def _rank_swap_attack(data: LinkageData, width: int, distance, p=None) -> AttackResult:
     """:func:`rank_swap_attack` for a caller that already holds validated data (the rank
     windows on the numeric attributes, which rank swapping masks; the link inside the
     intersections on every attribute)."""

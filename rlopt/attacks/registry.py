@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlopt.attacks._common import AttackResult
-from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack_validated
-from rlopt.attacks.microaggregation import microaggregation_attack_validated
-from rlopt.attacks.pram import PramAttackResult, original_labels, pram_attack_validated
-from rlopt.attacks.rank_swap import rank_swap_attack_validated
+from rlopt.attacks.fuzzy import FuzzyAttackResult, _fuzzy_attack
+from rlopt.attacks.microaggregation import _microaggregation_attack
+from rlopt.attacks.pram import PramAttackResult, _pram_attack, original_labels
+from rlopt.attacks.rank_swap import _rank_swap_attack
 from rlopt.data import LinkageData
 from rlopt.exceptions import InputError
 from rlopt.masking import (
@@ -47,7 +47,7 @@ class TransparencyAttack:
 def _plan_rank_swap(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     assert isinstance(spec, RankSwapSpec)
     width = swap_window(spec.p, spec.window, data.n_records)
-    return lambda distance: rank_swap_attack_validated(data, width, distance, spec.p)
+    return lambda distance: _rank_swap_attack(data, width, distance, spec.p)
 
 
 def _published_groups(data: LinkageData, spec: MDAVSpec | FuzzySpec) -> list[tuple[list[str], int]]:
@@ -77,7 +77,7 @@ def _published_groups(data: LinkageData, spec: MDAVSpec | FuzzySpec) -> list[tup
 def _plan_mdav(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     assert isinstance(spec, MDAVSpec)
     groups = _published_groups(data, spec)
-    return lambda distance: microaggregation_attack_validated(data, groups, distance)
+    return lambda distance: _microaggregation_attack(data, groups, distance)
 
 
 def _plan_pram(data: LinkageData, spec: MaskingSpec) -> AttackRun:
@@ -91,13 +91,13 @@ def _plan_pram(data: LinkageData, spec: MaskingSpec) -> AttackRun:
             f"categorical: {categorical}"
         )
     matrices = spec.published(original_labels(data, columns), columns)
-    return lambda distance: pram_attack_validated(data, matrices)
+    return lambda distance: _pram_attack(data, matrices)
 
 
 def _plan_fuzzy(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     assert isinstance(spec, FuzzySpec)
     groups = _published_groups(data, spec)
-    return lambda distance: fuzzy_attack_validated(data, groups, spec.m2)
+    return lambda distance: _fuzzy_attack(data, groups, spec.m2)
 
 
 ATTACKS: dict[str, TransparencyAttack] = {

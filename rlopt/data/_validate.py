@@ -442,7 +442,7 @@ def _warn_duplicates(a: np.ndarray) -> int:
 
 def validate_pair(
     original,
-    masked,
+    masked=None,
     *,
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
@@ -451,10 +451,15 @@ def validate_pair(
 ) -> LinkageData:
     """Validate an original file and its masked file and align them record by record.
 
+    Every function of rlopt that takes the two files calls this first, so each of them
+    also takes a :class:`LinkageData` in place of the two files (validated once, used
+    many times): ``dbrl(data, distance="md")``.
+
     Parameters
     ----------
     original, masked : DataFrame or array-like of shape (n_records, n_attributes)
-        The intruder's file (the original, worst case) and the protected file.
+        The intruder's file (the original, worst case) and the protected file; or a
+        :class:`LinkageData` alone (``masked`` None, no other option), returned as it is.
     columns : list of str, default=None
         Attributes to use; by default every column except ``id_column``, which
         must then be the same set in both files.
@@ -487,6 +492,21 @@ def validate_pair(
     DataWarning
         When original records are duplicated (they cannot all be re-identified).
     """
+    if isinstance(original, LinkageData):
+        given = {"masked": masked, "columns": columns, "id_column": id_column, "kinds": kinds}
+        extra = [name for name, value in given.items() if value is not None] + (
+            ["drop_nonfinite"] if drop_nonfinite else []
+        )
+        if extra:
+            raise InputError(
+                f"{', '.join(extra)} given with validated LinkageData; expected the data alone "
+                "(its columns, alignment and kinds were fixed when it was validated)"
+            )
+        return original
+    if masked is None:
+        raise InputError(
+            "masked: missing; expected the masked file beside the original (or a LinkageData alone)"
+        )
     original = as_frame(original, name="original")
     masked = as_frame(masked, name="masked")
     cols = _pair_columns(original, masked, columns, id_column)

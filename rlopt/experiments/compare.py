@@ -34,8 +34,8 @@ from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
 from rlopt.masking.methods import PramSpec
 from rlopt.milp import SolverOptions
 from rlopt.milp.pipeline import learn, recount
-from rlopt.risk.measures import information_loss_validated
-from rlopt.risk.permutation import permutation_analysis_validated
+from rlopt.risk.measures import information_loss
+from rlopt.risk.permutation import permutation_analysis
 from rlopt.risk.worst_case import worst_case
 
 __all__ = [
@@ -254,9 +254,9 @@ def run_compare_cell(cell: CompareCell) -> dict:
         "epsilon": dict(cell.parameters).get("epsilon"),
     }
     row |= _worst_case(cell, data, spec)
-    row |= information_loss_validated(data)
+    row |= information_loss(data)
     if data.numeric_columns:  # the permutation paradigm ranks numbers
-        permutation = permutation_analysis_validated(data.subset(data.numeric_columns))
+        permutation = permutation_analysis(data.subset(data.numeric_columns))
         row["mean_displacement"] = float(permutation["mean_displacement"].mean())
         row["residual_noise"] = float(permutation["residual_noise"].mean())
     row |= _model_columns(released, qis, list(cell.confidential))

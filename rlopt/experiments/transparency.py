@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack_validated
+from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack
 from rlopt.data import EIA_ATTRIBUTES, LinkageData, load_census, load_eia, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import get_learned_family, learned_families
-from rlopt.linkage.distance_based import dbrl_validated
-from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, check_thresholds, pld_validated
+from rlopt.linkage import dbrl
+from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, pld
 from rlopt.masking import rank_swap, rank_window
 from rlopt.masking.swapping import VARIANTS
 from rlopt.milp import SolverOptions
@@ -137,13 +137,13 @@ def run_attack_cell(cell: AttackCell) -> dict:
         data = validate_pair(original, masked)
     window = rank_window(cell.p, data.n_records)
     started = time.perf_counter()
-    attack = rank_swap_attack_validated(data, window, "am", cell.p)
+    attack = rank_swap_attack(data, p=cell.p, distance="am")  # the same window
     seconds["rsld"] = time.perf_counter() - started
     started = time.perf_counter()
-    dld = dbrl_validated(data, "am")
+    dld = dbrl(data, distance="am")
     seconds["dld"] = time.perf_counter() - started
     started = time.perf_counter()
-    prob = pld_validated(data, check_thresholds(cell.thresholds), cell.seed, 64 * 2**20)
+    prob = pld(data, thresholds=cell.thresholds, seed=cell.seed, max_bytes=64 * 2**20)
     seconds["pld"] = time.perf_counter() - started
     learned = {}
     for name in cell.learned:

@@ -12,7 +12,6 @@ from scipy.sparse import issparse
 from rlopt.data import (
     DEFAULT_CHUNK_BYTES,
     KindSpec,
-    LinkageData,
     categorical_columns,
     validate_pair,
 )
@@ -22,7 +21,7 @@ from rlopt.linkage.brute import Progress, brute_verdicts
 from rlopt.linkage.nearest import pair_distances, pair_verdicts, tree_pairs
 from rlopt.results import Reidentification
 
-__all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL", "dbrl_validated", "verdict", "tree_map"]
+__all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL", "verdict", "tree_map"]
 
 TIE_RTOL = 1e-12
 """Two distances closer than this (relative) count as a tie."""
@@ -182,7 +181,7 @@ def _candidate_pairs(candidates, n_records: int) -> tuple[np.ndarray, np.ndarray
 
 def dbrl(
     original,
-    masked,
+    masked=None,
     *,
     distance: str | Distance = "am",
     columns: Sequence[str] | None = None,
@@ -199,7 +198,8 @@ def dbrl(
     ----------
     original, masked : DataFrame or array-like of shape (n_records, n_attributes)
         The intruder's file and the protected file; see
-        :func:`rlopt.data.validate_pair` for alignment and checks.
+        :func:`rlopt.data.validate_pair` for alignment and checks (or validated
+        :class:`~rlopt.data.LinkageData` alone).
     distance : str or Distance, default="am"
         A baseline family name (``"am"``, ``"md"``) or a fitted distance.
     columns, id_column, drop_nonfinite, kinds
@@ -222,7 +222,10 @@ def dbrl(
     data = validate_pair(
         original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
     )
-    return dbrl_validated(data, distance, jobs=jobs, scheduler=scheduler, progress=progress)
+    za, zb = data.standardised()
+    distance = resolve_distance(distance, za, zb, data.columns)
+    linked = link_records(za, zb, distance, jobs=jobs, scheduler=scheduler, progress=progress)
+    return replace(linked, kinds=data.kinds)
 
 
 def resolve_distance(
@@ -238,11 +241,3 @@ def resolve_distance(
             f"distance family {distance!r} must be learned first; pass a fitted distance instead of its name"
         )
     return family.from_data(za, zb, tuple(columns))
-
-
-def dbrl_validated(data: LinkageData, distance: str | Distance, **linkage) -> LinkageResult:
-    """:func:`dbrl` for a caller that already holds validated :class:`LinkageData`
-    (``linkage``: options of :func:`link_records`)."""
-    za, zb = data.standardised()
-    linked = link_records(za, zb, resolve_distance(distance, za, zb, data.columns), **linkage)
-    return replace(linked, kinds=data.kinds)

@@ -25,7 +25,6 @@ from scipy.optimize import linear_sum_assignment
 from rlopt.data import (
     DEFAULT_CHUNK_BYTES,
     KindSpec,
-    LinkageData,
     category_pairs,
     chunk_rows,
     pairwise_deltas,
@@ -42,7 +41,6 @@ __all__ = [
     "pld",
     "DEFAULT_THRESHOLDS",
     "check_thresholds",
-    "pld_validated",
     "PLD_MAX_RECORDS",
 ]
 
@@ -224,7 +222,7 @@ class PLDResult(Reidentification):
 
 def pld(
     original,
-    masked,
+    masked=None,
     *,
     thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
     seed: int = 0,
@@ -238,6 +236,7 @@ def pld(
     Parameters
     ----------
     original, masked : DataFrame or array-like of shape (n_records, n_attributes)
+        Or validated :class:`~rlopt.data.LinkageData` alone.
     thresholds : sequence of float, default=DEFAULT_THRESHOLDS
         Cut points of the agreement levels, in standard deviations.
     seed : int, default=0
@@ -252,11 +251,7 @@ def pld(
     PLDResult
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column, kinds=kinds)
-    return pld_validated(data, check_thresholds(thresholds), seed, max_bytes)
-
-
-def pld_validated(data: LinkageData, cuts: np.ndarray, seed: int, max_bytes: int) -> PLDResult:
-    """:func:`pld` for a caller that holds validated data and checked thresholds ``cuts``."""
+    cuts = check_thresholds(thresholds)
     za, zb = data.standardised()
     n_records = data.n_records
     patterns, counts = _pattern_counts(za, zb, cuts, max_bytes)

@@ -34,15 +34,13 @@ from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn, rec
 from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.linkage.probabilistic import (
-    DEFAULT_THRESHOLDS,
     PLD_MAX_RECORDS,
-    check_thresholds,
-    pld_validated,
+    pld,
 )
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
-from rlopt.risk.measures import check_percentage, information_loss_validated, interval_disclosure_validated
+from rlopt.risk.measures import check_percentage, information_loss, interval_disclosure
 from rlopt.risk.worst_case import worst_case
 from rlopt.status import Status
 
@@ -512,10 +510,8 @@ class _Work:
             "shapley": self.shapley(),
             "attack": attack_figures,
             "generalisation": generalisation,
-            "interval_disclosure": interval_disclosure_validated(self.data, interval_p).to_dict(
-                orient="records"
-            ),
-            "information_loss": information_loss_validated(self.data),
+            "interval_disclosure": interval_disclosure(self.data, p=interval_p).to_dict(orient="records"),
+            "information_loss": information_loss(self.data),
             "records_summary": summary,
             "tradeoff": None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
         }
@@ -573,7 +569,7 @@ def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions)
             f"({work.data.n_records} > {PLD_MAX_RECORDS})",
         }
         return
-    prob = pld_validated(work.data, check_thresholds(DEFAULT_THRESHOLDS), seed, 64 * 2**20)
+    prob = pld(work.data, seed=seed, max_bytes=64 * 2**20)
     work.baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": Status.EXACT}
     work.records["reid_pld"] = prob.correct
 
@@ -627,9 +623,7 @@ def _learned_families(
         work.say(f"learning {family} (time limit {time_limit} s)")
         learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
         try:
-            learner.fit_validated(
-                work.data, kinds=work.kind_spec, known=work.known, progress=work.narrowed(family)
-            )
+            learner.fit(work.data, kinds=work.kind_spec, known=work.known, progress=work.narrowed(family))
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
             raise work.interrupted(exc, len(families)) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays

@@ -15,8 +15,6 @@ __all__ = [
     "interval_disclosure",
     "information_loss",
     "check_percentage",
-    "interval_disclosure_validated",
-    "information_loss_validated",
     "propensity_mse",
 ]
 
@@ -29,13 +27,14 @@ def check_percentage(p) -> float:
 
 
 def interval_disclosure(
-    original, masked, *, p: float = 10.0, columns: Sequence[str] | None = None
+    original, masked=None, *, p: float = 10.0, columns: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Share of values an intruder locates within a small interval, per attribute.
 
     Parameters
     ----------
-    original, masked : DataFrame or array-like, aligned record by record
+    original, masked : DataFrame or array-like, aligned record by record (or validated
+        :class:`~rlopt.data.LinkageData` alone)
     p : float, default=10
         Interval width in percent.
 
@@ -48,12 +47,8 @@ def interval_disclosure(
         column); ``sd_based`` the share with ``|V(x) - V'(x)| <= p * sd(V) / 100``.
     """
     data = validate_pair(original, masked, columns=columns)
-    return interval_disclosure_validated(data, check_percentage(p))
-
-
-def interval_disclosure_validated(data: LinkageData, p: float) -> pd.DataFrame:
-    """:func:`interval_disclosure` for a caller that holds validated data and a checked ``p``
-    (on the numeric attributes: an interval around a category means nothing)."""
+    p = check_percentage(p)
+    # on the numeric attributes: an interval around a category means nothing
     data = data.subset(data.numeric_columns) if data.mixed else data
     n_records = data.n_records
     half = p * n_records / 200  # half the window, in ranks
@@ -74,7 +69,7 @@ def interval_disclosure_validated(data: LinkageData, p: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def information_loss(original, masked, *, columns: Sequence[str] | None = None) -> dict:
+def information_loss(original, masked=None, *, columns: Sequence[str] | None = None) -> dict:
     """How much a masked file departs from its original (0 = identical).
 
     Returns
@@ -94,13 +89,6 @@ def information_loss(original, masked, *, columns: Sequence[str] | None = None) 
         a logistic regression fitted, and
         ``mean (p_hat - 1/2)^2`` (:func:`propensity_mse`): 0 when the files cannot be
         told apart, at most 1/4.
-    """
-    data = validate_pair(original, masked, columns=columns)
-    return information_loss_validated(data)
-
-
-def information_loss_validated(data: LinkageData) -> dict:
-    """:func:`information_loss` for a caller that already holds validated data.
 
     On a mixed file the measures above are taken on the numeric attributes (None
     when there is none), and two more on the categorical ones: ``categorical_changed``,
@@ -108,7 +96,9 @@ def information_loss_validated(data: LinkageData) -> dict:
     released in a merged category of a global recoding counts as changed), and
     ``categorical_tv``, the mean total-variation distance between the original's and
     the masked file's frequencies, in the released categories (0 when the frequencies
-    are kept, as invariant PRAM does in expectation)."""
+    are kept, as invariant PRAM does in expectation).
+    """
+    data = validate_pair(original, masked, columns=columns)
     if not data.mixed:
         return _numeric_loss(data)
     numeric = data.numeric_columns

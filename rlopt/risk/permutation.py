@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import LinkageData, column_sd, validate_pair
+from rlopt.data import column_sd, validate_pair
 
-__all__ = ["ranks", "reverse_mapping", "permutation_analysis", "permutation_analysis_validated"]
+__all__ = ["ranks", "reverse_mapping", "permutation_analysis"]
 
 
 def ranks(values: np.ndarray, tie_break: np.ndarray) -> np.ndarray:
@@ -47,7 +47,7 @@ def reverse_mapping(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarra
 
 
 def permutation_analysis(
-    original, masked, *, columns: Sequence[str] | None = None, id_column: str | None = None
+    original, masked=None, *, columns: Sequence[str] | None = None, id_column: str | None = None
 ) -> pd.DataFrame:
     """Per attribute, how much of the masking is permutation and how much noise.
 
@@ -60,13 +60,7 @@ def permutation_analysis(
         of records whose rank changed), ``residual_noise`` (sd of ``y - z`` over the
         original's sd: 0 when the masked values are a permutation of the original).
     """
-    return permutation_analysis_validated(
-        validate_pair(original, masked, columns=columns, id_column=id_column)
-    )
-
-
-def permutation_analysis_validated(data: LinkageData) -> pd.DataFrame:
-    """:func:`permutation_analysis` for a caller that already holds validated data."""
+    data = validate_pair(original, masked, columns=columns, id_column=id_column)
     z, displacement = reverse_mapping(data.original, data.masked)
     residual = (data.masked - z).std(axis=0, ddof=1) / column_sd(data.original)
     return pd.DataFrame(

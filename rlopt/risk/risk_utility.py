@@ -10,11 +10,11 @@ import pandas as pd
 from rlopt.data import as_frame, validate_pair, validate_table
 from rlopt.exceptions import InputError, SolverError
 from rlopt.families import get_learned_family
-from rlopt.linkage.distance_based import dbrl_validated
+from rlopt.linkage import dbrl
 from rlopt.masking import masking_method
 from rlopt.milp import SolverOptions
 from rlopt.milp.pipeline import learn
-from rlopt.risk.measures import information_loss_validated
+from rlopt.risk.measures import information_loss
 from rlopt.status import Status
 
 __all__ = ["tradeoff", "tradeoff_plan"]
@@ -115,8 +115,8 @@ def tradeoff_plan(
         for value, data in masked_files:
             if progress:
                 progress(f"{registered.name} {parameter}={value:g}")
-            loss = information_loss_validated(data)
-            am = dbrl_validated(data, "am").rate
+            loss = information_loss(data)
+            am = dbrl(data, distance="am").rate
             for family in families:
                 try:
                     label = f"{family} at {parameter}={value:g}"

@@ -14,6 +14,7 @@ from rlopt.data import (
     validate_pair,
 )
 from rlopt.exceptions import DataWarning, InputError
+from rlopt.masking import build, published_recipe
 
 
 def test_bundled_files_have_the_documented_shape():
@@ -183,3 +184,32 @@ def test_arrays_are_accepted_and_named():
     assert validate_pair(a, a + 0.01).columns == ("x0", "x1")
     with pytest.raises(InputError, match=r"expected a 2-d table .* shape \(5,\)"):
         validate_pair(a[:, 0], a[:, 0])
+
+
+def test_validated_data_is_taken_in_place_of_the_two_files():
+    """Every function that takes the two files takes their LinkageData too: validated
+    once, the same figures, and no second public twin of any function."""
+    import importlib
+
+    import rlopt
+    from rlopt.linkage import dbrl, pld
+    from rlopt.risk import information_loss, interval_disclosure
+
+    original, masked = build(published_recipe("M4-33"))
+    data = validate_pair(original, masked)
+    assert validate_pair(data) is data
+    assert dbrl(data, distance="md").n_correct == dbrl(original, masked, distance="md").n_correct
+    assert pld(data).n_correct == pld(original, masked).n_correct
+    assert information_loss(data) == information_loss(original, masked)
+    assert interval_disclosure(data).equals(interval_disclosure(original, masked))
+    with pytest.raises(InputError, match="columns given with validated LinkageData"):
+        dbrl(data, columns=["AGI"])
+    with pytest.raises(InputError, match="masked: missing"):
+        dbrl(original)
+    twins = [
+        f"{package}.{name}"
+        for package in ("rlopt", "rlopt.data", "rlopt.linkage", "rlopt.attacks", "rlopt.risk", "rlopt.learn")
+        for name in importlib.import_module(package).__all__
+        if name.endswith("_validated")
+    ]
+    assert not twins and not hasattr(rlopt.learn.LearnedDistanceLinkage, "fit_validated")

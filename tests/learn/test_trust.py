@@ -431,14 +431,14 @@ def test_a_margin_no_record_can_meet_is_warned(files):
 def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
     from rlopt.exceptions import SolverError
 
-    fit = LearnedDistanceLinkage.fit_validated
+    fit = LearnedDistanceLinkage.fit
 
     def failing_sb(self, *args, **kwargs):
         if self.family == "sb":
             raise SolverError("sb: HiGHS ended with status 'error'; no count is reported")
         return fit(self, *args, **kwargs)
 
-    monkeypatch.setattr(LearnedDistanceLinkage, "fit_validated", failing_sb)
+    monkeypatch.setattr(LearnedDistanceLinkage, "fit", failing_sb)
     original, masked = correlated
     risk = rlopt.assess_risk(original, masked, families=["wm", "sb"], time_limit=20, folds=0)
     rows = {r["family"]: r for r in risk.figures["families"]}

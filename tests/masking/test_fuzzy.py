@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rlopt.attacks.fuzzy import fuzzy_attack, fuzzy_attack_validated, fuzzy_posteriors_validated
+from rlopt.attacks.fuzzy import _fuzzy_attack, _fuzzy_posteriors, fuzzy_attack
 from rlopt.data import load_census, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking.fuzzy import (
@@ -229,9 +229,9 @@ def test_posteriors_sum_to_one_and_match_the_result():
     groups = [(["a0", "a1"], 8), (["a2", "a3"], 8)]
     masked = fuzzy_microaggregate(data_frame, groups=groups, m2=1.5, seed=2)
     data = validate_pair(data_frame, masked)
-    posterior = fuzzy_posteriors_validated(data, groups, 1.5)
+    posterior = _fuzzy_posteriors(data, groups, 1.5)
     np.testing.assert_allclose(posterior.sum(axis=1), 1.0, rtol=1e-12)
-    result = fuzzy_attack_validated(data, groups, 1.5)
+    result = _fuzzy_attack(data, groups, 1.5)
     np.testing.assert_allclose(result.posterior_own, posterior.diagonal(), rtol=1e-12)
     np.testing.assert_array_equal(result.linked_to, posterior.argmax(axis=1))
     assert result.expected_rate == pytest.approx(posterior.diagonal().mean())
@@ -251,7 +251,7 @@ def test_crisp_memberships_make_it_an_intersection_attack():
     np.testing.assert_allclose(result.posterior_own, 1.0 / intersection, rtol=1e-12)
     np.testing.assert_array_equal(result.correct, intersection == 1)
     assert 0 < result.n_correct < len(values)
-    posterior = fuzzy_posteriors_validated(validate_pair(data_frame, masked), groups, CRISP)
+    posterior = _fuzzy_posteriors(validate_pair(data_frame, masked), groups, CRISP)
     np.testing.assert_allclose(posterior, same / intersection[:, None], atol=1e-300)
 
 

@@ -131,7 +131,7 @@ def test_failed_families_make_an_incomplete_headline_and_exit_1(monkeypatch, tmp
     def fails(self, *args, **kwargs):
         raise SolverError("HiGHS ended with status error (a test's stand-in)")
 
-    monkeypatch.setattr(LearnedDistanceLinkage, "fit_validated", fails)
+    monkeypatch.setattr(LearnedDistanceLinkage, "fit", fails)
     rng = np.random.default_rng(5)
     original = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
     original.to_csv(tmp_path / "a.csv", index=False)
