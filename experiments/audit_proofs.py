@@ -31,19 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rlopt.data import squared_diffs, validate_pair
+from rlopt.data import validate_pair
+from rlopt.data._standardise import squared_diffs
 from rlopt.exceptions import DataWarning
 from rlopt.families import get_learned_family, learned_families
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.masking import (
-    additive_noise,
-    global_recode,
-    local_suppression,
-    microaggregate,
-    pram,
-    pram_matrices,
-    rank_swap,
-)
+from rlopt.masking import additive_noise, global_recode, local_suppression, microaggregate, pram, rank_swap
+from rlopt.masking.categorical import pram_matrices
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.search.regions import branch_and_bound, supports
 from rlopt.status import Status

@@ -34,7 +34,8 @@ from rlopt import PUBLISHED_FILES, build, dbrl
 from rlopt.data import CENSUS_ATTRIBUTES
 from rlopt.experiments.reproduce import PUBLISHED_TABLE1
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.masking import AttributeGroup, MDAVSpec, Recipe
+from rlopt.masking import Recipe
+from rlopt.masking.methods import AttributeGroup, MDAVSpec
 
 
 def candidate(name: str, rng: np.random.Generator) -> Recipe:

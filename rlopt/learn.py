@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from rlopt.data import ColumnKind, KindSpec, LinkageData, Standardisation, validate_pair
+from rlopt.data import ColumnKind, KindSpec, LinkageData, validate_pair
+from rlopt.data._standardise import Standardisation
 from rlopt.exceptions import InputError, NotFittedError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.linkage import LinkageResult, link_records

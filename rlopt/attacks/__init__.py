@@ -8,8 +8,8 @@ from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack
 from rlopt.attacks.intersection import IntersectionResult, intersection_attack
 from rlopt.attacks.microaggregation import microaggregation_attack
 from rlopt.attacks.pram import PramAttackResult
-from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack, rank_windows
-from rlopt.attacks.registry import ATTACKS, TransparencyAttack, attack_for, plan_attack
+from rlopt.attacks.rank_swap import rank_swap_attack
+from rlopt.attacks.registry import ATTACKS, attack_for, plan_attack
 
 __all__ = [
     "AttackResult",
@@ -18,12 +18,9 @@ __all__ = [
     "IntersectionResult",
     "intersection_attack",
     "fuzzy_attack",
-    "RankWindows",
     "rank_swap_attack",
-    "rank_windows",
     "microaggregation_attack",
     "ATTACKS",
-    "TransparencyAttack",
     "attack_for",
     "plan_attack",
 ]

@@ -12,7 +12,7 @@ from rlopt.linkage import link_records
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.results import Reidentification
 
-__all__ = ["AttackResult"]
+__all__ = ["AttackResult", "PosteriorAttackResult", "link_in_candidates"]
 
 
 @dataclass(frozen=True, kw_only=True)

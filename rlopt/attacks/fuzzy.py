@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlopt.attacks._common import PosteriorAttackResult
-from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, validate_pair
+from rlopt.data import LinkageData, validate_pair
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking.fuzzy import (
     check_c,

@@ -12,10 +12,11 @@ import numpy as np
 from scipy.sparse import csr_array
 
 from rlopt.attacks._common import AttackResult, link_in_candidates
-from rlopt.data import LinkageData, column_scale, validate_pair
+from rlopt.data import LinkageData, validate_pair
+from rlopt.data._standardise import column_scale
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import Distance
-from rlopt.masking import group_means, mdav_partition
+from rlopt.masking.mdav import group_means, mdav_partition
 
 __all__ = ["microaggregation_attack"]
 

@@ -30,11 +30,12 @@ import numpy as np
 import pandas as pd
 
 from rlopt.attacks._common import PosteriorAttackResult
-from rlopt.data import DEFAULT_CHUNK_BYTES, LinkageData, chunk_rows
+from rlopt.data import LinkageData
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, chunk_rows
 from rlopt.exceptions import InputError
 from rlopt.masking.categorical import TransitionMatrix
 
-__all__ = ["PramAttackResult", "original_labels"]
+__all__ = ["PramAttackResult", "pram_attack", "original_labels"]
 
 
 def original_labels(data: LinkageData, columns) -> pd.DataFrame:
@@ -92,7 +93,7 @@ def _codes(values: np.ndarray, size: int) -> np.ndarray:
     return np.where(np.isnan(values), size, values).astype(np.int64)
 
 
-def _pram_attack(
+def pram_attack(
     data: LinkageData, matrices: Mapping[str, TransitionMatrix], *, max_bytes: int = DEFAULT_CHUNK_BYTES
 ) -> PramAttackResult:
     """The attack on validated data with the published matrices of the PRAM columns."""

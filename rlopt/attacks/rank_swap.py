@@ -16,7 +16,7 @@ from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import Distance
 from rlopt.masking.swapping import swap_window
 
-__all__ = ["rank_swap_attack", "rank_windows"]
+__all__ = ["rank_swap_attack", "rank_windows", "RankWindows"]
 
 
 def _rank_ranges(sorted_column: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,26 +11,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlopt.attacks._common import AttackResult
-from rlopt.attacks.fuzzy import FuzzyAttackResult, _fuzzy_attack
-from rlopt.attacks.microaggregation import _microaggregation_attack
-from rlopt.attacks.pram import PramAttackResult, _pram_attack, original_labels
-from rlopt.attacks.rank_swap import _rank_swap_attack
+from rlopt.attacks.fuzzy import FuzzyAttackResult, fuzzy_attack
+from rlopt.attacks.microaggregation import microaggregation_attack
+from rlopt.attacks.pram import PramAttackResult, original_labels, pram_attack
+from rlopt.attacks.rank_swap import rank_swap_attack
 from rlopt.data import LinkageData
 from rlopt.exceptions import InputError
-from rlopt.masking import (
-    MASKING_METHODS,
-    FuzzySpec,
-    MaskingSpec,
-    MDAVSpec,
-    PramSpec,
-    RankSwapSpec,
-    masking_method,
-)
+from rlopt.families import Distance
+from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_method
+from rlopt.masking.methods import FuzzySpec, MDAVSpec, PramSpec, RankSwapSpec
 from rlopt.masking.swapping import swap_window
 
-__all__ = ["TransparencyAttack", "ATTACKS", "attack_for", "plan_attack"]
+__all__ = ["TransparencyAttack", "ATTACKS", "attack_for", "plan_attack", "AttackRun"]
 
-AttackRun = Callable[[object], AttackResult | FuzzyAttackResult | PramAttackResult]
+AttackRun = Callable[[str | Distance], AttackResult | FuzzyAttackResult | PramAttackResult]
 """Runs a planned attack with a distance (a baseline name or a fitted distance; the
 fuzzy attack ranks by posterior probability and takes none)."""
 
@@ -46,8 +40,8 @@ class TransparencyAttack:
 
 def _plan_rank_swap(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     assert isinstance(spec, RankSwapSpec)
-    width = swap_window(spec.p, spec.window, data.n_records)
-    return lambda distance: _rank_swap_attack(data, width, distance, spec.p)
+    swap_window(spec.p, spec.window, data.n_records)  # checked when the attack is planned
+    return lambda distance: rank_swap_attack(data, p=spec.p, window=spec.window, distance=distance)
 
 
 def _published_groups(data: LinkageData, spec: MDAVSpec | FuzzySpec) -> list[tuple[list[str], int]]:
@@ -77,7 +71,7 @@ def _published_groups(data: LinkageData, spec: MDAVSpec | FuzzySpec) -> list[tup
 def _plan_mdav(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     assert isinstance(spec, MDAVSpec)
     groups = _published_groups(data, spec)
-    return lambda distance: _microaggregation_attack(data, groups, distance)
+    return lambda distance: microaggregation_attack(data, groups=groups, distance=distance)
 
 
 def _plan_pram(data: LinkageData, spec: MaskingSpec) -> AttackRun:
@@ -91,13 +85,13 @@ def _plan_pram(data: LinkageData, spec: MaskingSpec) -> AttackRun:
             f"categorical: {categorical}"
         )
     matrices = spec.published(original_labels(data, columns), columns)
-    return lambda distance: _pram_attack(data, matrices)
+    return lambda distance: pram_attack(data, matrices)
 
 
 def _plan_fuzzy(data: LinkageData, spec: MaskingSpec) -> AttackRun:
     assert isinstance(spec, FuzzySpec)
     groups = _published_groups(data, spec)
-    return lambda distance: _fuzzy_attack(data, groups, spec.m2)
+    return lambda distance: fuzzy_attack(data, groups=groups, m2=spec.m2)
 
 
 ATTACKS: dict[str, TransparencyAttack] = {

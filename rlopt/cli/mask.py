@@ -12,15 +12,9 @@ from rlopt.cli._app import Command, commands, summary
 from rlopt.cli._masking import masking_options
 from rlopt.cli._options import FILES, Seed, check_method, check_outputs, split, write_table
 from rlopt.exceptions import InputError
-from rlopt.masking import (
-    MASKING_METHODS,
-    PUBLISHED_FILES,
-    RandomizedResponseSpec,
-    build,
-    load_recipe,
-    published_recipe,
-)
+from rlopt.masking import MASKING_METHODS, PUBLISHED_FILES, build, load_recipe, published_recipe
 from rlopt.masking.grammar import spec_from_text
+from rlopt.masking.methods import RandomizedResponseSpec
 
 app = commands()
 

@@ -216,7 +216,7 @@ def risk(
 
 def _tradeoff_plan(frame, method: str | None, values: str | None, families: str, columns, solving: Solving):
     """``risk --tradeoff-method``: every masked file made and checked before any solving."""
-    from rlopt.risk import tradeoff_plan
+    from rlopt.risk.risk_utility import tradeoff_plan
 
     if method is None:
         if values is not None:

@@ -1,5 +1,16 @@
-"""Data: the bundled reference files, loaders, the one input validator,
-standardisation and the per-attribute squared differences."""
+"""Data: the bundled reference files, loaders, the one input validator, standardisation.
+
+- :mod:`rlopt.data._bundled`: the CASC Census and EIA files, the acs12 and CPS1985
+  extracts, :func:`load_table` for a user's CSV, TSV or Parquet file;
+- :mod:`rlopt.data._validate`: :func:`validate_pair`, the one input validator, and
+  :class:`LinkageData`, the two files checked and aligned record by record;
+- :mod:`rlopt.data._kinds`: column kinds (numeric, ordinal, nominal) and their declaration;
+- :mod:`rlopt.data._standardise`: standardisation of each file on its own and the
+  per-attribute differences, in chunks of bounded memory.
+
+The names below are what a user calls; the rest of rlopt imports the others from
+their module.
+"""
 
 from rlopt.data._bundled import (
     ACS12_ORDINAL,
@@ -12,37 +23,9 @@ from rlopt.data._bundled import (
     load_eia,
     load_table,
 )
-from rlopt.data._kinds import (
-    BLANK,
-    CATEGORY_UNIT,
-    MERGE_SEPARATOR,
-    MISSING_POLICIES,
-    NOMINAL,
-    NUMERIC,
-    ORDINAL,
-    ColumnKind,
-    KindSpec,
-    category_labels,
-    cell_label,
-    describe_kinds,
-    label_rows,
-    parse_ordinal,
-)
-from rlopt.data._standardise import (
-    DEFAULT_CHUNK_BYTES,
-    Standardisation,
-    attribute_deltas,
-    categorical_columns,
-    category_pairs,
-    chunk_rows,
-    column_scale,
-    column_sd,
-    diff_chunks,
-    pairwise_deltas,
-    squared_diffs,
-    standardise,
-)
-from rlopt.data._validate import LinkageData, as_frame, validate_pair, validate_table
+from rlopt.data._kinds import ColumnKind, KindSpec, describe_kinds
+from rlopt.data._standardise import standardise
+from rlopt.data._validate import LinkageData, validate_pair
 
 __all__ = [
     "CENSUS_ATTRIBUTES",
@@ -56,32 +39,8 @@ __all__ = [
     "load_table",
     "LinkageData",
     "validate_pair",
-    "validate_table",
-    "as_frame",
-    "Standardisation",
     "standardise",
-    "column_scale",
-    "column_sd",
-    "squared_diffs",
-    "attribute_deltas",
-    "pairwise_deltas",
-    "categorical_columns",
-    "category_pairs",
     "ColumnKind",
     "KindSpec",
-    "parse_ordinal",
     "describe_kinds",
-    "NUMERIC",
-    "ORDINAL",
-    "NOMINAL",
-    "MISSING_POLICIES",
-    "CATEGORY_UNIT",
-    "BLANK",
-    "MERGE_SEPARATOR",
-    "cell_label",
-    "category_labels",
-    "label_rows",
-    "diff_chunks",
-    "chunk_rows",
-    "DEFAULT_CHUNK_BYTES",
 ]

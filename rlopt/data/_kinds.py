@@ -69,6 +69,8 @@ __all__ = [
     "encode_codes",
     "encode_attributes",
     "describe_kinds",
+    "CATEGORY_THRESHOLD",
+    "warn_dropped_blanks",
 ]
 
 NUMERIC, ORDINAL, NOMINAL = "numeric", "ordinal", "nominal"

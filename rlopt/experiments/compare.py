@@ -340,7 +340,7 @@ def _input_frame(
     """The original's quasi-identifiers and confidential attributes, checked (cells read
     a copy of it in the results folder, so a resumed run and every worker see the same
     records), and the quasi-identifiers' kinds in words."""
-    from rlopt.data import as_frame
+    from rlopt.data._validate import as_frame
 
     frame = load_table(original) if isinstance(original, (str, Path)) else as_frame(original, name="original")
     both = sorted(set(columns or ()) & set(confidential))

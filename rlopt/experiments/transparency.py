@@ -21,8 +21,8 @@ from rlopt.exceptions import DataWarning, InputError
 from rlopt.families import get_learned_family, learned_families
 from rlopt.linkage import dbrl
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, pld
-from rlopt.masking import rank_swap, rank_window
-from rlopt.masking.swapping import VARIANTS
+from rlopt.masking import rank_swap
+from rlopt.masking.swapping import VARIANTS, rank_window
 from rlopt.milp import SolverOptions
 from rlopt.milp.pipeline import learn
 from rlopt.status import Status

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from rlopt.data import attribute_deltas, pairwise_deltas
+from rlopt.data._standardise import attribute_deltas, pairwise_deltas
 from rlopt.families._view import ParameterView, generic_view
 
 __all__ = ["Distance", "Family", "BaselineFamily"]

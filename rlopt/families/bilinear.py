@@ -11,12 +11,19 @@ from dataclasses import replace
 
 import numpy as np
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows, pairwise_deltas
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, chunk_rows, pairwise_deltas
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
 from rlopt.families._view import ParameterTable, ParameterView, heatmap, number
 
-__all__ = ["Bilinear", "BilinearDistance", "NonNegativeBilinear", "PositiveDefiniteBilinear"]
+__all__ = [
+    "Bilinear",
+    "BilinearDistance",
+    "NonNegativeBilinear",
+    "PositiveDefiniteBilinear",
+    "psd_factor",
+    "quadratic_form",
+]
 
 SEPARATION_TOL = 1e-9
 """A cutting plane is added when ``theta`` violates it by more than this."""

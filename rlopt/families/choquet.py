@@ -21,7 +21,7 @@ from math import comb, factorial
 
 import numpy as np
 
-from rlopt.data import squared_diffs
+from rlopt.data._standardise import squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_ROW_BYTES",
     "MatrixRows",
     "measure_shapley",
+    "size_text",
 ]
 
 MAX_ROW_BYTES = 4 * 2**30

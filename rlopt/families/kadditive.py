@@ -43,7 +43,7 @@ from math import comb
 
 import numpy as np
 
-from rlopt.data import pairwise_deltas, squared_diffs
+from rlopt.data._standardise import pairwise_deltas, squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from rlopt.data import attribute_deltas
+from rlopt.data._standardise import attribute_deltas
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.families._base import BaselineFamily, Distance
 from rlopt.families.bilinear import psd_factor, quadratic_form

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from rlopt.data import squared_diffs
+from rlopt.data._standardise import squared_diffs
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily, LinearRows
 from rlopt.families._view import ParameterView, bar

@@ -2,7 +2,7 @@
 in this process, on local threads, or on a Dask cluster.
 
 Memory stays O(chunk x N): a chunk of rows of the ``rows x N x n`` difference
-block at a time (:func:`rlopt.data.chunk_rows`). Local workers are threads:
+block at a time (:func:`rlopt.data._standardise.chunk_rows`). Local workers are threads:
 numpy's array operations release the GIL, and the original file is shared
 instead of copied into every process. With a Dask scheduler the original file
 is scattered once to every worker and the chunks are tasks.
@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, chunk_rows
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, chunk_rows
 from rlopt.exceptions import NonFiniteError
 from rlopt.families import Distance
 
-__all__ = ["brute_verdicts", "chunk_verdicts"]
+__all__ = ["brute_verdicts", "chunk_verdicts", "Progress", "non_finite"]
 
 Progress = Callable[[int, int], None]
 """``progress(records_done, n_records)``, called as chunks finish."""

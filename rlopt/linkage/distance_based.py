@@ -9,19 +9,24 @@ from typing import Literal
 import numpy as np
 from scipy.sparse import issparse
 
-from rlopt.data import (
-    DEFAULT_CHUNK_BYTES,
-    KindSpec,
-    categorical_columns,
-    validate_pair,
-)
+from rlopt.data import KindSpec, validate_pair
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, categorical_columns
 from rlopt.exceptions import InputError
 from rlopt.families import BaselineFamily, Distance, get_family
 from rlopt.linkage.brute import Progress, brute_verdicts
 from rlopt.linkage.nearest import pair_distances, pair_verdicts, tree_pairs
 from rlopt.results import Reidentification
 
-__all__ = ["LinkageResult", "link_records", "dbrl", "TIE_RTOL", "verdict", "tree_map"]
+__all__ = [
+    "LinkageResult",
+    "link_records",
+    "dbrl",
+    "TIE_RTOL",
+    "verdict",
+    "tree_map",
+    "resolve_distance",
+    "Method",
+]
 
 TIE_RTOL = 1e-12
 """Two distances closer than this (relative) count as a tie."""

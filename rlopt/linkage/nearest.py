@@ -36,7 +36,7 @@ from rlopt.exceptions import NonFiniteError
 from rlopt.families import Distance
 from rlopt.linkage.brute import non_finite
 
-__all__ = ["pair_verdicts", "tree_pairs", "NEAR_RTOL", "NEAR_ATOL", "PAIR_BLOCK"]
+__all__ = ["pair_verdicts", "tree_pairs", "NEAR_RTOL", "NEAR_ATOL", "PAIR_BLOCK", "pair_distances"]
 
 NEAR_RTOL = 1e-9
 """Relative slack of the candidate radius over the mapped second-nearest distance."""

@@ -22,14 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from rlopt.data import (
-    DEFAULT_CHUNK_BYTES,
-    KindSpec,
-    category_pairs,
-    chunk_rows,
-    pairwise_deltas,
-    validate_pair,
-)
+from rlopt.data import KindSpec, validate_pair
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, category_pairs, chunk_rows, pairwise_deltas
 from rlopt.exceptions import InputError
 from rlopt.results import Reidentification
 

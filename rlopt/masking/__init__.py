@@ -1,39 +1,22 @@
-"""Masking methods: MDAV microaggregation (by attribute groups), rank swapping,
-additive noise, fuzzy microaggregation, DP microaggregation and Laplace noise; their registry (:data:`MASKING_METHODS`, one typed spec each) and the
-recipes of the published protected files."""
+"""Masking methods, their registry and the recipes of the published protected files.
 
-from rlopt.masking.categorical import (
-    TransitionMatrix,
-    global_recode,
-    invariant_matrix,
-    local_suppression,
-    pram,
-    pram_matrices,
-    randomized_response_report,
-    retention_matrix,
-)
+- :mod:`~rlopt.masking.methods`: the registry :data:`MASKING_METHODS`, one typed
+  (pydantic) spec per method, :func:`masking_spec`, :func:`mask`;
+- :mod:`~rlopt.masking.grammar`: the text forms of the parameters (one grammar for
+  every command);
+- the methods: :mod:`~rlopt.masking.mdav` (MDAV microaggregation by attribute groups),
+  :mod:`~rlopt.masking.swapping` (rank swapping), :mod:`~rlopt.masking.noise`,
+  :mod:`~rlopt.masking.fuzzy` (fuzzy microaggregation), :mod:`~rlopt.masking.dp`
+  (DP microaggregation, Laplace noise), :mod:`~rlopt.masking.categorical` (PRAM,
+  randomized response, global recoding, local suppression);
+- :mod:`~rlopt.masking.recipes`: the published files M4-33 ... M6-853 and recipe YAMLs.
+"""
+
+from rlopt.masking.categorical import global_recode, local_suppression, pram
 from rlopt.masking.dp import dp_microaggregate, laplace_noise
-from rlopt.masking.fuzzy import fuzzy_c_means, fuzzy_microaggregate
-from rlopt.masking.mdav import check_k, group_means, mdav_partition, microaggregate
-from rlopt.masking.methods import (
-    MASKING_METHODS,
-    AttributeGroup,
-    DPMicroaggregationSpec,
-    FuzzySpec,
-    LaplaceSpec,
-    MaskingMethod,
-    MaskingSpec,
-    MDAVSpec,
-    NoiseSpec,
-    PramSpec,
-    RandomizedResponseSpec,
-    RankSwapSpec,
-    RecodingSpec,
-    SuppressionSpec,
-    mask,
-    masking_method,
-    masking_spec,
-)
+from rlopt.masking.fuzzy import fuzzy_microaggregate
+from rlopt.masking.mdav import microaggregate
+from rlopt.masking.methods import MASKING_METHODS, MaskingSpec, mask, masking_method, masking_spec
 from rlopt.masking.noise import additive_noise
 from rlopt.masking.recipes import (
     PUBLISHED_FILES,
@@ -43,46 +26,24 @@ from rlopt.masking.recipes import (
     published_recipe,
     sample_records,
 )
-from rlopt.masking.swapping import rank_swap, rank_window
+from rlopt.masking.swapping import rank_swap
 
 __all__ = [
-    "mdav_partition",
-    "group_means",
     "microaggregate",
-    "check_k",
     "additive_noise",
     "dp_microaggregate",
     "laplace_noise",
     "fuzzy_microaggregate",
-    "fuzzy_c_means",
-    "DPMicroaggregationSpec",
-    "LaplaceSpec",
-    "FuzzySpec",
-    "PramSpec",
-    "RandomizedResponseSpec",
-    "RecodingSpec",
-    "SuppressionSpec",
     "pram",
-    "pram_matrices",
-    "retention_matrix",
-    "invariant_matrix",
-    "randomized_response_report",
     "global_recode",
     "local_suppression",
-    "TransitionMatrix",
     "rank_swap",
-    "rank_window",
     "MASKING_METHODS",
-    "MaskingMethod",
     "MaskingSpec",
     "masking_method",
     "masking_spec",
     "mask",
     "PUBLISHED_FILES",
-    "AttributeGroup",
-    "MDAVSpec",
-    "NoiseSpec",
-    "RankSwapSpec",
     "Recipe",
     "build",
     "load_recipe",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rlopt.data import BLANK, MERGE_SEPARATOR, category_labels, cell_label
+from rlopt.data._kinds import BLANK, MERGE_SEPARATOR, category_labels, cell_label
 from rlopt.exceptions import DataWarning, InputError
 
 __all__ = [

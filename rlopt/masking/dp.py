@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import as_frame, validate_table
+from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking.mdav import group_means
 

@@ -38,7 +38,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import Standardisation, as_frame, column_scale, validate_table
+from rlopt.data._standardise import Standardisation, column_scale
+from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError
 
 __all__ = [

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import as_frame, column_sd, validate_table
+from rlopt.data._standardise import column_sd
+from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError
 
 __all__ = ["additive_noise"]

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import as_frame, validate_table
+from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import DataWarning, InputError
 
 __all__ = ["rank_swap", "rank_window", "swap_window", "VARIANTS"]

@@ -17,16 +17,7 @@ The pipeline of one family on one pair of files, and the modules it calls in ord
 The estimator users call is :class:`rlopt.learn.LearnedDistanceLinkage`.
 """
 
-from rlopt.milp.formulation import ModelInfo, build_model, linkage_rows
-from rlopt.milp.solve import Cut, SolveResult, SolverOptions, export_model, solve_model
+from rlopt.milp.formulation import build_model
+from rlopt.milp.solve import SolverOptions, export_model, solve_model
 
-__all__ = [
-    "build_model",
-    "linkage_rows",
-    "ModelInfo",
-    "Cut",
-    "SolveResult",
-    "SolverOptions",
-    "solve_model",
-    "export_model",
-]
+__all__ = ["build_model", "SolverOptions", "solve_model", "export_model"]

@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from rlopt.data import categorical_columns, squared_diffs
+from rlopt.data._standardise import categorical_columns, squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
@@ -73,6 +73,7 @@ __all__ = [
     "LazyLinkageRows",
     "separation",
     "start_from",
+    "duplicate_groups",
 ]
 
 SCREEN_TOL = 1e-7

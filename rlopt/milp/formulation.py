@@ -20,7 +20,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from rlopt.data import DEFAULT_CHUNK_BYTES, attribute_deltas, chunk_rows, pairwise_deltas
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, attribute_deltas, chunk_rows, pairwise_deltas
 from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily, LinearRows
 

@@ -44,7 +44,7 @@ from rlopt.families import Distance, LearnedFamily
 from rlopt.families.containment import embed
 from rlopt.linkage import LinkageResult
 from rlopt.linkage.distance_based import Method
-from rlopt.milp import Cut, ModelInfo, SolverOptions, build_model, export_model, solve_model
+from rlopt.milp import SolverOptions, build_model, export_model, solve_model
 from rlopt.milp.acceleration import (
     LazyLinkageRows,
     Reductions,
@@ -57,7 +57,7 @@ from rlopt.milp.acceleration import (
     start_from,
 )
 from rlopt.milp.certificate import Certificate
-from rlopt.milp.formulation import largest_big_c
+from rlopt.milp.formulation import ModelInfo, largest_big_c
 from rlopt.milp.search.portfolio import (
     REGION_SEARCH,
     Incumbent,
@@ -67,7 +67,7 @@ from rlopt.milp.search.portfolio import (
     search_incumbents,
 )
 from rlopt.milp.search.regions import Companion, can_fork, supports
-from rlopt.milp.solve import SolveResult
+from rlopt.milp.solve import Cut, SolveResult
 from rlopt.status import Status
 
 __all__ = ["LearnResult", "learn", "verify", "recount", "describe_lower"]

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from rlopt.data import as_frame
+from rlopt.data._validate import as_frame
 from rlopt.exceptions import InputError
 from rlopt.models._tables import Classes, Context, ValueTable
 

@@ -3,9 +3,9 @@ baselines and attacks, records at risk, generalisation, interval disclosure and 
 risk-utility trade-off, the permutation paradigm's decomposition, uniqueness. Computes figures; :mod:`rlopt.report` renders them."""
 
 from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk
-from rlopt.risk.measures import information_loss, interval_disclosure, propensity_mse
-from rlopt.risk.permutation import permutation_analysis, reverse_mapping
-from rlopt.risk.risk_utility import tradeoff, tradeoff_plan
+from rlopt.risk.measures import information_loss, interval_disclosure
+from rlopt.risk.permutation import permutation_analysis
+from rlopt.risk.risk_utility import tradeoff
 from rlopt.risk.uniques import uniqueness
 
 __all__ = [
@@ -14,10 +14,7 @@ __all__ = [
     "assess_risk",
     "information_loss",
     "interval_disclosure",
-    "propensity_mse",
     "permutation_analysis",
-    "reverse_mapping",
     "tradeoff",
-    "tradeoff_plan",
     "uniqueness",
 ]

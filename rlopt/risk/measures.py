@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import LinkageData, Standardisation, column_sd, validate_pair
+from rlopt.data import LinkageData, validate_pair
+from rlopt.data._standardise import Standardisation, column_sd
 from rlopt.exceptions import InputError, NonFiniteError
 
 __all__ = [

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rlopt.data import column_sd, validate_pair
+from rlopt.data import validate_pair
+from rlopt.data._standardise import column_sd
 
 __all__ = ["ranks", "reverse_mapping", "permutation_analysis"]
 

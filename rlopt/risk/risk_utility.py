@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from rlopt.data import as_frame, validate_pair, validate_table
+from rlopt.data import validate_pair
+from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError, SolverError
 from rlopt.families import get_learned_family
 from rlopt.linkage import dbrl

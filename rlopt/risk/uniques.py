@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from rlopt.data import as_frame, label_rows
+from rlopt.data._kinds import label_rows
+from rlopt.data._validate import as_frame
 from rlopt.exceptions import InputError
 
 __all__ = ["uniqueness"]

@@ -11,12 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from rlopt.attacks import microaggregation_attack, rank_swap_attack, rank_windows
+from rlopt.attacks import microaggregation_attack, rank_swap_attack
+from rlopt.attacks.rank_swap import rank_windows
 from rlopt.cli import app
 from rlopt.exceptions import DataWarning, InputError
-from rlopt.linkage import fit_em, pld
-from rlopt.linkage.probabilistic import agreement_levels
-from rlopt.masking import microaggregate, rank_swap, rank_window
+from rlopt.linkage import pld
+from rlopt.linkage.probabilistic import agreement_levels, fit_em
+from rlopt.masking import microaggregate, rank_swap
+from rlopt.masking.swapping import rank_window
 
 # The worked example of shared/reference/published_tables.md (p = 2 ranks).
 EXAMPLE_ORIGINAL = np.array(

@@ -5,14 +5,13 @@ import pytest
 from rlopt.data import (
     CENSUS_ATTRIBUTES,
     EIA_ATTRIBUTES,
-    diff_chunks,
     load_census,
     load_eia,
     load_table,
-    squared_diffs,
     standardise,
     validate_pair,
 )
+from rlopt.data._standardise import diff_chunks, squared_diffs
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking import build, published_recipe
 

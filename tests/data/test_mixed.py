@@ -9,19 +9,19 @@ import pandas as pd
 import pytest
 
 from rlopt.attacks import plan_attack
-from rlopt.data import KindSpec, load_acs12, load_cps1985, parse_ordinal, squared_diffs, validate_pair
+from rlopt.data import KindSpec, load_acs12, load_cps1985, validate_pair
+from rlopt.data._kinds import parse_ordinal
+from rlopt.data._standardise import squared_diffs
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.linkage import dbrl
-from rlopt.masking import (
-    global_recode,
+from rlopt.masking import global_recode, local_suppression, masking_spec
+from rlopt.masking.categorical import (
+    TransitionMatrix,
     invariant_matrix,
-    local_suppression,
-    masking_spec,
     randomized_response_report,
     retention_matrix,
 )
-from rlopt.masking.categorical import TransitionMatrix
 from tests._helpers import MARGIN, brute_force_one_weight, fit, run_main
 
 EDU = ["low", "mid", "high"]

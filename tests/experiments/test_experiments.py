@@ -10,15 +10,8 @@ import yaml
 
 import rlopt.experiments.runner as runner_module
 from rlopt.exceptions import InputError
-from rlopt.experiments import (
-    ExperimentConfig,
-    expand,
-    load_any_config,
-    load_config,
-    paper_config,
-    run_grid,
-    write_tables,
-)
+from rlopt.experiments import ExperimentConfig, load_config, paper_config, run_grid, write_tables
+from rlopt.experiments.config import expand, load_any_config
 from rlopt.experiments.runner import TIMING_COLUMNS
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

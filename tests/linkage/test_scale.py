@@ -184,7 +184,7 @@ def test_sparse_and_dense_candidates_agree():
 
 @pytest.mark.parametrize("window", [0, 3, 54, 400])
 def test_rank_windows_pairs_are_the_intersection(window):
-    from rlopt.attacks import rank_windows
+    from rlopt.attacks.rank_swap import rank_windows
     from rlopt.masking import rank_swap
 
     census = load_census()
@@ -203,8 +203,8 @@ def test_rank_windows_pairs_are_the_intersection(window):
 def dense_mdav_candidates(original, masked, groups, columns):
     """The attack's candidate matrix by comparing every masked vector with every group mean."""
     from rlopt.attacks.microaggregation import MATCH_RTOL
-    from rlopt.data import column_scale
-    from rlopt.masking import group_means, mdav_partition
+    from rlopt.data._standardise import column_scale
+    from rlopt.masking.mdav import group_means, mdav_partition
 
     allowed = np.ones((len(original), len(original)), dtype=bool)
     for group_columns, k in groups:

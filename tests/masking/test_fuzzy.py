@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rlopt.attacks.fuzzy import _fuzzy_attack, _fuzzy_posteriors, fuzzy_attack
+from rlopt.attacks.fuzzy import _fuzzy_posteriors, fuzzy_attack
 from rlopt.data import load_census, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking.fuzzy import (
@@ -231,7 +231,7 @@ def test_posteriors_sum_to_one_and_match_the_result():
     data = validate_pair(data_frame, masked)
     posterior = _fuzzy_posteriors(data, groups, 1.5)
     np.testing.assert_allclose(posterior.sum(axis=1), 1.0, rtol=1e-12)
-    result = _fuzzy_attack(data, groups, 1.5)
+    result = fuzzy_attack(data, groups=groups, m2=1.5)
     np.testing.assert_allclose(result.posterior_own, posterior.diagonal(), rtol=1e-12)
     np.testing.assert_array_equal(result.linked_to, posterior.argmax(axis=1))
     assert result.expected_rate == pytest.approx(posterior.diagonal().mean())

@@ -15,12 +15,12 @@ from rlopt.masking import (
     additive_noise,
     build,
     load_recipe,
-    mdav_partition,
     microaggregate,
     published_recipe,
     rank_swap,
-    rank_window,
 )
+from rlopt.masking.mdav import mdav_partition
+from rlopt.masking.swapping import rank_window
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from rlopt.data import categorical_columns
+from rlopt.data._standardise import categorical_columns
 from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
@@ -61,6 +61,7 @@ __all__ = [
     "SEARCHES",
     "NCA_SHARE",
     "NCA_MAX_ITER",
+    "REGION_SEARCH",
 ]
 
 NCA_SHARE = 0.15
