@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import NamedTuple
 
 import typer
+from typer._click.exceptions import ClickException  # typer's own click (typer is pinned)
 from typer.core import TyperCommand, TyperGroup
 
 from rlopt.exceptions import InputError, SolverError
@@ -127,14 +128,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main() -> None:
-    """Entry point of the console script: bad input ends with one line and exit code 2,
-    a solver that failed with exit code 1, never with a traceback."""
+    """Entry point of the console script: bad input, whether the parser or the command
+    finds it, ends with one line ``error: ...`` and exit code 2; a solver that failed
+    with exit code 1; never a traceback."""
     warnings.showwarning = _show_warning
     try:
-        app()
+        code = app(standalone_mode=False, prog_name="rlopt")
+    except ClickException as exc:  # the parser's: a bad option, a missing argument
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare ``rlopt``: its help
+            print(exc.format_message())
+            sys.exit(exc.exit_code)
+        where = getattr(getattr(exc, "ctx", None), "command_path", "rlopt")
+        print(f"error: {exc.format_message()} (see: {where} --help)", file=sys.stderr)
+        sys.exit(exc.exit_code)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     except SolverError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -75,9 +75,10 @@ check_attacked = parsed(_attacked_name)
 """A masking method with a transparency attack, checked while parsing (exit 2)."""
 
 Original = Annotated[
-    Path, typer.Argument(metavar="ORIGINAL", help="the file before masking (the intruder's), CSV or Parquet")
+    Path,
+    typer.Argument(metavar="ORIGINAL", help="the file before masking (the intruder's), CSV, TSV or Parquet"),
 ]
-Masked = Annotated[Path, typer.Argument(metavar="MASKED", help="the masked file, CSV or Parquet")]
+Masked = Annotated[Path, typer.Argument(metavar="MASKED", help="the masked file, CSV, TSV or Parquet")]
 JsonOut = Annotated[
     Path | None,
     typer.Option(

@@ -32,7 +32,7 @@ _METHODS = ", ".join(
 @masking_options("Masking parameters")
 def mask(
     input: Annotated[
-        Path | None, typer.Argument(metavar="INPUT", help="the file to mask, CSV or Parquet")
+        Path | None, typer.Argument(metavar="INPUT", help="the file to mask, CSV, TSV or Parquet")
     ] = None,
     method: Annotated[
         str | None,

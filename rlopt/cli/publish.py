@@ -160,7 +160,9 @@ def _figure(value) -> str:
     epilog="Example: rlopt models released.csv --quasi-identifiers AGE,ZIP --confidential INCOME --k 3 --l 2",
 )
 def models(
-    released: Annotated[Path, typer.Argument(metavar="RELEASED", help="the released file, CSV or Parquet")],
+    released: Annotated[
+        Path, typer.Argument(metavar="RELEASED", help="the released file, CSV, TSV or Parquet")
+    ],
     quasi_identifiers: Annotated[str, typer.Option(metavar="A,B,...", help="the quasi-identifiers")],
     confidential: Annotated[
         str | None, typer.Option(metavar="A,B,...", help="the confidential attributes")
@@ -229,7 +231,7 @@ def models(
 def intersect(
     releases: Annotated[
         list[Path],
-        typer.Argument(metavar="RELEASE...", help="two or more k-anonymous releases, CSV or Parquet"),
+        typer.Argument(metavar="RELEASE...", help="two or more k-anonymous releases, CSV, TSV or Parquet"),
     ],
     id_column: Annotated[
         str, typer.Option(metavar="NAME", help="the subject identifier shared by the releases")

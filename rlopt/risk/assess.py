@@ -410,6 +410,7 @@ class _Work:
     learned_params: dict = field(default_factory=dict)
     known: list = field(default_factory=list)  # (label, distance)
     intervals: Callable[[str, dict], None] | None = None
+    last_interval: dict[str, dict] = field(default_factory=dict)  # family: its latest event
 
     @classmethod
     def start(cls, data: LinkageData, *, notes: list[str], say: Callable[[str], None] | None) -> _Work:
@@ -422,12 +423,16 @@ class _Work:
             say or (lambda message: None),
         )
 
-    def narrowed(self, family: str) -> Callable[[dict], None] | None:
-        """The ``progress`` of a learner of ``family``: its events to ``intervals``."""
-        if self.intervals is None:
-            return None
-        report = self.intervals
-        return lambda event: report(family, event)
+    def narrowed(self, family: str) -> Callable[[dict], None]:
+        """The ``progress`` of a learner of ``family``: its events kept (the interval a
+        Ctrl-C reports) and passed to ``intervals``."""
+
+        def narrowed(event: dict) -> None:
+            self.last_interval[family] = event
+            if self.intervals is not None:
+                self.intervals(family, event)
+
+        return narrowed
 
     @cached_property
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -441,12 +446,19 @@ class _Work:
     def interrupted(self, exc: KeyboardInterrupt, n_families: int) -> Interrupted:
         """Ctrl-C: what is finished, and the interrupted family's interval if any."""
         done = sum(row["source"] == "learned" for row in self.rows)
+        finished = {row["family"] for row in self.rows}
+        reached = {
+            f: e for f, e in self.last_interval.items() if f not in finished and e["lower"] is not None
+        }
         return Interrupted(
             f"{done} of {n_families} families done",
             partial={
                 "baselines": self.baselines,
                 "families": self.rows,
                 "interrupted": getattr(exc, "partial", None),
+                # the interval each unfinished family had reached (its certificate's last
+                # event: a verified lower end, a proven ceiling) when no result was made
+                "reached": reached,
             },
         )
 

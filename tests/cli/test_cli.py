@@ -256,3 +256,24 @@ def test_link_pld_on_a_large_file_warns_before_it_starts_and_still_answers(tmp_p
         app, ["link", str(tmp_path / "o.csv"), str(tmp_path / "m.csv"), "--distance", "pld"]
     )
     assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["risk", "a.csv", "b.csv", "--families", "foo"],
+            "Invalid value for '--families': unknown distance family",
+        ),
+        (["risk", "a.csv", "b.csv", "--time-limit", "-1"], "Invalid value for '--time-limit'"),
+        (["link", "a.csv", "b.csv", "--nope"], "No such option: --nope"),
+        (["learn"], "Missing argument 'ORIGINAL'"),
+    ],
+)
+def test_the_parsers_errors_are_one_line_too(capsys, args, message):
+    from tests._helpers import run_main
+
+    code = run_main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
+    assert err[0].endswith(f"(see: rlopt {args[0]} --help)")

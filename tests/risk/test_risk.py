@@ -434,3 +434,31 @@ def test_a_baseline_at_the_ceiling_by_the_margin_is_proven():
     h = result.headline
     assert h["status"] == "proven" and h["note"] is None
     assert h["n_correct"] == h["upper_n_correct"] == result.figures["families"][0]["bound"]
+
+
+def test_ctrl_c_keeps_the_baselines_and_the_interval_a_family_had_reached(small_pair):
+    """Ctrl-C while a family is learned, even before its solve: the baselines and the
+    family's interval so far (a verified lower end, a ceiling) are in what is kept, and
+    the command prints them."""
+    from rlopt.cli.risk import _risk_interrupted
+    from rlopt.exceptions import Interrupted
+
+    seen = []
+
+    def stop_at_the_second_event(family, event):
+        seen.append((family, event))
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    original, masked = small_pair
+    with pytest.raises(Interrupted) as caught:
+        assess_risk(
+            original, masked, families=["wm"], folds=0, time_limit=10, intervals=stop_at_the_second_event
+        )
+    partial = caught.value.partial
+    assert set(partial["baselines"]) >= {"am", "md"} and partial["families"] == []
+    reached = partial["reached"]["wm"]
+    assert reached == seen[-1][1] and reached["lower"] is not None and reached["lower"] <= reached["upper"]
+    lines = []
+    assert _risk_interrupted(caught.value, None, lines.append).exit_code == 130
+    assert lines[0].startswith("  baselines: am ") and f"wm: between {reached['lower']} and" in lines[-1]
