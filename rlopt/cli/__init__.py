@@ -6,8 +6,9 @@
   limit, threads, outputs, Ctrl-C endings);
 - :mod:`rlopt.cli._masking`: the masking parameters as options, declared once (their
   text forms are :mod:`rlopt.masking.grammar`);
-- commands: :mod:`~rlopt.cli.risk` (risk, tradeoff), :mod:`~rlopt.cli.link` (link,
-  attack), :mod:`~rlopt.cli.learn`, :mod:`~rlopt.cli.mask` (mask, data),
+- :mod:`rlopt.cli._risk_lines`: what ``rlopt risk`` prints, and what a Ctrl-C keeps;
+- commands: :mod:`~rlopt.cli.risk`, :mod:`~rlopt.cli.tradeoff`, :mod:`~rlopt.cli.link`
+  (link, attack), :mod:`~rlopt.cli.learn`, :mod:`~rlopt.cli.mask` (mask, data),
   :mod:`~rlopt.cli.publish` (compare, models, intersect), :mod:`~rlopt.cli.grids`
   (run, reproduce, report).
 

@@ -31,7 +31,7 @@ COMMANDS: dict[str, Entry] = {
     "attack": Entry("link", "Transparency attack with the published masking parameters."),
     "mask": Entry("mask", "Mask a file, or build a published test file."),
     "data": Entry("mask", "Write a bundled file (Census, EIA, acs12, cps1985)."),
-    "tradeoff": Entry("risk", "Risk against utility of one masking method over its parameter."),
+    "tradeoff": Entry("tradeoff", "Risk against utility of one masking method over its parameter."),
     "compare": Entry("publish", "Masking methods and parameters on one risk-utility map."),
     "models": Entry("publish", "Privacy models of a released file (k-anonymity, ...)."),
     "intersect": Entry("publish", "Intersection attack on k-anonymous releases."),

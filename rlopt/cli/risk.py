@@ -3,7 +3,6 @@ attack, with the report; and the same against utility over a masking parameter."
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,7 +33,6 @@ from rlopt.cli._options import (
     check_method,
     check_outputs,
     emit_json,
-    interrupted,
     interval_printer,
     kinds,
     seconds,
@@ -43,10 +41,10 @@ from rlopt.cli._options import (
 from rlopt.cli._options import (
     summary as summary_to,
 )
+from rlopt.cli._risk_lines import print_risk, risk_interrupted
 from rlopt.exceptions import InputError
 from rlopt.families import LEARNED
 from rlopt.masking.grammar import parse_names, parse_values, spec_from_text
-from rlopt.status import Status
 
 app = commands()
 
@@ -200,8 +198,8 @@ def risk(
             learn_sample=learn_sample,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
-        raise _risk_interrupted(exc, json_out, say) from None
-    _print_risk(result, say)
+        raise risk_interrupted(exc, json_out, say) from None
+    print_risk(result, say)
     if json_out is not None:
         emit_json(json_out, result.figures)
     if records_csv is not None:
@@ -235,174 +233,3 @@ def _tradeoff_plan(frame, method: str | None, values: str | None, families: str,
         threads=solving.threads,
         seed=solving.seed,
     )
-
-
-def _print_risk(result, say: Callable[[str], None]) -> None:
-    for note in result.figures["inputs"]["notes"]:
-        typer.echo(f"note: {note}", err=True)
-    say(f"kinds: {result.figures['inputs']['kinds_described']}")
-    h = result.headline
-    if h.get("incomplete"):
-        say(h["incomplete"])
-    if h["rate"] is not None:
-        text = (
-            f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
-            f"{h['source']}, {h['status']}"
-        )
-        if h["status"] != Status.PROVEN and h["upper_n_correct"] >= h["n_records"]:
-            text += f": at least {h['n_correct']} of {h['n_records']} re-identified, no ceiling proven"
-        elif h["status"] != Status.PROVEN:
-            text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
-        if h["status"] != Status.PROVEN and h.get("upper_source"):
-            text += f" (upper end: {h['upper_source']})"
-        say(text)
-        if h.get("note"):
-            say(f"  ({h['note']})")
-    _print_baselines(result.figures["baselines"], say)
-    attack = result.figures.get("attack")
-    if attack:
-        say(f"  {attack['method']} attack: {_count(attack['n_correct'], attack['n_records'])}")
-    for row in result.figures["families"]:
-        _print_family(row, say)
-    for check in result.figures.get("generalisation") or ():
-        if check.get("rate") is not None:
-            say(
-                f"  generalisation ({check['folds']}-fold {check['family']}, learned on the other folds): "
-                f"{_count(check['n_correct'], check['n_assessed'])} of the held-out records"
-            )
-
-
-def _count(n_correct: int, n_records: int) -> str:
-    return f"{100 * n_correct / n_records:.2f}% ({n_correct} of {n_records})"
-
-
-def _print_baselines(baselines: dict, say: Callable[[str], None]) -> None:
-    """``  baselines: am 95.00%, md 95.00%, pld 83.50%`` (the counts of fixed distances)."""
-    shown = [
-        f"{name} {100 * b['rate']:.2f}%" if b.get("rate") is not None else f"{name} {b['status']}"
-        for name, b in baselines.items()
-    ]
-    if shown:
-        say(f"  baselines: {', '.join(shown)}")
-
-
-def _print_family(row: dict, say: Callable[[str], None]) -> None:
-    from rlopt.milp.search.portfolio import describe_lower
-
-    if row["status"] == Status.SAMPLED:
-        sample = row["sample"]
-        say(
-            f"  {row['family']}: at least {row['n_correct']} re-identified ({100 * row['rate']:.2f}%), "
-            f"by {row['lower_source']}; learned on {sample['n_records']} records "
-            f"({sample['status']}: {sample['n_correct']}, bound {sample['bound']}), recounted on the whole file"
-        )
-        return
-    bound = (
-        ""
-        if row["status"] in (Status.OPTIMAL, Status.APPLIED) or row["bound"] is None
-        else f" (bound {100 * row['bound_rate']:.2f}%, {row['bound']} records)"
-    )
-    rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
-    source = describe_lower(row.get("lower_source"))
-    start = "" if source is None else f"; {source}"
-    subfamily = " (a lower end for ci)" if row["family"] == "ci_k" else ""
-    say(f"  {row['family']}{subfamily}: {rate} {row['status']}{bound}{start}")
-
-
-def _risk_interrupted(
-    exc: KeyboardInterrupt, json_out: Path | None, say: Callable[[str], None]
-) -> typer.Exit:
-    """Ctrl-C during ``rlopt risk``: print (and with --json write) what was finished: the
-    baselines, the finished families and the interval each unfinished one had reached."""
-    partial = getattr(exc, "partial", None)
-    if not isinstance(partial, dict):
-        return interrupted("nothing was finished")
-    _print_baselines(partial["baselines"], say)
-    for row in partial["families"]:
-        _print_family(row, say)
-    current = partial["interrupted"]
-    reached = dict(partial.get("reached") or {})
-    if current is not None and current.n_correct_verified is not None:
-        reached.pop(current.family, None)
-        say(
-            f"  {current.family}: between {current.n_correct_verified} and {current.bound} "
-            f"of {current.n_records} (interrupted)"
-        )
-    for family, event in reached.items():
-        say(
-            f"  {family}: between {event['lower']} and {event['upper']} records (interrupted at "
-            f"{event['seconds']:.1f} s; lower: {event['lower_source']})"
-        )
-    if json_out is not None:
-        figures = {
-            "interrupted": True,
-            "baselines": partial["baselines"],
-            "families": partial["families"],
-            "interrupted_family": None if current is None else current.to_dict(),
-            "reached": reached,
-        }
-        emit_json(json_out, figures)
-    return interrupted(f"{exc}; the other figures were not computed")
-
-
-@app.command(
-    name="tradeoff",
-    cls=Command,
-    short_help=summary("tradeoff"),
-    epilog="Example: rlopt tradeoff data.csv --method mdav --values 2..10 --out tradeoff.csv",
-)
-def tradeoff_command(
-    original: Original,
-    method: Annotated[str, typer.Option(metavar="METHOD", callback=check_method, help="the masking method")],
-    values: Annotated[
-        str,
-        typer.Option(
-            metavar="VALUES", help="values of the method's parameter: '2..10', '2..20:2' or '3|5|8'"
-        ),
-    ],
-    families: Annotated[
-        str,
-        typer.Option(
-            metavar="F,G,...",
-            callback=check_families,
-            help=f"the learned families, of {', '.join(LEARNED)}",
-            rich_help_panel=FAMILIES,
-        ),
-    ] = "wm",
-    time_limit: TimeLimit = TIME_LIMIT,
-    margin: Margin = 1e-5,
-    threads: Threads = THREADS,
-    columns: Columns = None,
-    seed: Annotated[int, typer.Option(metavar="SEED", help="masking seed")] = 0,
-    out: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="write the table as CSV", rich_help_panel=OUTPUT)
-    ] = None,
-    json_out: JsonOut = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", help="no progress lines on stderr", rich_help_panel=OUTPUT)
-    ] = False,
-) -> None:
-    """Risk against utility: the worst-case rate and information loss of one masking
-    method over a range of its parameter."""
-    from rlopt.data import load_table
-    from rlopt.risk import tradeoff
-
-    check_outputs(out=out, json=json_out)
-    table = tradeoff(
-        load_table(original),
-        method=method,
-        values=parse_values(values, "--values"),
-        families=parse_names(families),
-        columns=split(columns),
-        margin=margin,
-        time_limit=seconds(time_limit),
-        threads=threads,
-        seed=seed,
-        progress=None if quiet else (lambda m: typer.echo(m, err=True)),
-        intervals=None if quiet else interval_printer(True, labelled=True),
-    )
-    summary_to(json_out)(table.to_string(index=False))
-    if out is not None:
-        table.to_csv(out, index=False)
-    if json_out is not None:
-        emit_json(json_out, {"rows": table.to_dict(orient="records")})

@@ -440,7 +440,7 @@ def test_ctrl_c_keeps_the_baselines_and_the_interval_a_family_had_reached(small_
     """Ctrl-C while a family is learned, even before its solve: the baselines and the
     family's interval so far (a verified lower end, a ceiling) are in what is kept, and
     the command prints them."""
-    from rlopt.cli.risk import _risk_interrupted
+    from rlopt.cli._risk_lines import risk_interrupted
     from rlopt.exceptions import Interrupted
 
     seen = []
@@ -460,5 +460,5 @@ def test_ctrl_c_keeps_the_baselines_and_the_interval_a_family_had_reached(small_
     reached = partial["reached"]["wm"]
     assert reached == seen[-1][1] and reached["lower"] is not None and reached["lower"] <= reached["upper"]
     lines = []
-    assert _risk_interrupted(caught.value, None, lines.append).exit_code == 130
+    assert risk_interrupted(caught.value, None, lines.append).exit_code == 130
     assert lines[0].startswith("  baselines: am ") and f"wm: between {reached['lower']} and" in lines[-1]
