@@ -39,6 +39,17 @@ GRID = {
 N_CELLS = 24
 
 
+RLOPT = [
+    sys.executable,
+    "-c",
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from rlopt.cli import main; main()",
+]
+"""``rlopt`` as a user's shell starts it: Ctrl-C raises KeyboardInterrupt even when the
+test run itself was started with SIGINT ignored (a background job, ``nohup``), which
+every child would otherwise inherit."""
+
+
 def start(tmp_path, *args):
     """``rlopt ARGS`` in its own session (so that it can be signalled as a group); its
     output goes to files, read with ``output(process)``."""
@@ -46,7 +57,7 @@ def start(tmp_path, *args):
     logs.mkdir()
     with open(logs / "stdout", "w") as stdout, open(logs / "stderr", "w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "rlopt.cli", *map(str, args)],
+            [*RLOPT, *map(str, args)],
             cwd=tmp_path,
             stdout=stdout,
             stderr=stderr,
