@@ -63,8 +63,15 @@ __all__ = [*_HOME_OF, "__version__"]
 
 def __getattr__(name: str):
     module = _HOME_OF.get(name)
-    if module is None:
+    if module is None and name.startswith("_"):  # never a private module, nor __main__
         raise AttributeError(f"module 'rlopt' has no attribute {name!r}")
+    if module is None:
+        try:  # a subpackage or module: ``rlopt.risk.assess_risk`` after ``import rlopt``
+            return import_module(f"rlopt.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"rlopt.{name}":
+                raise
+            raise AttributeError(f"module 'rlopt' has no attribute {name!r}") from None
     value = getattr(import_module(module), name)
     globals()[name] = value  # the next use is a plain lookup
     return value

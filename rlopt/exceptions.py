@@ -80,5 +80,6 @@ def __getattr__(name: str):
             """An estimator used before ``fit`` (scikit-learn's ``NotFittedError`` too)."""
 
         NotFittedError.__module__ = __name__
+        NotFittedError.__qualname__ = "NotFittedError"  # pickles (a worker's error comes back)
         _not_fitted = NotFittedError
     return _not_fitted

@@ -16,7 +16,7 @@ import typer
 from typer._click.exceptions import ClickException  # typer's own click (typer is pinned)
 from typer.core import TyperCommand, TyperGroup
 
-from rlopt.exceptions import InputError, SolverError
+from rlopt.exceptions import InputError, RloptError, SolverError
 
 
 class Entry(NamedTuple):
@@ -129,8 +129,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main() -> None:
     """Entry point of the console script: bad input, whether the parser or the command
-    finds it, ends with one line ``error: ...`` and exit code 2; a solver that failed
-    with exit code 1; never a traceback."""
+    finds it, ends with one line ``error: ...`` and exit code 2; a solver that failed,
+    or any other error rlopt raises on purpose, with one line and exit code 1."""
     warnings.showwarning = _show_warning
     try:
         code = app(standalone_mode=False, prog_name="rlopt")
@@ -144,7 +144,10 @@ def main() -> None:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except SolverError as exc:
+    except (SolverError, RloptError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except typer.Abort:  # an input stream that ended (EOFError), as click reports it
+        print("error: aborted: an input or a worker's stream ended early", file=sys.stderr)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

@@ -277,3 +277,18 @@ def test_the_parsers_errors_are_one_line_too(capsys, args, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
     assert err[0].endswith(f"(see: rlopt {args[0]} --help)")
+
+
+def test_an_input_stream_that_ends_early_is_one_line_and_exit_1(capsys, monkeypatch, tmp_path):
+    """EOFError (a worker's pipe that closed) reaches the user as one line, not a traceback."""
+    import rlopt.data
+
+    def ended(*args, **kwargs):
+        raise EOFError
+
+    monkeypatch.setattr(rlopt.data, "load_table", ended)
+    from tests._helpers import run_main
+
+    assert run_main(["link", str(tmp_path / "a.csv"), str(tmp_path / "b.csv")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: aborted"), err

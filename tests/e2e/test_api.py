@@ -75,3 +75,18 @@ def test_the_public_surface_stays_small():
     sizes = {name: len(importlib.import_module(f"rlopt.{name}").__all__) for name in packages}
     assert sum(sizes.values()) <= 100, sizes
     assert not [n for n in rlopt.__all__ if n.endswith("_validated")]
+
+
+def test_import_rlopt_reaches_every_package_and_pickles_its_errors():
+    """``import rlopt`` alone gives ``rlopt.risk.assess_risk`` (the names load on first
+    use), and an error a worker raises comes back whole."""
+    import pickle
+    import subprocess
+    import sys
+
+    code = "import rlopt; print(rlopt.risk.assess_risk.__name__, rlopt.masking.masking_spec.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["assess_risk", "masking_spec"]
+    from rlopt.exceptions import NotFittedError
+
+    assert str(pickle.loads(pickle.dumps(NotFittedError("before fit")))) == "before fit"

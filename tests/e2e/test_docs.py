@@ -31,7 +31,15 @@ def _tracked(*patterns: str) -> list[Path]:
 def test_no_reference_to_a_document_outside_the_repository():
     """The scenario document the project started from is not shipped: code, help and
     docs point to docs/method.md sections instead."""
-    files = _tracked("rlopt/*.py", "rlopt/**/*.py", "rlopt/report/templates/*", "docs/*.md", "README.md")
+    files = _tracked(
+        "rlopt/*.py",
+        "rlopt/**/*.py",
+        "rlopt/report/templates/*",
+        "docs/*.md",
+        "README.md",
+        "configs/**/*.yaml",
+    )
+    files += [ROOT / "experiments" / "README.md"]
     offending = [
         f"{path.relative_to(ROOT)}:{n}"
         for path in files
