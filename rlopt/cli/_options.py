@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from rlopt.exceptions import InputError
+from rlopt.families import LEARNED
 from rlopt.masking.grammar import parse_names
 
 TIME_LIMIT = 60.0
@@ -73,6 +74,17 @@ check_method = parsed(_method_name)
 """A registered masking method (aliases accepted), checked while parsing (exit 2)."""
 check_attacked = parsed(_attacked_name)
 """A masking method with a transparency attack, checked while parsing (exit 2)."""
+
+LearnedFamilies = Annotated[
+    str,
+    typer.Option(
+        metavar="F,G,...",
+        callback=check_families,
+        help=f"the learned families, of {', '.join(LEARNED)}",
+        rich_help_panel=FAMILIES,
+    ),
+]
+"""The learned families of a grid or a trade-off (``--families``)."""
 
 Original = Annotated[
     Path,

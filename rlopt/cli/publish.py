@@ -9,12 +9,12 @@ import typer
 
 from rlopt.cli._app import Command, commands, summary
 from rlopt.cli._options import (
-    FAMILIES,
     THREADS,
     TIME_LIMIT,
     Columns,
     Jobs,
     JsonOut,
+    LearnedFamilies,
     Margin,
     Missing,
     MissingPolicy,
@@ -25,7 +25,6 @@ from rlopt.cli._options import (
     Scheduler,
     Threads,
     TimeLimit,
-    check_families,
     check_outputs,
     emit_json,
     kinds,
@@ -38,7 +37,6 @@ from rlopt.cli._options import (
     summary as summary_to,
 )
 from rlopt.exceptions import Interrupted
-from rlopt.families import LEARNED
 from rlopt.masking.grammar import parse_bounds, parse_names
 from rlopt.status import Status
 
@@ -70,15 +68,7 @@ def compare(
     out_dir: Annotated[
         Path, typer.Option(metavar="FOLDER", help="results folder (compare.html, compare.csv, results.csv)")
     ],
-    families: Annotated[
-        str,
-        typer.Option(
-            metavar="F,G,...",
-            callback=check_families,
-            help=f"the learned families, of {', '.join(LEARNED)}",
-            rich_help_panel=FAMILIES,
-        ),
-    ] = "wm",
+    families: LearnedFamilies = "wm",
     time_limit: TimeLimit = TIME_LIMIT,
     margin: Margin = 1e-5,
     threads: Threads = THREADS,

@@ -9,17 +9,16 @@ import typer
 
 from rlopt.cli._app import Command, commands, summary
 from rlopt.cli._options import (
-    FAMILIES,
     OUTPUT,
     THREADS,
     TIME_LIMIT,
     Columns,
     JsonOut,
+    LearnedFamilies,
     Margin,
     Original,
     Threads,
     TimeLimit,
-    check_families,
     check_method,
     check_outputs,
     emit_json,
@@ -30,7 +29,6 @@ from rlopt.cli._options import (
 from rlopt.cli._options import (
     summary as summary_to,
 )
-from rlopt.families import LEARNED
 from rlopt.masking.grammar import parse_names, parse_values
 
 app = commands()
@@ -51,15 +49,7 @@ def tradeoff_command(
             metavar="VALUES", help="values of the method's parameter: '2..10', '2..20:2' or '3|5|8'"
         ),
     ],
-    families: Annotated[
-        str,
-        typer.Option(
-            metavar="F,G,...",
-            callback=check_families,
-            help=f"the learned families, of {', '.join(LEARNED)}",
-            rich_help_panel=FAMILIES,
-        ),
-    ] = "wm",
+    families: LearnedFamilies = "wm",
     time_limit: TimeLimit = TIME_LIMIT,
     margin: Margin = 1e-5,
     threads: Threads = THREADS,
