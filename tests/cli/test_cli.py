@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from rlopt._docs import help_text
 from rlopt.cli import app
 from rlopt.cli._app import COMMANDS
 from rlopt.exceptions import InputError
@@ -165,18 +166,12 @@ def test_every_command_shows_an_example_with_its_own_options():
             assert option in example[0], (command, option)  # the options table, above the example
 
 
-def _help(args: list[str]) -> str:
-    result = runner.invoke(app, args, env={"COLUMNS": "80"}, terminal_width=80)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
 @pytest.mark.parametrize("command", [None, *COMMANDS])
 def test_help_reads_at_80_columns(command):
     """Every help at 80 columns: lines that fit, metavars that name the value (ORIGINAL,
     K, SECONDS), no type names, no <bool>, no {braces}, no cut words, and the summary in
     ``rlopt --help`` is the command's own short help."""
-    text = _help(["--help"] if command is None else [command, "--help"])
+    text = help_text([] if command is None else [command])  # the renderer of docs/cli.md
     assert max(len(line) for line in text.splitlines()) <= 80, text
     for generic in ("<bool>", "<path>", "<str>", "<int>", "<float>", "{", "}", "…"):
         assert generic not in text, (command, generic)
