@@ -15,7 +15,7 @@ from rlopt.attacks._common import AttackResult, link_in_candidates
 from rlopt.data import LinkageData, validate_pair
 from rlopt.data._standardise import column_scale
 from rlopt.exceptions import DataWarning, InputError
-from rlopt.families import Distance
+from rlopt.families import DEFAULT_BASELINE, Distance
 from rlopt.masking.mdav import group_means, mdav_partition
 
 __all__ = ["microaggregation_attack"]
@@ -85,7 +85,7 @@ def microaggregation_attack(
     *,
     k: int | None = None,
     groups: Sequence[tuple[Sequence[str], int]] | None = None,
-    distance: str | Distance = "am",
+    distance: str | Distance = DEFAULT_BASELINE,
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
 ) -> AttackResult:
@@ -100,7 +100,7 @@ def microaggregation_attack(
     groups : list of (columns, k), default=None
         Published attribute groups, each aggregated on its own (as in
         :func:`rlopt.masking.microaggregate`). Give ``k`` or ``groups``.
-    distance : str or Distance, default="am"
+    distance : str or Distance, default=DEFAULT_BASELINE (``"am"``)
         Distance used inside the intersections.
     columns, id_column
         Passed to :func:`rlopt.data.validate_pair`; the groups' columns must be

@@ -13,7 +13,7 @@ from scipy.sparse import csr_array
 from rlopt.attacks._common import AttackResult, link_in_candidates
 from rlopt.data import LinkageData, validate_pair
 from rlopt.exceptions import DataWarning, InputError
-from rlopt.families import Distance
+from rlopt.families import DEFAULT_BASELINE, Distance
 from rlopt.masking.swapping import swap_window
 
 __all__ = ["rank_swap_attack", "rank_windows", "RankWindows"]
@@ -132,7 +132,7 @@ def rank_swap_attack(
     *,
     p: float | None = None,
     window: int | None = None,
-    distance: str | Distance = "am",
+    distance: str | Distance = DEFAULT_BASELINE,
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
 ) -> AttackResult:
@@ -150,7 +150,7 @@ def rank_swap_attack(
     window : int, default=None
         The same range in ranks (the worked example counts ranks); give one of
         ``p`` and ``window``.
-    distance : str or Distance, default="am"
+    distance : str or Distance, default=DEFAULT_BASELINE (``"am"``)
         Distance used inside the intersections (a baseline name or a fitted
         distance).
     columns, id_column

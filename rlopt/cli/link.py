@@ -35,19 +35,18 @@ from rlopt.cli._options import (
     summary as summary_to,
 )
 from rlopt.exceptions import InputError
+from rlopt.families import BASELINES, DEFAULT_BASELINE
 
 app = commands()
 
 
-class LinkDistance(StrEnum):
-    am = "am"
-    md = "md"
-    pld = "pld"
+LinkDistance = StrEnum("LinkDistance", {name: name for name in (*BASELINES, "pld")})
+"""A plain linkage's distance: a registered baseline, or probabilistic linkage."""
 
+AttackDistance = StrEnum("AttackDistance", {name: name for name in BASELINES})
+"""The distance inside an attack's intersections: a baseline (PLD has no distance)."""
 
-class AttackDistance(StrEnum):  # inside the intersections: a distance, not PLD
-    am = "am"
-    md = "md"
+DEFAULT_LINK, DEFAULT_ATTACK_DISTANCE = LinkDistance(DEFAULT_BASELINE), AttackDistance(DEFAULT_BASELINE)
 
 
 @app.command(
@@ -60,8 +59,10 @@ def link(
     masked: Masked,
     distance: Annotated[
         LinkDistance,
-        typer.Option(metavar="am|md|pld", help="distance: arithmetic mean, Mahalanobis, or probabilistic"),
-    ] = LinkDistance.am,
+        typer.Option(
+            metavar="|".join(LinkDistance), help="distance: arithmetic mean, Mahalanobis, or probabilistic"
+        ),
+    ] = DEFAULT_LINK,
     columns: Columns = None,
     id_column: IdColumn = None,
     drop_nonfinite: DropNonfinite = False,
@@ -160,8 +161,9 @@ def attack(
         ),
     ],
     distance: Annotated[
-        AttackDistance, typer.Option(metavar="am|md", help="the distance inside the intersections")
-    ] = AttackDistance.am,
+        AttackDistance,
+        typer.Option(metavar="|".join(BASELINES), help="the distance inside the intersections"),
+    ] = DEFAULT_ATTACK_DISTANCE,
     columns: Columns = None,
     id_column: IdColumn = None,
     ordinal: Ordinal = None,

@@ -27,7 +27,7 @@ from rlopt.attacks import ATTACKS, plan_attack
 from rlopt.data import KindSpec, load_table, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.experiments.runner import GridRun
-from rlopt.families import get_learned_family
+from rlopt.families import BASELINES, DEFAULT_BASELINE, get_learned_family
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
 from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
@@ -191,7 +191,7 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
     row: dict = {}
     known: list = []  # every parameter met, offered to each family (projected into it)
     za, zb = data.standardised()
-    for name in ("am", "md"):
+    for name in BASELINES:
         try:
             baseline = resolve_distance(name, za, zb, data.columns)
         except InputError:  # e.g. MD where the differences have no covariance: no figure
@@ -203,7 +203,7 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
         row[f"{name}_rate"] = counts[name] / data.n_records
         known.append((f"{name.upper()} baseline", baseline))
     if spec.method in ATTACKS:
-        attacked = plan_attack(data, spec)("am")
+        attacked = plan_attack(data, spec)(DEFAULT_BASELINE)
         margin_counts["attack"] = attacked.n_correct
         row["attack_rate"] = attacked.rate
     ceilings: list[tuple[int | None, str]] = []
@@ -314,7 +314,7 @@ def compare_columns(families: Sequence[str]) -> list[str]:
     per_family = [f"{f}_{part}" for f in families for part in ("rate", "bound_rate", "status")]
     return [
         "method", "parameters", "label", "seed", "n_records", "n_attributes", "epsilon",
-        "risk", "risk_upper", "risk_status", "risk_source", "am_rate", "md_rate", "attack_rate",
+        "risk", "risk_upper", "risk_status", "risk_source", *(f"{b}_rate" for b in BASELINES), "attack_rate",
         *per_family, *LOSSES, "mean_displacement", "residual_noise",
         "k_anonymity", "l_diversity", "t_closeness", "dp_ratio_epsilon",
         "notes", "seconds", "rlopt_version", "key",

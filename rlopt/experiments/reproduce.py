@@ -16,6 +16,7 @@ import pandas as pd
 
 from rlopt.exceptions import InputError
 from rlopt.experiments.config import ExperimentConfig, FileSpec, SolverSpec
+from rlopt.families import BASELINES
 from rlopt.masking import PUBLISHED_FILES
 from rlopt.status import Status
 
@@ -102,7 +103,7 @@ def write_tables(results: pd.DataFrame, out: str | Path, *, machine: str | None 
             text, row = _rate_cell(rows, family, k, name)
             cells1.append(text)
             t1_rows.append(row)
-            if family not in ("am", "md"):
+            if family not in BASELINES:
                 text, row = _seconds_cell(rows, family, k, name, row["status"])
                 cells2.append(text)
                 t2_rows.append(row)
@@ -175,7 +176,7 @@ def _table_texts(
     machine: str,
 ) -> tuple[str, str]:
     """The two markdown files: a shared head (samples, margin, proven cells, machine)."""
-    learned = results[~results["family"].isin(["am", "md"])]
+    learned = results[~results["family"].isin(BASELINES)]
     n_optimal = int((learned["status"] == Status.OPTIMAL).sum())
     total = sum(r["seconds"] for r in t2_rows if r["seconds"] is not None)
     published_total = sum(v for f in PUBLISHED_TABLE2 if f in families for v in PUBLISHED_TABLE2[f])

@@ -36,6 +36,7 @@ import pandas as pd
 
 from rlopt.exceptions import InputError, Interrupted
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
+from rlopt.families import BASELINES
 from rlopt.processes import dask_client, die_with_parent
 from rlopt.status import Status
 
@@ -141,7 +142,7 @@ def run_cell(cell: Cell) -> dict:
     columns = cell.file.get("columns")
     id_column = cell.file.get("id_column")
     row = _row_header(cell, highs_version)
-    if cell.family in ("am", "md"):
+    if cell.family in BASELINES:
         linked = dbrl(original, masked, distance=cell.family, columns=columns, id_column=id_column)
         row.update(_baseline_outcome(linked, time.perf_counter() - t0))
         return row

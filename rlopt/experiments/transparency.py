@@ -18,7 +18,7 @@ import pandas as pd
 from rlopt.attacks.rank_swap import RankWindows, rank_swap_attack
 from rlopt.data import EIA_ATTRIBUTES, LinkageData, load_census, load_eia, validate_pair
 from rlopt.exceptions import DataWarning, InputError
-from rlopt.families import get_learned_family, learned_families
+from rlopt.families import DEFAULT_BASELINE, get_learned_family, learned_families
 from rlopt.linkage import dbrl
 from rlopt.linkage.probabilistic import DEFAULT_THRESHOLDS, pld
 from rlopt.masking import rank_swap
@@ -137,10 +137,10 @@ def run_attack_cell(cell: AttackCell) -> dict:
         data = validate_pair(original, masked)
     window = rank_window(cell.p, data.n_records)
     started = time.perf_counter()
-    attack = rank_swap_attack(data, p=cell.p, distance="am")  # the same window
+    attack = rank_swap_attack(data, p=cell.p, distance=DEFAULT_BASELINE)  # the same window
     seconds["rsld"] = time.perf_counter() - started
     started = time.perf_counter()
-    dld = dbrl(data, distance="am")
+    dld = dbrl(data, distance=DEFAULT_BASELINE)
     seconds["dld"] = time.perf_counter() - started
     started = time.perf_counter()
     prob = pld(data, thresholds=cell.thresholds, seed=cell.seed, max_bytes=64 * 2**20)

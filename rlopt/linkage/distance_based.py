@@ -12,7 +12,7 @@ from scipy.sparse import issparse
 from rlopt.data import KindSpec, validate_pair
 from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, categorical_columns
 from rlopt.exceptions import InputError
-from rlopt.families import BaselineFamily, Distance, get_family
+from rlopt.families import DEFAULT_BASELINE, BaselineFamily, Distance, get_family
 from rlopt.linkage.brute import Progress, brute_verdicts
 from rlopt.linkage.nearest import pair_distances, pair_verdicts, tree_pairs
 from rlopt.results import Reidentification
@@ -188,7 +188,7 @@ def dbrl(
     original,
     masked=None,
     *,
-    distance: str | Distance = "am",
+    distance: str | Distance = DEFAULT_BASELINE,
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
     drop_nonfinite: bool = False,
@@ -205,8 +205,8 @@ def dbrl(
         The intruder's file and the protected file; see
         :func:`rlopt.data.validate_pair` for alignment and checks (or validated
         :class:`~rlopt.data.LinkageData` alone).
-    distance : str or Distance, default="am"
-        A baseline family name (``"am"``, ``"md"``) or a fitted distance.
+    distance : str or Distance, default=DEFAULT_BASELINE (``"am"``)
+        A baseline family name (one of ``rlopt.families.BASELINES``) or a fitted distance.
     columns, id_column, drop_nonfinite, kinds
         Passed to :func:`rlopt.data.validate_pair` (``kinds``: declared ordinal
         and nominal attributes, the policy for categorical blanks).

@@ -13,6 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from rlopt.families import DEFAULT_BASELINE  # noqa: E402
+from rlopt.risk.risk_utility import BASELINE_RATE  # noqa: E402
 from rlopt.status import Status  # noqa: E402
 
 __all__ = [
@@ -136,10 +138,10 @@ def tradeoff_chart(rows: list[dict]) -> str:
     own = sorted(rows, key=lambda r: r["sse"])
     ax.plot(
         [r["sse"] for r in own],
-        [100 * r["am_rate"] for r in own],
+        [100 * r[BASELINE_RATE] for r in own],
         ls="--",
         color="grey",
-        label="am (baseline)",
+        label=f"{DEFAULT_BASELINE} (baseline)",
     )
     ax.set_xlabel("information loss, SSE / SST")
     ax.set_ylabel("correct re-identifications (%)")

@@ -10,7 +10,7 @@ import pandas as pd
 from rlopt.data import validate_pair
 from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError, SolverError
-from rlopt.families import get_learned_family
+from rlopt.families import DEFAULT_BASELINE, get_learned_family
 from rlopt.linkage import dbrl
 from rlopt.masking import masking_method
 from rlopt.milp import SolverOptions
@@ -18,7 +18,10 @@ from rlopt.milp.pipeline import learn
 from rlopt.risk.measures import information_loss
 from rlopt.status import Status
 
-__all__ = ["tradeoff", "tradeoff_plan"]
+__all__ = ["tradeoff", "tradeoff_plan", "BASELINE_RATE"]
+
+BASELINE_RATE = f"{DEFAULT_BASELINE}_rate"
+"""The column of the trade-off table holding the default baseline's rate at each value."""
 
 
 def tradeoff(
@@ -57,7 +60,7 @@ def tradeoff(
     -------
     DataFrame
         One row per (value, family): ``parameter, value, family, rate, status,
-        bound_rate, am_rate, mean_change, variance_change, correlation_change, sse``.
+        bound_rate, am_rate (the default baseline's rate), mean_change, variance_change, correlation_change, sse``.
         A row whose status is not ``optimal`` gives the interval
         ``[rate, bound_rate]`` of the worst case; a row whose solve failed has the
         status ``failed``, no figures and the reason in ``note`` (the other rows are kept).
@@ -117,7 +120,7 @@ def tradeoff_plan(
             if progress:
                 progress(f"{registered.name} {parameter}={value:g}")
             loss = information_loss(data)
-            am = dbrl(data, distance="am").rate
+            am = dbrl(data, distance=DEFAULT_BASELINE).rate
             for family in families:
                 try:
                     label = f"{family} at {parameter}={value:g}"
@@ -128,7 +131,7 @@ def tradeoff_plan(
                 except SolverError as exc:  # the other cells' work stays; the row says why
                     rows.append(
                         {"parameter": parameter, "value": value, "family": family, "rate": None}
-                        | {"status": Status.FAILED, "bound_rate": None, "am_rate": am, **loss}
+                        | {"status": Status.FAILED, "bound_rate": None, BASELINE_RATE: am, **loss}
                         | {"seconds": None, "note": str(exc)}
                     )
                     continue
@@ -140,7 +143,7 @@ def tradeoff_plan(
                         "rate": result.rate,
                         "status": result.status,
                         "bound_rate": None if result.bound is None else result.bound / result.n_records,
-                        "am_rate": am,
+                        BASELINE_RATE: am,
                         **loss,
                         "seconds": result.seconds["total"],
                     }
