@@ -225,18 +225,14 @@ def check_outputs(**paths: Path | None) -> None:
             )
 
 
-def _plain(value):
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
-        return value.tolist()
-    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
-
-
 def emit_json(target: Path, payload: dict) -> None:
     """``--json PATH``: the figures as one JSON object in PATH, or on stdout for ``-``."""
+    from rlopt.risk.figures import plain  # numpy values as JSON's (numpy is loaded by now)
+
     if str(target) == "-":
-        typer.echo(json.dumps(payload, default=_plain))
+        typer.echo(json.dumps(payload, default=plain))
     else:
-        target.write_text(json.dumps(payload, indent=1, default=_plain))
+        target.write_text(json.dumps(payload, indent=1, default=plain))
         typer.echo(f"figures -> {target}", err=True)
 
 

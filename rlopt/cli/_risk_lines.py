@@ -10,37 +10,35 @@ import typer
 
 from rlopt.cli._options import emit_json, interrupted
 from rlopt.milp.search.portfolio import describe_lower
+from rlopt.risk.figures import BaselineRow, FamilyRow, RiskAssessment
 from rlopt.status import Status
 
 
-def print_risk(result, say: Callable[[str], None]) -> None:
-    for note in result.figures["inputs"]["notes"]:
+def print_risk(result: RiskAssessment, say: Callable[[str], None]) -> None:
+    for note in result.inputs["notes"]:
         typer.echo(f"note: {note}", err=True)
-    say(f"kinds: {result.figures['inputs']['kinds_described']}")
+    say(f"kinds: {result.inputs['kinds_described']}")
     h = result.headline
-    if h.get("incomplete"):
-        say(h["incomplete"])
-    if h["rate"] is not None:
-        text = (
-            f"worst case {100 * h['rate']:.2f}% ({h['n_correct']} of {h['n_records']}) by "
-            f"{h['source']}, {h['status']}"
-        )
-        if h["status"] != Status.PROVEN and h["upper_n_correct"] >= h["n_records"]:
-            text += f": at least {h['n_correct']} of {h['n_records']} re-identified, no ceiling proven"
-        elif h["status"] != Status.PROVEN:
-            text += f": between {100 * h['rate']:.2f}% and {100 * h['upper_rate']:.2f}%"
-        if h["status"] != Status.PROVEN and h.get("upper_source"):
-            text += f" (upper end: {h['upper_source']})"
+    if h.incomplete:
+        say(h.incomplete)
+    if h.rate is not None:
+        text = f"worst case {100 * h.rate:.2f}% ({h.n_correct} of {h.n_records}) by {h.source}, {h.status}"
+        if not h.proven and h.upper_n_correct >= h.n_records:
+            text += f": at least {h.n_correct} of {h.n_records} re-identified, no ceiling proven"
+        elif not h.proven:
+            text += f": between {100 * h.rate:.2f}% and {100 * h.upper_rate:.2f}%"
+        if not h.proven and h.upper_source:
+            text += f" (upper end: {h.upper_source})"
         say(text)
-        if h.get("note"):
-            say(f"  ({h['note']})")
-    _print_baselines(result.figures["baselines"], say)
-    attack = result.figures.get("attack")
-    if attack:
+        if h.note:
+            say(f"  ({h.note})")
+    _print_baselines(result.baselines, say)
+    if result.attack:
+        attack = result.attack
         say(f"  {attack['method']} attack: {_count(attack['n_correct'], attack['n_records'])}")
-    for row in result.figures["families"]:
+    for row in result.families:
         _print_family(row, say)
-    for check in result.figures.get("generalisation") or ():
+    for check in result.generalisation:
         if check.get("rate") is not None:
             say(
                 f"  generalisation ({check['folds']}-fold {check['family']}, learned on the other folds): "
@@ -52,35 +50,35 @@ def _count(n_correct: int, n_records: int) -> str:
     return f"{100 * n_correct / n_records:.2f}% ({n_correct} of {n_records})"
 
 
-def _print_baselines(baselines: dict, say: Callable[[str], None]) -> None:
+def _print_baselines(baselines: dict[str, BaselineRow], say: Callable[[str], None]) -> None:
     """``  baselines: am 95.00%, md 95.00%, pld 83.50%`` (the counts of fixed distances)."""
     shown = [
-        f"{name} {100 * b['rate']:.2f}%" if b.get("rate") is not None else f"{name} {b['status']}"
+        f"{name} {100 * b.rate:.2f}%" if b.rate is not None else f"{name} {b.status}"
         for name, b in baselines.items()
     ]
     if shown:
         say(f"  baselines: {', '.join(shown)}")
 
 
-def _print_family(row: dict, say: Callable[[str], None]) -> None:
-    if row["status"] == Status.SAMPLED:
-        sample = row["sample"]
+def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
+    if row.status == Status.SAMPLED:
+        sample = row.sample or {}
         say(
-            f"  {row['family']}: at least {row['n_correct']} re-identified ({100 * row['rate']:.2f}%), "
-            f"by {row['lower_source']}; learned on {sample['n_records']} records "
+            f"  {row.family}: at least {row.n_correct} re-identified ({100 * row.rate:.2f}%), "
+            f"by {row.lower_source}; learned on {sample['n_records']} records "
             f"({sample['status']}: {sample['n_correct']}, bound {sample['bound']}), recounted on the whole file"
         )
         return
     bound = (
         ""
-        if row["status"] in (Status.OPTIMAL, Status.APPLIED) or row["bound"] is None
-        else f" (bound {100 * row['bound_rate']:.2f}%, {row['bound']} records)"
+        if row.status in (Status.OPTIMAL, Status.APPLIED) or row.bound is None
+        else f" (bound {100 * row.bound_rate:.2f}%, {row.bound} records)"
     )
-    rate = "" if row["rate"] is None else f"{100 * row['rate']:.2f}%"
-    source = describe_lower(row.get("lower_source"))
+    rate = "" if row.rate is None else f"{100 * row.rate:.2f}%"
+    source = describe_lower(row.lower_source)
     start = "" if source is None else f"; {source}"
-    subfamily = " (a lower end for ci)" if row["family"] == "ci_k" else ""
-    say(f"  {row['family']}{subfamily}: {rate} {row['status']}{bound}{start}")
+    subfamily = " (a lower end for ci)" if row.family == "ci_k" else ""
+    say(f"  {row.family}{subfamily}: {rate} {row.status}{bound}{start}")
 
 
 def risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None, say: Callable[[str], None]) -> typer.Exit:
@@ -108,8 +106,8 @@ def risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None, say: Callabl
     if json_out is not None:
         figures = {
             "interrupted": True,
-            "baselines": partial["baselines"],
-            "families": partial["families"],
+            "baselines": {name: b.to_dict() for name, b in partial["baselines"].items()},
+            "families": [row.to_dict() for row in partial["families"]],
             "interrupted_family": None if current is None else current.to_dict(),
             "reached": reached,
         }

@@ -1,8 +1,18 @@
-"""Risk assessment of a user's own files: the worst case over distance families, the
-baselines and attacks, records at risk, generalisation, interval disclosure and the
-risk-utility trade-off, the permutation paradigm's decomposition, uniqueness. Computes figures; :mod:`rlopt.report` renders them."""
+"""Risk assessment of a user's own files. Computes figures; :mod:`rlopt.report` renders them.
 
-from rlopt.risk.assess import DEFAULT_FAMILIES, RiskAssessment, assess_risk
+Modules:
+
+- ``assess``: :func:`assess_risk`, the worst case over distance families, the
+  baselines and a transparency attack, records at risk, generalisation;
+- ``figures``: what it returns, :class:`RiskAssessment` with typed rows
+  (:class:`Headline`, :class:`BaselineRow`, :class:`FamilyRow`) and their JSON form;
+- ``worst_case``: the one rule for the lower end, ceiling and status;
+- ``measures``: interval disclosure and information loss;
+- ``risk_utility``: the risk-utility trade-off over a masking parameter;
+- ``permutation``: the permutation paradigm's decomposition; ``uniques``: uniqueness."""
+
+from rlopt.risk.assess import DEFAULT_FAMILIES, assess_risk
+from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.measures import information_loss, interval_disclosure
 from rlopt.risk.permutation import permutation_analysis
 from rlopt.risk.risk_utility import tradeoff
@@ -10,6 +20,9 @@ from rlopt.risk.uniques import uniqueness
 
 __all__ = [
     "DEFAULT_FAMILIES",
+    "BaselineRow",
+    "FamilyRow",
+    "Headline",
     "RiskAssessment",
     "assess_risk",
     "information_loss",

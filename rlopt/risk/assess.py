@@ -1,10 +1,9 @@
 """The worst-case re-identification risk of a user's own pair of files: every
-figure of the risk report, computed once and kept as JSON-ready data."""
+figure of the risk report, computed once (the typed rows are in :mod:`rlopt.risk.figures`)."""
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import platform
 import warnings
 from collections.abc import Callable, Sequence
@@ -40,11 +39,12 @@ from rlopt.linkage.probabilistic import (
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
+from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.measures import check_percentage, information_loss, interval_disclosure
 from rlopt.risk.worst_case import worst_case
 from rlopt.status import Status
 
-__all__ = ["RiskAssessment", "assess_risk", "DEFAULT_FAMILIES"]
+__all__ = ["assess_risk", "DEFAULT_FAMILIES"]
 
 DEFAULT_FAMILIES = ("wm", "owa", "ci", "sb")
 
@@ -61,54 +61,6 @@ DEFAULT_CI_ATTRIBUTES = 12
 end for ci) in place of ``ci``: on the 13-attribute Census file ci's full measure
 needed 7.2 GB and reached nothing beyond the AM start in 600 s, ci_k reached 792
 of 1080 in 60 s with 0.9 GB (docs/method.md)."""
-
-
-@dataclass
-class RiskAssessment:
-    """Every figure of a risk report.
-
-    Attributes
-    ----------
-    figures : dict
-        JSON-ready: ``inputs``, ``headline``, ``baselines``, ``families``,
-        ``attack``, ``generalisation``, ``interval_disclosure``,
-        ``information_loss``, ``records_summary`` and optionally ``tradeoff``.
-    records : DataFrame
-        One row per record: which families' optima re-identify it, whether some
-        admissible parameter of each family can, the baselines and the attack.
-    """
-
-    figures: dict
-    records: pd.DataFrame = field(repr=False)
-
-    @property
-    def headline(self) -> dict:
-        return self.figures["headline"]
-
-    @property
-    def failed(self) -> list[str]:
-        """What was asked for and failed (families, generalisation folds, trade-off
-        cells), as in the headline's ``incomplete`` text; empty when nothing failed."""
-        return list(self.figures["headline"].get("failed", []))
-
-    @property
-    def complete(self) -> bool:
-        """Whether everything asked for was assessed: when not, the headline is over what
-        was, and the worst case may be higher (see :attr:`failed`)."""
-        return not self.failed
-
-    def to_json(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.write_text(json.dumps(self.figures, indent=1, default=_plain))
-        return path
-
-
-def _plain(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
 
 
 def _generalisation(
@@ -373,25 +325,6 @@ def _suited(families: list[str], explicit: bool, data: LinkageData, notes: list[
     return families
 
 
-def _row(family: str, source: str, status: str, **figures) -> dict:
-    """One row of the families table; figures not given are ``None``."""
-    row = {
-        "family": family,
-        "source": source,
-        "rate": None,
-        "n_correct": None,
-        "bound": None,
-        "bound_rate": None,
-        "status": status,
-        "gap": None,
-        "seconds": 0.0,
-        "n_at_risk": None,
-        "at_risk_exact": None,
-    }
-    row.update(figures)
-    return row
-
-
 @dataclass
 class _Work:
     """What the steps of one assessment share and fill in: the files, the per-record
@@ -404,9 +337,9 @@ class _Work:
     records: pd.DataFrame
     notes: list[str]
     say: Callable[[str], None]
-    baselines: dict[str, dict] = field(default_factory=dict)
+    baselines: dict[str, BaselineRow] = field(default_factory=dict)
     kind_spec: KindSpec = field(default_factory=KindSpec)
-    rows: list[dict] = field(default_factory=list)
+    rows: list[FamilyRow] = field(default_factory=list)
     learned_params: dict = field(default_factory=dict)
     known: list = field(default_factory=list)  # (label, distance)
     intervals: Callable[[str, dict], None] | None = None
@@ -445,8 +378,8 @@ class _Work:
 
     def interrupted(self, exc: KeyboardInterrupt, n_families: int) -> Interrupted:
         """Ctrl-C: what is finished, and the interrupted family's interval if any."""
-        done = sum(row["source"] == "learned" for row in self.rows)
-        finished = {row["family"] for row in self.rows}
+        done = sum(row.learned for row in self.rows)
+        finished = {row.family for row in self.rows}
         reached = {
             f: e for f, e in self.last_interval.items() if f not in finished and e["lower"] is not None
         }
@@ -502,32 +435,32 @@ class _Work:
     ) -> RiskAssessment:
         records, summary = _records_table(self.records, self.rows)
         attack_figures = None if attacked is None else attacked.to_dict()
-        figures = {
-            "inputs": {
+        return RiskAssessment(
+            inputs={
                 **inputs,
                 "notes": self.notes,
                 "versions": _versions(),
                 "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             },
-            "headline": _headline(
+            headline=_headline(
                 self.baselines,
                 self.rows,
                 attack_figures,
                 self.data.n_records,
                 _failed_parts(generalisation, tradeoff_table),
             ),
-            "baselines": self.baselines,
-            "families": self.rows,
-            "params": self.learned_params,
-            "shapley": self.shapley(),
-            "attack": attack_figures,
-            "generalisation": generalisation,
-            "interval_disclosure": interval_disclosure(self.data, p=interval_p).to_dict(orient="records"),
-            "information_loss": information_loss(self.data),
-            "records_summary": summary,
-            "tradeoff": None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
-        }
-        return RiskAssessment(figures, records)
+            baselines=self.baselines,
+            families=self.rows,
+            params=self.learned_params,
+            shapley=self.shapley(),
+            attack=attack_figures,
+            generalisation=generalisation,
+            interval_disclosure=interval_disclosure(self.data, p=interval_p).to_dict(orient="records"),
+            information_loss=information_loss(self.data),
+            records_summary=summary,
+            tradeoff=None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
+            records=records,
+        )
 
     def shapley(self) -> dict[str, dict[str, float]]:
         """The Shapley values of each parameter that is a fuzzy measure (the Choquet
@@ -560,29 +493,29 @@ def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions)
         try:
             baseline = resolve_distance(name, work.za, work.zb, work.data.columns)
         except InputError as exc:  # e.g. MD on a file whose differences have no covariance
-            work.baselines[name] = {"rate": None, "n_correct": None, "status": f"undefined: {exc}"}
+            work.baselines[name] = BaselineRow(rate=None, n_correct=None, status=f"undefined: {exc}")
             continue
         linked, at_margin = recount(work.za, work.zb, baseline, margin=margin, tol=options.recount_tol)
-        work.baselines[name] = {
-            "rate": linked.rate,
-            "n_correct": linked.n_correct,
-            "n_correct_margin": int(at_margin.sum()),
-            "status": Status.EXACT,
-        }
+        work.baselines[name] = BaselineRow(
+            rate=linked.rate,
+            n_correct=linked.n_correct,
+            n_correct_margin=int(at_margin.sum()),
+            status=Status.EXACT,
+        )
         work.records[f"reid_{name}"] = linked.correct
         family = FAMILIES[name]
         if issubclass(family, BaselineFamily) and family.start_label is not None:
             work.known.append((family.start_label, baseline))
     if not with_pld:
-        work.baselines["pld"] = {
-            "rate": None,
-            "n_correct": None,
-            "status": f"not computed: its one-to-one assignment is cubic in the records "
+        work.baselines["pld"] = BaselineRow(
+            rate=None,
+            n_correct=None,
+            status=f"not computed: its one-to-one assignment is cubic in the records "
             f"({work.data.n_records} > {PLD_MAX_RECORDS})",
-        }
+        )
         return
     prob = pld(work.data, seed=seed, max_bytes=64 * 2**20)
-    work.baselines["pld"] = {"rate": prob.rate, "n_correct": prob.n_correct, "status": Status.EXACT}
+    work.baselines["pld"] = BaselineRow(rate=prob.rate, n_correct=prob.n_correct, status=Status.EXACT)
     work.records["reid_pld"] = prob.correct
 
 
@@ -597,7 +530,13 @@ def _saved_parameters(work: _Work, params: Sequence[str | Path]) -> None:
         linked = link_records(work.za, work.zb, saved) if same_columns else learner.link(*work.frames)
         label = f"{learner.family} ({Path(path).name})"
         work.rows.append(
-            _row(label, "saved parameters", Status.APPLIED, rate=linked.rate, n_correct=linked.n_correct)
+            FamilyRow(
+                family=label,
+                source="saved parameters",
+                status=Status.APPLIED,
+                rate=linked.rate,
+                n_correct=linked.n_correct,
+            )
         )
         work.learned_params[label] = learner.params_
         work.records[f"reid_{label}"] = linked.correct
@@ -639,15 +578,15 @@ def _learned_families(
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
             raise work.interrupted(exc, len(families)) from None
         except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
-            work.rows.append(_row(family, "learned", Status.FAILED, lower_source=None))
+            work.rows.append(FamilyRow(family=family, source="learned", status=Status.FAILED))
             work.notes.append(f"{family} failed: {exc}")
             continue
         result = learner.result_
         work.rows.append(
-            _row(
-                family,
-                "learned",
-                result.status,
+            FamilyRow(
+                family=family,
+                source="learned",
+                status=result.status,
                 rate=result.rate,
                 n_correct=result.n_correct_verified,
                 bound=result.bound,
@@ -695,7 +634,7 @@ def _learned_on_sample(
                 known=work.known,
             )
     except SolverError as exc:
-        work.rows.append(_row(name, "learned", Status.FAILED, lower_source=None))
+        work.rows.append(FamilyRow(family=name, source="learned", status=Status.FAILED))
         work.notes.append(f"{name} failed on the learning sample: {exc}")
         return
     work.notes += [
@@ -723,14 +662,14 @@ def _learned_on_sample(
         if best is None or linked.n_correct > best[1].n_correct:
             best = (label, linked, distance, theta)
     if best is None:
-        work.rows.append(_row(name, "learned", Status.FAILED, lower_source=None))
+        work.rows.append(FamilyRow(family=name, source="learned", status=Status.FAILED))
         return
     label, linked, distance, theta = best
     work.rows.append(
-        _row(
-            name,
-            "learned",
-            Status.SAMPLED,
+        FamilyRow(
+            family=name,
+            source="learned",
+            status=Status.SAMPLED,
             rate=linked.rate,
             n_correct=linked.n_correct,
             seconds=result.seconds["total"],
@@ -748,13 +687,13 @@ def _learned_on_sample(
     work.records[f"reid_{name}"] = linked.correct
 
 
-def _records_table(records: pd.DataFrame, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
+def _records_table(records: pd.DataFrame, rows: list[FamilyRow]) -> tuple[pd.DataFrame, dict]:
     """The per-record table in report order, and its column sums."""
     at_risk_columns = [
         c for c in map(str, records.columns) if c.startswith("at_risk_") and c != "at_risk_any"
     ]
     reid_columns = [c for c in map(str, records.columns) if c.startswith("reid_")]
-    learned_reid = [f"reid_{r['family']}" for r in rows if f"reid_{r['family']}" in records]
+    learned_reid = [f"reid_{r.family}" for r in rows if f"reid_{r.family}" in records]
     records["n_families"] = records[learned_reid].sum(axis=1) if learned_reid else 0
     first = ["record", "n_families"] + reid_columns
     records = records[first + [c for c in records if c not in first]]
@@ -810,8 +749,12 @@ def _incomplete_text(failed: Sequence[str], families_failed: bool) -> str | None
 
 
 def _headline(
-    baselines: dict, rows: list[dict], attack: dict | None, n_records: int, failed_elsewhere: list[str]
-) -> dict:
+    baselines: dict[str, BaselineRow],
+    rows: list[FamilyRow],
+    attack: dict | None,
+    n_records: int,
+    failed_elsewhere: list[str],
+) -> Headline:
     """The worst case over everything the run measured.
 
     Its lower end is the largest count of any baseline (AM, MD, PLD), family,
@@ -825,37 +768,27 @@ def _headline(
     A family that failed has no bound, so a headline with one is never proven; it
     and every failed fold or trade-off cell are named in ``failed`` and ``incomplete``.
     """
-    families_failed = [r["family"] for r in rows if r["status"] == Status.FAILED]
-    failed = families_failed + failed_elsewhere
-    incomplete = {"failed": failed, "incomplete": _incomplete_text(failed, bool(families_failed))}
-    learned = [r for r in rows if r["source"] == "learned"]
+    families_failed = [r.family for r in rows if r.status == Status.FAILED]
+    failed = (*families_failed, *failed_elsewhere)
+    incomplete = _incomplete_text(failed, bool(families_failed))
+    learned = [r for r in rows if r.learned]
     if not learned and attack is None:
-        return {"rate": None, "status": Status.NONE, "source": None} | incomplete
+        return Headline(rate=None, status=Status.NONE, source=None, failed=failed, incomplete=incomplete)
     # a family's count is at margin eps; AM and MD, which the families contain, are counted
     # strictly and at that margin; PLD and the attack, in no family, are what they are
-    at_margin = [(r["n_correct"], r["family"]) for r in rows if r["n_correct"] is not None]
+    at_margin = [(r.n_correct, r.family) for r in rows if r.n_correct is not None]
     strict = []
     for name, b in baselines.items():
-        if b["n_correct"] is None:
+        if b.n_correct is None:
             continue
-        if "n_correct_margin" in b:
-            at_margin.append((b["n_correct_margin"], name))
-            strict.append((b["n_correct"], name))
+        if b.n_correct_margin is not None:
+            at_margin.append((b.n_correct_margin, name))
+            strict.append((b.n_correct, name))
         else:
-            at_margin.append((b["n_correct"], name))
+            at_margin.append((b.n_correct, name))
     if attack is not None:
         at_margin.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
     worst = worst_case(
-        at_margin, strict, [(r["bound"], r["family"]) for r in learned] if learned else None, n_records
+        at_margin, strict, [(r.bound, r.family) for r in learned] if learned else None, n_records
     )
-    return {
-        "rate": worst.n_correct / n_records,
-        "n_correct": worst.n_correct,
-        "upper_rate": worst.upper / n_records,
-        "upper_n_correct": worst.upper,
-        "status": worst.status,
-        "source": worst.source,
-        "upper_source": worst.upper_source,
-        "n_records": n_records,
-        "note": worst.note,
-    } | incomplete
+    return Headline.of(worst, failed=failed, incomplete=incomplete)

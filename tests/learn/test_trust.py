@@ -135,9 +135,9 @@ def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated
     md_count = rlopt.dbrl(original, masked, distance="md").n_correct
     wm_only = rlopt.assess_risk(original, masked, families=["wm"], time_limit=30, folds=0)
     assert wm_only.figures["families"][0]["n_correct"] < md_count  # MD beats the only learned family
-    assert wm_only.headline["n_correct"] == md_count and wm_only.headline["source"] == "md"
+    assert wm_only.headline.n_correct == md_count and wm_only.headline.source == "md"
     # wm's optimum is proven and every other figure is exact: the maximum is exact too
-    assert wm_only.headline["status"] == "proven"
+    assert wm_only.headline.proven
 
     risk = rlopt.assess_risk(original, masked, families=["sb", "wm"], time_limit=5, folds=0)
     rows = {r["family"]: r for r in risk.figures["families"]}
@@ -146,7 +146,7 @@ def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated
     figures = [r["n_correct"] for r in rows.values()] + [
         b["n_correct"] for b in risk.figures["baselines"].values()
     ]
-    assert risk.headline["n_correct"] == max(figures)
+    assert risk.headline.n_correct == max(figures)
     # sb's lower end is at least MD's matrix over its trace, recounted at the margin
     from rlopt.families import get_family
     from rlopt.families.containment import embed
@@ -173,7 +173,7 @@ def test_headline_and_lower_ends_are_at_least_every_figure_of_the_run(correlated
     )
     with_saved = rlopt.assess_risk(original, masked, families=["wm"], time_limit=30, folds=0, params=[saved])
     saved_row = next(r for r in with_saved.figures["families"] if r["source"] == "saved parameters")
-    assert with_saved.headline["n_correct"] >= saved_row["n_correct"] == md_count
+    assert with_saved.headline.n_correct >= saved_row["n_correct"] == md_count
 
 
 def test_a_start_the_solver_does_not_improve_is_labelled_not_learned(correlated):
@@ -445,7 +445,7 @@ def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
     assert rows["wm"]["status"] == "optimal" and rows["wm"]["n_correct"] is not None
     assert rows["sb"]["status"] == "failed" and rows["sb"]["n_correct"] is None
     assert any(note.startswith("sb failed: ") for note in risk.figures["inputs"]["notes"])
-    assert risk.headline["n_correct"] >= rows["wm"]["n_correct"]
+    assert risk.headline.n_correct >= rows["wm"]["n_correct"]
 
 
 def test_object_columns_and_the_family_order_and_an_attack_only_headline(m433):
@@ -454,6 +454,7 @@ def test_object_columns_and_the_family_order_and_an_attack_only_headline(m433):
     )
     with pytest.raises(InputError, match="column 'a' is not numeric"):
         validate_pair(numbers_as_objects, numbers_as_objects)
+    from rlopt.risk import BaselineRow
     from rlopt.risk.assess import _headline, _learned_names
 
     assert _learned_names(["sb", "sb_pd", "ci", "ci_m", "wm", "wm_m", "sb_nc"], "families") == [
@@ -465,5 +466,6 @@ def test_object_columns_and_the_family_order_and_an_attack_only_headline(m433):
         "sb_nc",
         "sb",
     ]  # each after what it contains
-    attack_only = _headline({"am": {"n_correct": 10}}, [], {"n_correct": 12, "method": "x"}, 20, [])
-    assert attack_only["status"] == "interval" and attack_only["upper_n_correct"] == 20
+    am = BaselineRow(rate=0.5, n_correct=10, status="exact")
+    attack_only = _headline({"am": am}, [], {"n_correct": 12, "method": "x"}, 20, [])
+    assert attack_only.status == "interval" and attack_only.upper_n_correct == 20

@@ -273,8 +273,8 @@ def test_risk_learned_on_a_sample_is_a_whole_file_lower_end_without_ceiling(monk
     assert recount.n_correct == row["n_correct"]
     assert row["n_correct"] >= result.figures["baselines"]["am"]["n_correct"]  # AM is a wm parameter
     headline = result.headline
-    assert headline["upper_n_correct"] == len(census) and headline["status"] == Status.INTERVAL
-    assert headline["n_correct"] == max(row["n_correct"], result.figures["baselines"]["md"]["n_correct"])
+    assert headline.upper_n_correct == len(census) and headline.status == Status.INTERVAL
+    assert headline.n_correct == max(row["n_correct"], result.figures["baselines"]["md"]["n_correct"])
     assert result.figures["baselines"]["pld"]["n_correct"] is None
     assert "not computed" in result.figures["baselines"]["pld"]["status"]
     assert result.figures["generalisation"][0]["on_sample"] == 300

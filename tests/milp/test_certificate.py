@@ -6,6 +6,7 @@ import math
 import re
 import sys
 import time
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -218,13 +219,11 @@ def test_learn_prints_the_interval_on_stderr(m433):
 def test_the_report_plots_each_family_interval(small_pair, tmp_path):
     original, masked = small_pair
     assessment = assess_risk(original, masked, families=["wm"], time_limit=10, folds=0)
-    row = assessment.figures["families"][0]
-    history = (
-        row.pop("history", None)
-        or LearnedDistanceLinkage("wm", time_limit=10).fit(original, masked).result_.history
-    )
+    (row,) = assessment.families
+    history = row.history or LearnedDistanceLinkage("wm", time_limit=10).fit(original, masked).result_.history
+    assessment.families = [replace(row, history=None)]
     assert "How each interval narrowed" not in render_risk_report(assessment, tmp_path / "r.html").read_text()
-    row["history"] = history
+    assessment.families = [replace(row, history=history)]
     html = render_risk_report(assessment, tmp_path / "r.html").read_text()
     last = history[-1]
     assert 'alt="wm: the interval over the run" src="data:image/png;base64,' in html

@@ -16,6 +16,7 @@ from rlopt.linkage import link_records
 from rlopt.masking import additive_noise, build, microaggregate, published_recipe
 from rlopt.report import render_results_report, render_risk_report
 from rlopt.risk import assess_risk, information_loss, interval_disclosure, tradeoff
+from rlopt.risk.figures import plain
 from tests._helpers import dump_dom
 
 FAMILIES = ["wm", "owa", "ci", "sb"]
@@ -118,7 +119,7 @@ def test_a_failed_fold_is_said_and_the_other_folds_are_kept(monkeypatch, tmp_pat
     html = render_risk_report(result, tmp_path / "r.html").read_text()
     assert " / failed / " in html
     assert not result.complete and result.failed == ["wm generalisation fold 1"]
-    assert result.headline["incomplete"].startswith("incomplete: wm generalisation fold 1 failed")
+    assert result.headline.incomplete.startswith("incomplete: wm generalisation fold 1 failed")
 
 
 def test_failed_families_make_an_incomplete_headline_and_exit_1(monkeypatch, tmp_path):
@@ -158,7 +159,17 @@ def test_a_complete_assessment_says_nothing_of_failure():
     rng = np.random.default_rng(6)
     original = pd.DataFrame(rng.normal(size=(30, 2)), columns=["a", "b"])
     result = assess_risk(original, additive_noise(original, 0.5, seed=2), families=["wm"], folds=0)
-    assert result.complete and result.failed == [] and result.headline["incomplete"] is None
+    assert result.complete and result.failed == [] and result.headline.incomplete is None
+    # the typed rows and their JSON form say the same
+    (wm,) = result.families
+    figures = json.loads(json.dumps(result.figures, default=plain))
+    assert figures["families"][0]["n_correct"] == wm.n_correct and wm.learned
+    assert figures["baselines"]["am"]["n_correct"] == result.baselines["am"].n_correct
+    h = result.headline
+    assert (
+        figures["headline"]["n_correct"] == h.n_correct >= max(wm.n_correct, result.baselines["am"].n_correct)
+    )
+    assert figures["headline"]["upper_n_correct"] == h.upper_n_correct >= h.n_correct
 
 
 def test_hostile_column_names_are_escaped_and_nothing_remote(tmp_path):
@@ -296,7 +307,7 @@ def test_report_as_rendered_by_headless_chromium(m433_risk, tmp_path):
     dom = dump_dom(render_risk_report(m433_risk, tmp_path / "report.html"), tmp_path)
     headline = re.search(r'id="headline-rate">([^<]+)<', dom)
     assert headline, dom[:2000]
-    assert headline.group(1) == f"{100 * m433_risk.headline['rate']:.2f}%"
+    assert headline.group(1) == f"{100 * m433_risk.headline.rate:.2f}%"
     n_images = len(re.findall(r"<img\b", dom))
     assert n_images >= 5
     rendered = re.findall(r'data-rendered="(\d+)x(\d+)"', dom)
@@ -389,17 +400,17 @@ def test_a_strict_count_above_the_ceiling_at_the_margin_is_not_proven(tmp_path):
     masked.iloc[0, 1] = 5.0
     masked = _a_hair_nearer_its_own(original, masked)
     result = assess_risk(original, masked, families=["wm"], folds=0, margin=1e-5)
-    baselines, families = result.figures["baselines"], result.figures["families"]
-    assert baselines["am"]["n_correct"] == 8 and baselines["am"]["n_correct_margin"] == 7
-    assert families[0]["bound"] == 7
-    assert not (result.headline["status"] == "proven" and result.headline["source"] == "am")
+    baselines, families = result.baselines, result.families
+    assert baselines["am"].n_correct == 8 and baselines["am"].n_correct_margin == 7
+    assert families[0].bound == 7
+    assert not (result.headline.proven and result.headline.source == "am")
     # PLD, in no family, re-identifies all 8 here too (the headline then says so, proven);
     # without it the headline is AM's strict 8, an interval with the note
     h = _headline({k: baselines[k] for k in ("am", "md")}, families, None, 8, [])
-    assert h["n_correct"] == 8 and h["source"] == "am"
-    assert h["status"] == "interval" and h["upper_n_correct"] == 8
-    assert "separated by less than the margin" in h["note"]
-    result.figures["headline"] = h
+    assert h.n_correct == 8 and h.source == "am"
+    assert h.status == "interval" and h.upper_n_correct == 8
+    assert "separated by less than the margin" in h.note
+    result.headline = h
     html = render_risk_report(result, tmp_path / "r.html").read_text()
     assert "separated by less than the margin" in html
 
@@ -432,8 +443,8 @@ def test_a_baseline_at_the_ceiling_by_the_margin_is_proven():
     original = pd.DataFrame(rng.normal(size=(30, 2)), columns=["a", "b"])
     result = assess_risk(original, additive_noise(original, 0.2, seed=3), families=["wm"], folds=0)
     h = result.headline
-    assert h["status"] == "proven" and h["note"] is None
-    assert h["n_correct"] == h["upper_n_correct"] == result.figures["families"][0]["bound"]
+    assert h.proven and h.note is None
+    assert h.n_correct == h.upper_n_correct == result.families[0].bound
 
 
 def test_ctrl_c_keeps_the_baselines_and_the_interval_a_family_had_reached(small_pair):
