@@ -15,6 +15,10 @@ or HiGHS before they are needed. The packages, in the order data flows through t
 - :mod:`rlopt.risk`: the worst case over all of them, with utility;
 - :mod:`rlopt.report`: the HTML reports; :mod:`rlopt.experiments`: grids of runs;
 - :mod:`rlopt.cli`: the ``rlopt`` command line.
+
+Beside them, used by all: :mod:`rlopt.exceptions` (the errors ``rlopt`` reports in one
+line), :mod:`rlopt.validation` (parameter constraints, declared once per function),
+:mod:`rlopt.results` (the count of re-identified records), :mod:`rlopt.status`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from numbers import Real
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -28,6 +30,7 @@ from rlopt.milp.acceleration import Reductions
 from rlopt.milp.pipeline import LearnResult, learn, verify
 from rlopt.milp.search.portfolio import describe_lower, recount
 from rlopt.status import Status
+from rlopt.validation import MARGIN, Interval, Options, check_params
 
 __all__ = [
     "LearnedDistanceLinkage",
@@ -97,6 +100,13 @@ class LearnedDistanceLinkage(BaseEstimator):
     >>> LearnedDistanceLinkage("wm").fit(original, masked).result_.status  # doctest: +SKIP
     'optimal'
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "margin": [MARGIN],
+        "big_c": [Options(("tight", "uniform")), Interval(Real, 0, closed="neither")],
+        "on_mismatch": [Options(("raise", "warn"))],
+        **SolverOptions._parameter_constraints,
+    }
 
     def __init__(
         self,
@@ -168,15 +178,7 @@ class LearnedDistanceLinkage(BaseEstimator):
     def _checked(self) -> tuple[LearnedFamily, Reductions, SolverOptions]:
         """The family, reductions and solver options, each checked."""
         family = self._family()
-        if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not self.margin >= 0:
-            raise InputError(f"margin={self.margin!r}; expected a number >= 0")
-        if self.on_mismatch not in ("raise", "warn"):
-            raise InputError(f"on_mismatch={self.on_mismatch!r}; expected 'raise' or 'warn'")
-        if not (
-            self.big_c in ("tight", "uniform")
-            or (isinstance(self.big_c, (int, float)) and not isinstance(self.big_c, bool) and self.big_c > 0)
-        ):
-            raise InputError(f"big_c={self.big_c!r}; expected 'tight', 'uniform' or a number > 0")
+        check_params(self.get_params(deep=False), self._parameter_constraints)
         options = SolverOptions(
             time_limit=self.time_limit,
             rel_gap=self.rel_gap,

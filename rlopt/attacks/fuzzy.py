@@ -32,12 +32,13 @@ from rlopt.data import LinkageData, validate_pair
 from rlopt.data._standardise import DEFAULT_CHUNK_BYTES
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking.fuzzy import (
+    FUZZINESS,
     check_c,
-    check_fuzziness,
     fit_scaling,
     log_memberships,
     squared_distances,
 )
+from rlopt.validation import validate_params
 
 __all__ = ["FuzzyAttackResult", "fuzzy_attack"]
 
@@ -58,6 +59,7 @@ class FuzzyAttackResult(PosteriorAttackResult):
         ]
 
 
+@validate_params({"m1": [FUZZINESS], "m2": [FUZZINESS]})
 def fuzzy_attack(
     original,
     masked=None,
@@ -111,7 +113,6 @@ def fuzzy_attack(
             f"one of c={c!r} (all attributes in one group) and groups={groups!r} "
             "(attribute groups with their c)"
         )
-    check_fuzziness(m1, "m1")
     if groups is None:
         assert c is not None  # exactly one of the two was given (checked above)
         return _fuzzy_attack(data, [(list(data.columns), c)], m2)
@@ -172,9 +173,10 @@ def _log_score_blocks(parts: list, n: int):
 
 
 def _group_parts(data: LinkageData, groups: list[tuple[list[str], int]], m2) -> tuple[list, float]:
-    """The checked ``m2`` and, per group, :func:`_group_log_memberships`; warns (at the
-    caller of the public function) when a group has more published centres than its c."""
-    m2 = check_fuzziness(m2, "m2")
+    """``float(m2)`` (checked by :func:`fuzzy_attack`) and, per group,
+    :func:`_group_log_memberships`; warns (at the caller of the public function) when a
+    group has more published centres than its c."""
+    m2 = float(m2)
     parts = []
     for columns, c in groups:
         c = check_c(c, data.n_records)

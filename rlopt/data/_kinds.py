@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from rlopt.exceptions import DataWarning, InputError
+from rlopt.validation import Options, check
 
 __all__ = [
     "NUMERIC",
@@ -144,8 +145,7 @@ class KindSpec:
         both = sorted(set(self.ordinal) & set(self.nominal))
         if both:
             raise InputError(f"column(s) {both} declared both ordinal and nominal; expected one kind each")
-        if self.missing not in MISSING_POLICIES:
-            raise InputError(f"missing={self.missing!r}; expected one of {list(MISSING_POLICIES)}")
+        check("missing", self.missing, [Options(tuple(MISSING_POLICIES))])
         for name, levels in self.ordinal.items():
             if levels is not None and len(set(levels)) != len(levels):
                 dup = sorted({v for v in levels if list(levels).count(v) > 1})

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ from rlopt.milp.pipeline import learn, recount
 from rlopt.risk.measures import information_loss
 from rlopt.risk.permutation import permutation_analysis
 from rlopt.risk.worst_case import worst_case
+from rlopt.validation import JOBS, MARGIN, SEED, TIME_LIMIT, Interval, Options, validate_params
 
 __all__ = [
     "CompareCell",
@@ -363,6 +365,16 @@ def _input_frame(
     return frame[qis + list(confidential)], checked.describe_kinds()
 
 
+@validate_params(
+    {
+        "loss": [Options(LOSSES)],
+        "jobs": [JOBS],
+        "margin": [MARGIN],
+        "time_limit": [TIME_LIMIT, None],
+        "threads": [Interval(Integral, 1)],
+        "seed": [SEED],
+    }
+)
 def run_compare(
     original,
     methods: str | Sequence[tuple[str, dict[str, list[float]]]],
@@ -389,12 +401,8 @@ def run_compare(
     from rlopt.experiments.runner import run_tasks
     from rlopt.report import render_compare_report
 
-    if loss not in LOSSES:
-        raise InputError(f"loss={loss!r}; expected one of {', '.join(LOSSES)}")
     out = Path(out)
     parsed = parse_methods(methods) if isinstance(methods, str) else list(methods)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     kind_spec = KindSpec.coerce(kinds)
     frame, kinds_described = _input_frame(original, columns, confidential, kind_spec)
     text = frame.to_csv(index=False)

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlopt.exceptions import InputError
 from rlopt.experiments.config import ExperimentConfig, FileSpec, SolverSpec
 from rlopt.families import BASELINES
 from rlopt.masking import PUBLISHED_FILES
 from rlopt.status import Status
+from rlopt.validation import TIME_LIMIT, validate_params
 
 __all__ = ["PUBLISHED_TABLE1", "PUBLISHED_TABLE2", "paper_config", "write_tables"]
 
@@ -49,6 +49,7 @@ QUICK_FAMILIES = ["am", "md", "wm", "wm_m", "ci", "ci_m", "sb_nc", "sb"]
 FULL_FAMILIES = ["am", "md", "wm", "wm_m", "owa", "ci", "ci_m", "sb_nc", "sb", "sb_pd"]
 
 
+@validate_params({"time_limit": [TIME_LIMIT, None]})
 def paper_config(quick: bool = False, time_limit: float | None = None) -> ExperimentConfig:
     """The published grid: six files, N = 400. Quick: the families of Tables 1-2,
     one record sample, 60 s per cell (a cell it stops is reported as an interval);
@@ -56,8 +57,6 @@ def paper_config(quick: bool = False, time_limit: float | None = None) -> Experi
     600 s per cell. ``time_limit`` replaces the seconds per cell."""
     if time_limit is None:
         time_limit = 60.0 if quick else 600.0
-    elif not time_limit > 0:
-        raise InputError(f"time_limit={time_limit!r}; expected a number of seconds > 0")
     return ExperimentConfig(
         name="paper-quick" if quick else "paper",
         files=[FileSpec(preset=name) for name in _FILES],

@@ -39,6 +39,7 @@ from rlopt.experiments.config import Cell, ExperimentConfig, expand
 from rlopt.families import BASELINES
 from rlopt.processes import dask_client, die_with_parent
 from rlopt.status import Status
+from rlopt.validation import JOBS, validate_params
 
 __all__ = ["run_cell", "run_grid", "run_tasks", "oversubscription", "GridRun", "COLUMNS"]
 
@@ -287,6 +288,7 @@ def _claim(out: Path):
         lock.release()
 
 
+@validate_params({"jobs": [JOBS]})
 def run_grid(
     config: ExperimentConfig,
     out: str | Path,
@@ -312,8 +314,6 @@ def run_grid(
         Address of a running Dask distributed scheduler (``tcp://host:port``); the
         cells then run on its workers.
     """
-    if not (isinstance(jobs, int) and jobs >= 1):
-        raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     out = Path(out)
     cells = expand(config, base)
     manifest = {
@@ -345,6 +345,7 @@ def run_grid(
         )
 
 
+@validate_params({"jobs": [JOBS]})
 def run_tasks(
     cells: list,
     out: Path,
@@ -369,8 +370,6 @@ def run_tasks(
     Ctrl-C raises :class:`~rlopt.exceptions.Interrupted` whose ``partial`` is the
     :class:`GridRun` so far (``results.csv`` holds every finished cell).
     """
-    if not (isinstance(jobs, int) and jobs >= 1):
-        raise InputError(f"jobs={jobs!r}; expected an integer >= 1")
     out = Path(out)
     with _claim(out):
         return _run_tasks(

@@ -16,6 +16,7 @@ from rlopt.families import DEFAULT_BASELINE, BaselineFamily, Distance, get_famil
 from rlopt.linkage.brute import Progress, brute_verdicts
 from rlopt.linkage.nearest import pair_distances, pair_verdicts, tree_pairs
 from rlopt.results import Reidentification
+from rlopt.validation import JOBS, Options, validate_params
 
 __all__ = [
     "LinkageResult",
@@ -82,6 +83,7 @@ def tree_map(distance: Distance, za: np.ndarray, zb: np.ndarray) -> np.ndarray |
     return distance.linear_map(za.shape[1])
 
 
+@validate_params({"method": [Options(("auto", "tree", "brute"))], "jobs": [JOBS]})
 def link_records(
     za: np.ndarray,
     zb: np.ndarray,
@@ -116,10 +118,6 @@ def link_records(
     is correct (separation ``inf``), one with no candidate at all is linked to ``-1``.
     """
     n_records = za.shape[0]
-    if method not in ("auto", "tree", "brute"):
-        raise InputError(f"linkage method {method!r}; expected 'auto', 'tree' or 'brute'")
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
-        raise InputError(f"jobs={jobs!r}; expected a number of threads >= 1")
     if candidates is not None:
         rows, cols = _candidate_pairs(candidates, n_records)
         values = pair_distances(za, zb, distance, rows, cols)

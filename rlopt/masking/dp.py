@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ import pandas as pd
 from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.masking.mdav import group_means
+from rlopt.validation import SEED, Interval, validate_params
 
 __all__ = [
     "insensitive_microaggregation",
@@ -33,10 +35,7 @@ def _is_real(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
 
 
-def _check_epsilon(epsilon) -> float:
-    if not _is_real(epsilon) or not math.isfinite(epsilon) or epsilon <= 0:
-        raise InputError(f"epsilon={epsilon!r}; expected a finite number > 0")
-    return float(epsilon)
+EPSILON = Interval(Real, 0, closed="neither", note="the privacy budget")
 
 
 def _check_cluster_size(k, n_records: int) -> int:
@@ -50,11 +49,6 @@ def _check_cluster_size(k, n_records: int) -> int:
             f"2 <= k <= {n_records} (the number of records)"
         )
     return int(k)
-
-
-def _check_seed(seed) -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise InputError(f"seed={seed!r}; expected an integer >= 0 or None")
 
 
 def _check_widths(widths) -> np.ndarray:
@@ -202,6 +196,7 @@ def insensitive_microaggregation(values, k: int, bounds: Bounds) -> np.ndarray:
 # ---- noise scales -------------------------------------------------------------------
 
 
+@validate_params({"n_records": [Interval(Integral, 2)], "epsilon": [EPSILON]})
 def dp_microaggregation_scale(n_records: int, k: int, epsilon: float, widths) -> np.ndarray:
     """Laplace scale per attribute of :func:`dp_microaggregate`:
     ``b_a = n_attributes * (n_records // k) * Δ_a / (k * epsilon)``.
@@ -220,15 +215,13 @@ def dp_microaggregation_scale(n_records: int, k: int, epsilon: float, widths) ->
     -------
     ndarray of shape (n_attributes,)
     """
-    if isinstance(n_records, bool) or not isinstance(n_records, (int, np.integer)) or n_records < 2:
-        raise InputError(f"n_records={n_records!r}; expected an integer >= 2")
     k = _check_cluster_size(k, int(n_records))
-    epsilon = _check_epsilon(epsilon)
     widths = _check_widths(widths)
     sensitivity = (n_records // k) * widths / k
     return sensitivity / (epsilon / widths.size)
 
 
+@validate_params({"epsilon": [EPSILON]})
 def laplace_scale(epsilon: float, widths) -> np.ndarray:
     """Laplace scale per attribute of :func:`laplace_noise`:
     ``b_a = n_attributes * Δ_a / epsilon``.
@@ -244,7 +237,6 @@ def laplace_scale(epsilon: float, widths) -> np.ndarray:
     -------
     ndarray of shape (n_attributes,)
     """
-    epsilon = _check_epsilon(epsilon)
     widths = _check_widths(widths)
     return widths / (epsilon / widths.size)
 
@@ -253,6 +245,7 @@ def laplace_scale(epsilon: float, widths) -> np.ndarray:
 
 
 # (over 60 lines by its docstring, which states the sensitivity argument)
+@validate_params({"epsilon": [EPSILON], "seed": [SEED, None]})
 def dp_microaggregate(
     data,
     k: int,
@@ -323,8 +316,6 @@ def dp_microaggregate(
     utility in differential privacy via microaggregation-based k-anonymity",
     VLDB Journal 23(5):771-794, 2014.
     """
-    epsilon = _check_epsilon(epsilon)
-    _check_seed(seed)
     frame, values, cols, lower, upper = _prepare(data, columns, bounds, min_records=2)
     k = _check_cluster_size(k, values.shape[0])
     labels = _order_labels(values, lower, upper, k)
@@ -339,6 +330,7 @@ def dp_microaggregate(
     return result
 
 
+@validate_params({"epsilon": [EPSILON], "seed": [SEED, None]})
 def laplace_noise(
     data,
     epsilon: float,
@@ -383,8 +375,6 @@ def laplace_noise(
     that record's row changes distribution. :func:`dp_microaggregate` multiplies
     this scale by ``(n_records // k) / k``.
     """
-    epsilon = _check_epsilon(epsilon)
-    _check_seed(seed)
     frame, values, cols, lower, upper = _prepare(data, columns, bounds, min_records=1)
     scale = laplace_scale(epsilon, upper - lower)
     rng = np.random.default_rng(seed)

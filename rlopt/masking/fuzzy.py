@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -41,13 +42,14 @@ import pandas as pd
 from rlopt.data._standardise import Standardisation, column_scale
 from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError
+from rlopt.validation import Interval, validate_params
 
 __all__ = [
     "fuzzy_c_means",
     "memberships",
     "fuzzy_microaggregate",
     "check_c",
-    "check_fuzziness",
+    "FUZZINESS",
     "fit_scaling",
     "log_memberships",
     "squared_distances",
@@ -69,13 +71,7 @@ def check_c(c, n_records: int) -> int:
     return int(c)
 
 
-def check_fuzziness(value, name: str) -> float:
-    """``value`` as a float when it is a valid fuzziness exponent (finite, > 1)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputError(f"fuzzy microaggregation {name}={value!r}; expected a finite number > 1")
-    if not (math.isfinite(value) and value > 1):
-        raise InputError(f"fuzzy microaggregation {name}={value!r}; expected a finite number > 1")
-    return float(value)
+FUZZINESS = Interval(Real, 1, closed="neither", note="a fuzziness exponent")
 
 
 def _check_matrix(values, name: str) -> np.ndarray:
@@ -130,6 +126,7 @@ def log_memberships(d2: np.ndarray, m: float) -> np.ndarray:
     return logw - np.log(np.exp(logw).sum(axis=1, keepdims=True))
 
 
+@validate_params({"m2": [FUZZINESS]})
 def memberships(values, centres, m2: float) -> np.ndarray:
     """Fuzzy c-means memberships of records to given centres.
 
@@ -158,7 +155,6 @@ def memberships(values, centres, m2: float) -> np.ndarray:
         raise InputError(
             f"centres have {v.shape[1]} attribute(s) and values {x.shape[1]}; expected the same number"
         )
-    m2 = check_fuzziness(m2, "m2")
     return np.exp(log_memberships(squared_distances(x, v), m2))
 
 
@@ -210,6 +206,7 @@ def _fcm(x: np.ndarray, c: int, m: float, seed, max_iter: int, tol: float) -> tu
     return centres, _direct_memberships(squared_distances(x, centres), m), n_iter
 
 
+@validate_params({"m": [FUZZINESS]})
 def fuzzy_c_means(values, c: int, m: float, *, seed=0, max_iter: int = 300, tol: float = 1e-9):
     """Fuzzy c-means clustering (Bezdek) of an already scaled matrix.
 
@@ -248,7 +245,6 @@ def fuzzy_c_means(values, c: int, m: float, *, seed=0, max_iter: int = 300, tol:
     """
     x = _check_matrix(values, "values")
     c = check_c(c, x.shape[0])
-    m = check_fuzziness(m, "m")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise InputError(f"fuzzy c-means max_iter={max_iter!r}; expected an integer >= 1")
     if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
@@ -305,6 +301,7 @@ def _groups_of(frame: pd.DataFrame, c, groups, columns) -> list[tuple[list[str],
     return [(list(group_columns), group_c) for group_columns, group_c in groups]
 
 
+@validate_params({"m1": [FUZZINESS], "m2": [FUZZINESS]})
 def fuzzy_microaggregate(
     data,
     c: int | None = None,
@@ -350,8 +347,6 @@ def fuzzy_microaggregate(
     """
     frame = as_frame(data, name="input")
     plan = _groups_of(frame, c, groups, columns)
-    m1 = check_fuzziness(m1, "m1")
-    m2 = check_fuzziness(m2, "m2")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"fuzzy microaggregation seed={seed!r}; expected an integer >= 0")
     checked = []

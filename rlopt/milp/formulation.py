@@ -21,8 +21,8 @@ import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, attribute_deltas, chunk_rows, pairwise_deltas
-from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily, LinearRows
+from rlopt.validation import MARGIN, check
 
 __all__ = ["LinkageRows", "linkage_rows", "largest_big_c", "dominated", "build_model", "ModelInfo"]
 
@@ -272,8 +272,7 @@ def build_model(
         cutting planes; objective ``min sum K``.
     info : ModelInfo
     """
-    if not margin >= 0:
-        raise InputError(f"margin={margin!r}; expected a number >= 0")
+    check("margin", margin, [MARGIN])
     n_records, n_attributes = za.shape
     fixed = np.zeros(n_records, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
     rows = linkage_rows(

@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyomo.environ as pyo
@@ -26,6 +27,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.exceptions import InputError, SolverUnavailableError
 from rlopt.status import Status
+from rlopt.validation import TIME_LIMIT, Interval, check_params
 
 __all__ = [
     "Cut",
@@ -96,22 +98,18 @@ class SolverOptions:
         (a start, a baseline): a separation counts from ``margin - recount_tol``."""
         return 10 * self.feasibility_tol
 
+    _parameter_constraints: ClassVar[dict] = {
+        "time_limit": [TIME_LIMIT, None],
+        "rel_gap": [Interval(Real, 0, 1, closed="left")],
+        "threads": [Interval(Integral, 1), None],
+        "feasibility_tol": [Interval(Real, 1e-10, 1e-5)],
+        "max_cut_rounds": [Interval(Integral, 0)],
+    }
+
     def __post_init__(self):
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise InputError(
-                f"time_limit={self.time_limit!r}; expected a number of seconds > 0 "
-                "(Python: None for no limit)"
-            )
-        if not 0 <= self.rel_gap < 1:
-            raise InputError(f"rel_gap={self.rel_gap!r}; expected 0 <= rel_gap < 1")
+        check_params(vars(self), self._parameter_constraints)
         if self.threads is None:
             object.__setattr__(self, "threads", 1)
-        if isinstance(self.threads, bool) or not (isinstance(self.threads, int) and self.threads >= 1):
-            raise InputError(f"threads={self.threads!r}; expected an integer >= 1")
-        if not 1e-10 <= self.feasibility_tol <= 1e-5:
-            raise InputError(f"feasibility_tol={self.feasibility_tol!r}; expected 1e-10 <= tol <= 1e-5")
-        if not (isinstance(self.max_cut_rounds, int) and self.max_cut_rounds >= 0):
-            raise InputError(f"max_cut_rounds={self.max_cut_rounds!r}; expected an integer >= 0")
 
 
 @dataclass

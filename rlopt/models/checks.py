@@ -22,12 +22,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from numbers import Integral, Real
 
 import numpy as np
 
 from rlopt.data._validate import as_frame
 from rlopt.exceptions import InputError
 from rlopt.models._tables import Classes, Context, ValueTable
+from rlopt.validation import Interval, Options, validate_params
 
 __all__ = [
     "ModelCheck",
@@ -119,50 +121,28 @@ def _context(frame, quasi_identifiers, confidential=(), *, need_confidential: bo
     return Context(frame, qis, conf, Classes.of(frame, qis))
 
 
-def _is_real(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+LEVELS = {
+    "k": [Interval(Integral, 1, note="the smallest class size"), None],
+    "p": [Interval(Integral, 1, note="distinct confidential values per class"), None],
+    "l": [Interval(Real, 1, note="values per class"), None],
+    "t": [Interval(Real, 0, 1, note="an earth mover's distance"), None],
+    "epsilon": [Interval(Real, 0), None],
+}
+"""The levels a check takes, each optional (``None`` measures without checking)."""
 
 
-def _check_k(k) -> int | None:
-    if k is None:
-        return None
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise InputError(f"k={k!r}; expected an integer k >= 1 (the smallest class size)")
-    return int(k)
+def _levels(*names: str, required: bool = False) -> dict:
+    """The constraints of ``names``; ``required``: without ``None``."""
+    return {name: [c for c in LEVELS[name] if c is not None or not required] for name in names}
 
 
-def _check_p(p, k: int | None) -> int:
-    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 1:
-        raise InputError(f"p={p!r}; expected an integer p >= 1 (distinct confidential values per class)")
+def _check_p(p: int, k: int | None) -> int:
+    """``p`` beside ``k``: p-sensitivity needs both, and ``p <= k``."""
     if k is None:
         raise InputError(f"p={p!r} without k; expected k too (p-sensitive k-anonymity needs both)")
     if p > k:
         raise InputError(f"p={p!r} > k={k!r}; expected p <= k (a class of k records holds at most k values)")
     return int(p)
-
-
-def _check_l(l) -> float | None:
-    if l is None:
-        return None
-    if not _is_real(l) or not l >= 1 or math.isinf(l):
-        raise InputError(f"l={l!r}; expected a finite number l >= 1 (values per class)")
-    return float(l)
-
-
-def _check_t(t) -> float | None:
-    if t is None:
-        return None
-    if not _is_real(t) or not 0 <= t <= 1:
-        raise InputError(f"t={t!r}; expected 0 <= t <= 1 (an earth mover's distance)")
-    return float(t)
-
-
-def _check_epsilon(epsilon) -> float | None:
-    if epsilon is None:
-        return None
-    if not _is_real(epsilon) or not epsilon >= 0:
-        raise InputError(f"epsilon={epsilon!r}; expected a number epsilon >= 0")
-    return float(epsilon)
 
 
 # ----------------------------------------------------------------------------- notes and counts
@@ -326,6 +306,7 @@ def _dp_ratio(ctx: Context, epsilon: float | None) -> ModelCheck:
 # ----------------------------------------------------------------------------- public functions
 
 
+@validate_params(_levels("k"))
 def k_anonymity(frame, quasi_identifiers: str | Sequence[str], k: int | None = None) -> ModelCheck:
     """k-anonymity (Samarati and Sweeney 1998): every class has at least ``k`` records.
 
@@ -350,10 +331,10 @@ def k_anonymity(frame, quasi_identifiers: str | Sequence[str], k: int | None = N
     InputError
         An unknown column, an empty list of quasi-identifiers, ``k < 1``.
     """
-    k = _check_k(k)
     return _k_anonymity(_context(frame, quasi_identifiers, need_confidential=False), k)
 
 
+@validate_params(_levels("k", "p", required=True))
 def p_sensitive_k_anonymity(
     frame, quasi_identifiers: str | Sequence[str], confidential: str | Sequence[str], k: int, p: int
 ) -> ModelCheck:
@@ -380,12 +361,12 @@ def p_sensitive_k_anonymity(
         attribute in a class; ``detail`` adds ``classes_below_k, records_below_k,
         classes_below_p, records_below_p`` and ``per_attribute``.
     """
-    k_checked = _check_k(k)
-    p = _check_p(p, k_checked)
+    p = _check_p(p, k)
     ctx = _context(frame, quasi_identifiers, confidential, need_confidential=True)
-    return _p_sensitive(ctx, k_checked or 1, p)
+    return _p_sensitive(ctx, k, p)
 
 
+@validate_params(_levels("l") | {"kind": [Options(("distinct", "entropy"))]})
 def l_diversity(
     frame,
     quasi_identifiers: str | Sequence[str],
@@ -418,12 +399,10 @@ def l_diversity(
         smallest ``exp(H)`` over the classes (a real number: pycanon's
         ``entropy_l_diversity`` returns its integer part).
     """
-    if kind not in ("distinct", "entropy"):
-        raise InputError(f"kind={kind!r}; expected 'distinct' or 'entropy'")
-    l = _check_l(l)
     return _l_diversity(_context(frame, quasi_identifiers, confidential, need_confidential=True), l, kind)
 
 
+@validate_params(_levels("t") | {"distance": [Options(("auto", "ordered", "equal"))]})
 def t_closeness(
     frame,
     quasi_identifiers: str | Sequence[str],
@@ -471,13 +450,11 @@ def t_closeness(
     ordered), an error for other categoricals and for a constant attribute
     (``m = 1``, here 0).
     """
-    if distance not in ("auto", "ordered", "equal"):
-        raise InputError(f"distance={distance!r}; expected 'auto', 'ordered' or 'equal'")
-    t = _check_t(t)
     ctx = _context(frame, quasi_identifiers, confidential, need_confidential=True)
     return _t_closeness(ctx, t, distance)
 
 
+@validate_params(_levels("epsilon"))
 def dp_ratio(
     frame,
     quasi_identifiers: str | Sequence[str],
@@ -525,11 +502,11 @@ def dp_ratio(
     *present* in each class: where no class lacks a value, ``epsilon = 2 delta``;
     where one does, delta stays finite and epsilon is infinite.
     """
-    epsilon = _check_epsilon(epsilon)
     ctx = _context(frame, quasi_identifiers, confidential, need_confidential=True)
     return _dp_ratio(ctx, epsilon)
 
 
+@validate_params(_levels("k", "p", "l", "t", "epsilon"))
 def check_models(
     frame,
     quasi_identifiers: str | Sequence[str],
@@ -563,7 +540,6 @@ def check_models(
         (automatic distance) and dp-ratio. The classes and the per-attribute
         counts are computed once.
     """
-    k, l, t, epsilon = _check_k(k), _check_l(l), _check_t(t), _check_epsilon(epsilon)
     p = None if p is None else _check_p(p, k)
     ctx = _context(frame, quasi_identifiers, confidential, need_confidential=p is not None)
     checks = [_k_anonymity(ctx, k)]

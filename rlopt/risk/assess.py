@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.metadata import version
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -40,9 +41,10 @@ from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
-from rlopt.risk.measures import check_percentage, information_loss, interval_disclosure
+from rlopt.risk.measures import information_loss, interval_disclosure
 from rlopt.risk.worst_case import worst_case
 from rlopt.status import Status
+from rlopt.validation import MARGIN, PERCENTAGE, SEED, Interval, Options, validate_params
 
 __all__ = ["assess_risk", "DEFAULT_FAMILIES"]
 
@@ -142,6 +144,15 @@ def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
     return masking_spec(attack_for(method).masking, **fields)
 
 
+@validate_params(
+    {
+        "margin": [MARGIN],
+        "folds": [Options((0,)), Interval(Integral, 2, note="0: no generalisation")],
+        "interval_p": [PERCENTAGE],
+        "learn_sample": [Interval(Integral, 2, note="records; CLI --learn-sample"), None],
+        "seed": [SEED],
+    }
+)
 def assess_risk(
     original,
     masked,
@@ -221,8 +232,7 @@ def assess_risk(
     generalisation_families = _learned_names(
         generalisation_families, "generalisation_families (CLI: --generalisation)"
     )
-    interval_p = check_percentage(interval_p)
-    options = _checked_options(folds, margin, time_limit, threads)  # before any work
+    options = SolverOptions(time_limit=time_limit, threads=threads)  # checked before any work
     published = None if attack is None else published_masking(attack)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -235,12 +245,6 @@ def assess_risk(
         get_learned_family(name).check_attributes(data.n_attributes)
     if folds and folds > data.n_records:
         raise InputError(f"folds={folds} for {data.n_records} records; expected at most {data.n_records}")
-    if learn_sample is not None and (
-        isinstance(learn_sample, bool) or not isinstance(learn_sample, (int, np.integer)) or learn_sample < 2
-    ):
-        raise InputError(
-            f"learn_sample={learn_sample!r}; expected a number of records >= 2 (CLI --learn-sample)"
-        )
     run_attack = None if published is None else plan_attack(data, published)
     sample = _learning_sample(data.n_records, learn_sample, seed)
     if sample is not None:
@@ -289,17 +293,6 @@ def assess_risk(
         work.say("risk-utility trade-off")
     tradeoff_table = tradeoff(work.say, work.intervals) if callable(tradeoff) else tradeoff
     return work.assessment(inputs, attacked, generalisation, interval_p, tradeoff_table)
-
-
-def _checked_options(
-    folds: int, margin: float, time_limit: float | None, threads: int | None
-) -> SolverOptions:
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 0 or folds == 1:
-        raise InputError(f"folds={folds!r}; expected 0 (no generalisation) or an integer >= 2")
-    options = SolverOptions(time_limit=time_limit, threads=threads)
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
-        raise InputError(f"margin={margin!r}; expected a number >= 0")
-    return options
 
 
 def _suited(families: list[str], explicit: bool, data: LinkageData, notes: list[str]) -> list[str]:

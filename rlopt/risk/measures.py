@@ -10,23 +10,17 @@ import pandas as pd
 
 from rlopt.data import LinkageData, validate_pair
 from rlopt.data._standardise import Standardisation, column_sd
-from rlopt.exceptions import InputError, NonFiniteError
+from rlopt.exceptions import NonFiniteError
+from rlopt.validation import PERCENTAGE, validate_params
 
 __all__ = [
     "interval_disclosure",
     "information_loss",
-    "check_percentage",
     "propensity_mse",
 ]
 
 
-def check_percentage(p) -> float:
-    """The interval-disclosure percentage ``p`` (0 < p <= 100) as a float, or an InputError."""
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 100:
-        raise InputError(f"interval disclosure p={p!r}; expected a percentage 0 < p <= 100")
-    return float(p)
-
-
+@validate_params({"p": [PERCENTAGE]})
 def interval_disclosure(
     original, masked=None, *, p: float = 10.0, columns: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -48,7 +42,6 @@ def interval_disclosure(
         column); ``sd_based`` the share with ``|V(x) - V'(x)| <= p * sd(V) / 100``.
     """
     data = validate_pair(original, masked, columns=columns)
-    p = check_percentage(p)
     # on the numeric attributes: an interval around a category means nothing
     data = data.subset(data.numeric_columns) if data.mixed else data
     n_records = data.n_records

@@ -17,6 +17,7 @@ from rlopt.milp import SolverOptions
 from rlopt.milp.pipeline import learn
 from rlopt.risk.measures import information_loss
 from rlopt.status import Status
+from rlopt.validation import MARGIN, validate_params
 
 __all__ = ["tradeoff", "tradeoff_plan", "BASELINE_RATE"]
 
@@ -24,6 +25,7 @@ BASELINE_RATE = f"{DEFAULT_BASELINE}_rate"
 """The column of the trade-off table holding the default baseline's rate at each value."""
 
 
+@validate_params({"margin": [MARGIN]})
 def tradeoff(
     original,
     *,
@@ -105,8 +107,6 @@ def tradeoff_plan(
             get_learned_family(family).check_attributes(len(cols))
         except InputError as exc:
             raise InputError(f"trade-off family {family!r}: {exc}") from None
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
-        raise InputError(f"margin={margin!r}; expected a number >= 0")
     options = SolverOptions(time_limit=time_limit, threads=threads)
     parameter = registered.parameter
     specs = [(value, registered.spec_at(value, seed)) for value in values]  # every value checked first

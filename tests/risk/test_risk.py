@@ -253,7 +253,7 @@ def test_interval_disclosure_and_information_loss_by_hand():
         "il1s": 0.0,
         "pmse": 0.0,
     }
-    with pytest.raises(InputError, match="interval disclosure p=0"):
+    with pytest.raises(InputError, match=r"^p=0; expected a number 0 < p <= 100 \(a percentage\)$"):
         interval_disclosure(original, masked, p=0)
 
 
