@@ -180,7 +180,10 @@ B = {"x0": (0.0, 1.0), "x1": (0.0, 10.0)}
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: dp_microaggregate(X, 2, 0, bounds=B), r"epsilon=0; expected a number > 0 \(the privacy budget\)"),
+        (
+            lambda: dp_microaggregate(X, 2, 0, bounds=B),
+            r"epsilon=0; expected a number > 0 \(the privacy budget\)",
+        ),
         (lambda: dp_microaggregate(X, 2, -1.0, bounds=B), r"epsilon=-1\.0"),
         (lambda: dp_microaggregate(X, 2, math.inf, bounds=B), r"epsilon=inf"),
         (lambda: dp_microaggregate(X, 2, math.nan, bounds=B), r"epsilon=nan"),
