@@ -50,12 +50,13 @@ class Interval:
     def accepts(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, self.kind):
             return False
-        if not math.isfinite(value):
+        number = float(value)  # type: ignore[arg-type]  # a Real, checked above
+        if not math.isfinite(number):
             return False
         left = self.closed in ("both", "left")
         right = self.closed in ("both", "right")
-        above = self.low is None or (value >= self.low if left else value > self.low)
-        below = self.high is None or (value <= self.high if right else value < self.high)
+        above = self.low is None or (number >= self.low if left else number > self.low)
+        below = self.high is None or (number <= self.high if right else number < self.high)
         return above and below
 
     def describe(self, name: str = "x") -> str:

@@ -10,7 +10,7 @@ import typer
 
 from rlopt.cli._options import emit_json, interrupted
 from rlopt.milp.search.portfolio import describe_lower
-from rlopt.risk.figures import BaselineRow, FamilyRow, RiskAssessment
+from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.status import Status
 
 
@@ -21,15 +21,9 @@ def print_risk(result: RiskAssessment, say: Callable[[str], None]) -> None:
     h = result.headline
     if h.incomplete:
         say(h.incomplete)
-    if h.rate is not None:
-        text = f"worst case {100 * h.rate:.2f}% ({h.n_correct} of {h.n_records}) by {h.source}, {h.status}"
-        if not h.proven and h.upper_n_correct >= h.n_records:
-            text += f": at least {h.n_correct} of {h.n_records} re-identified, no ceiling proven"
-        elif not h.proven:
-            text += f": between {100 * h.rate:.2f}% and {100 * h.upper_rate:.2f}%"
-        if not h.proven and h.upper_source:
-            text += f" (upper end: {h.upper_source})"
-        say(text)
+    line = _worst_case_line(h)
+    if line is not None:
+        say(line)
         if h.note:
             say(f"  ({h.note})")
     _print_baselines(result.baselines, say)
@@ -44,6 +38,22 @@ def print_risk(result: RiskAssessment, say: Callable[[str], None]) -> None:
                 f"  generalisation ({check['folds']}-fold {check['family']}, learned on the other folds): "
                 f"{_count(check['n_correct'], check['n_assessed'])} of the held-out records"
             )
+
+
+def _worst_case_line(h: Headline) -> str | None:
+    """``worst case 95.00% (380 of 400) by ci, proven`` (an interval says its two ends);
+    ``None`` when nothing was assessed."""
+    lower, upper, n = h.n_correct, h.upper_n_correct, h.n_records
+    if lower is None or upper is None or not n:
+        return None
+    text = f"worst case {_count(lower, n)} by {h.source}, {h.status}"
+    if not h.proven and upper >= n:
+        text += f": at least {lower} of {n} re-identified, no ceiling proven"
+    elif not h.proven:
+        text += f": between {100 * lower / n:.2f}% and {100 * upper / n:.2f}%"
+    if not h.proven and h.upper_source:
+        text += f" (upper end: {h.upper_source})"
+    return text
 
 
 def _count(n_correct: int, n_records: int) -> str:
@@ -64,7 +74,7 @@ def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
     if row.status == Status.SAMPLED:
         sample = row.sample or {}
         say(
-            f"  {row.family}: at least {row.n_correct} re-identified ({100 * row.rate:.2f}%), "
+            f"  {row.family}: at least {row.n_correct} re-identified ({100 * (row.rate or 0):.2f}%), "
             f"by {row.lower_source}; learned on {sample['n_records']} records "
             f"({sample['status']}: {sample['n_correct']}, bound {sample['bound']}), recounted on the whole file"
         )
@@ -72,7 +82,7 @@ def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
     bound = (
         ""
         if row.status in (Status.OPTIMAL, Status.APPLIED) or row.bound is None
-        else f" (bound {100 * row.bound_rate:.2f}%, {row.bound} records)"
+        else f" (bound {100 * (row.bound_rate or 0):.2f}%, {row.bound} records)"
     )
     rate = "" if row.rate is None else f"{100 * row.rate:.2f}%"
     source = describe_lower(row.lower_source)

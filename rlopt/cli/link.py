@@ -40,10 +40,10 @@ from rlopt.families import BASELINES, DEFAULT_BASELINE
 app = commands()
 
 
-LinkDistance = StrEnum("LinkDistance", {name: name for name in (*BASELINES, "pld")})
+LinkDistance = StrEnum("LinkDistance", {name: name for name in (*BASELINES, "pld")})  # type: ignore[misc]
 """A plain linkage's distance: a registered baseline, or probabilistic linkage."""
 
-AttackDistance = StrEnum("AttackDistance", {name: name for name in BASELINES})
+AttackDistance = StrEnum("AttackDistance", {name: name for name in BASELINES})  # type: ignore[misc]
 """The distance inside an attack's intersections: a baseline (PLD has no distance)."""
 
 DEFAULT_LINK, DEFAULT_ATTACK_DISTANCE = LinkDistance(DEFAULT_BASELINE), AttackDistance(DEFAULT_BASELINE)
@@ -89,7 +89,7 @@ def link(
 
     check_outputs(json=json_out)
     say = summary_to(json_out)
-    if distance is LinkDistance.pld:
+    if distance == "pld":
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
         original_table, masked_table = load_table(original), load_table(masked)
