@@ -10,7 +10,10 @@ extends it with its own figures (:class:`rlopt.linkage.LinkageResult`'s ties,
 :meth:`Reidentification.figures`; ``rate`` and ``to_dict`` are written once, here.
 
 A learned family's result (:class:`rlopt.milp.pipeline.LearnResult`) is the other kind
-of count: an optimum or an interval proven by a MILP.
+of count: an optimum or an interval proven by a MILP, kept apart because its
+``n_correct`` is the solver's claim and ``n_correct_verified`` the recount (its keys are
+``rlopt learn --json``'s). An intersection attack (:mod:`rlopt.attacks.intersection`)
+counts disclosed confidential values, not re-identified records.
 """
 
 from __future__ import annotations
