@@ -76,8 +76,10 @@ def mask(
     masking: dict[str, Any],
 ) -> None:
     """Mask INPUT with --method into --out, or build a published test file (--preset)
-    or a recipe (--config) into --out-dir."""
+    or a recipe (--config) into --out-dir. MDAV on a large file is partitioned MDAV
+    (linear in the records; a note says when)."""
     from rlopt.data import load_table
+    from rlopt.masking.mdav import EXACT_MDAV_RECORDS, PART_RECORDS
 
     if preset is not None or config is not None:
         if input is not None or method is not None or preset is not None and config is not None:
@@ -97,6 +99,12 @@ def mask(
     lines = _randomized_response(spec, frame, masked, split(columns))  # a singular matrix: before writing
     write_table(masked, out)
     typer.echo(f"masked {len(masked)} records with {spec.method} -> {out}")
+    if spec.method == "mdav" and len(frame) > EXACT_MDAV_RECORDS:
+        typer.echo(
+            f"note: {len(frame)} records > {EXACT_MDAV_RECORDS}: partitioned MDAV (exact MDAV inside "
+            f"median-cut parts of at most {PART_RECORDS} records; every group has k to 2k-1 records)",
+            err=True,
+        )
     for line in lines:
         typer.echo(line)
 

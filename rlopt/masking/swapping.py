@@ -23,6 +23,11 @@ column order from one generator. The variants differ in the partner:
 The published descriptions leave the bucket size, the normalisation and what
 happens to a taken partner open; the choices above fill those gaps.
 
+From :data:`COMPILED_SWAP_RECORDS` records, ``plain`` and ``p-distribution`` walk the
+ranks in compiled code (:mod:`rlopt.masking._swap_kernel`) that makes the same draws
+from the same generator: the same file for the same seed, 10^6 records in a fraction of
+a second instead of about a minute.
+
 References:
 
 R. A. Moore, "Controlled data-swapping techniques for masking public use
@@ -43,7 +48,11 @@ import pandas as pd
 from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import DataWarning, InputError
 
-__all__ = ["rank_swap", "rank_window", "swap_window", "VARIANTS"]
+__all__ = ["rank_swap", "rank_window", "swap_window", "VARIANTS", "COMPILED_SWAP_RECORDS"]
+
+COMPILED_SWAP_RECORDS = 20_000
+"""From this many records the ``plain`` and ``p-distribution`` walks run compiled
+(below, compiling would cost more than it saves); the output is the same."""
 
 
 def rank_window(p: float, n_records: int) -> int:
@@ -117,10 +126,25 @@ _PARTNER = {"plain": _plain_partner, "p-buckets": _bucket_partner, "p-distributi
 
 
 def _swap_column(
-    values: np.ndarray, window: int, rng: np.random.Generator, variant: str = "plain"
+    values: np.ndarray,
+    window: int,
+    rng: np.random.Generator,
+    variant: str = "plain",
+    *,
+    compiled: bool | None = None,
 ) -> np.ndarray:
+    """One attribute swapped; ``compiled`` (default: from :data:`COMPILED_SWAP_RECORDS`
+    records, for ``plain`` and ``p-distribution``) walks in compiled code, same draws."""
     n = values.size
     order = np.argsort(values, kind="stable")  # tied values get distinct ranks
+    if compiled is None:
+        compiled = n >= COMPILED_SWAP_RECORDS and variant != "p-buckets"
+    if compiled:
+        from rlopt.masking._swap_kernel import swap_permutation
+
+        out = np.empty_like(values)
+        out[order] = values[order][swap_permutation(n, window, rng, variant == "p-distribution")]
+        return out
     ranked = values[order].copy()
     free = np.ones(n, dtype=bool)
     pick = _PARTNER[variant]
