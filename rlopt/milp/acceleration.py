@@ -47,9 +47,7 @@ screening LPs are the reference ones: their optima are the witnesses.
 
 from __future__ import annotations
 
-import functools
 import time
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -61,6 +59,7 @@ from rlopt.families.bilinear import BilinearDistance
 from rlopt.families.wm import WeightedMeanDistance
 from rlopt.milp.formulation import linkage_rows
 from rlopt.milp.solve import Cut, SlackLP, SolverUnavailableError, max_min_slack
+from rlopt.processes import one_blas_thread
 
 __all__ = [
     "Reductions",
@@ -197,23 +196,6 @@ _GUARD = 1e-11
 rechecks a fast separation with the reference evaluator (rounding is ~1e-16 relative)."""
 
 
-@functools.cache
-def _blas_controller():
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return None
-    return ThreadpoolController()
-
-
-def _one_blas_thread():
-    """A context in which BLAS runs on one thread: the products here are small
-    (one block of records times a few columns), and on a busy machine OpenBLAS's
-    threads make them 10-30 times slower than one thread."""
-    controller = _blas_controller()
-    return nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
-
-
 def _quadratic_matrix(distance: Distance) -> np.ndarray | None:
     """``Q`` with ``d(a, b) = (a - b)^T Q (a - b)`` for the distances that are quadratic
     forms of the difference (wm's and sb's), else ``None``."""
@@ -297,11 +279,11 @@ def witness_hits(
         distance = family.distance(theta, names)
         q = _quadratic_matrix(distance) if quadratic else None
         if q is not None:
-            with _one_blas_thread():
+            with one_blas_thread():
                 sep, guard = _quadratic_separations(za, zb, q, records)
         elif family.n_params(za.shape[1]) <= _FEATURE_PARAMS:
             if not batch:
-                with _one_blas_thread():
+                with one_blas_thread():
                     seps, guards = _feature_separations(
                         za, zb, family, thetas[w : w + _WITNESS_BATCH], records
                     )
@@ -479,7 +461,7 @@ class _PairLP:
         columns = np.full((thetas.shape[0], self.records.size), np.inf)
         full = ~self.empty
         if full.any():
-            with _one_blas_thread():
+            with one_blas_thread():
                 values = thetas @ self.all_coefs + self.all_constants[None, :]
             columns[:, full] = np.minimum.reduceat(values, self.starts[full], axis=1)
         end = self.n_kept + thetas.shape[0]
