@@ -54,6 +54,8 @@ COLUMNS = [
     "bound",
     "gap",
     "n_at_risk",
+    "quick_seconds",
+    "search_seconds",
     "reduce_seconds",
     "build_seconds",
     "solve_seconds",
@@ -69,7 +71,7 @@ COLUMNS = [
 ]
 """The columns of ``results.csv``, one row per cell."""
 
-TIMING_COLUMNS = ["reduce_seconds", "build_seconds", "solve_seconds", "total_seconds", "worker"]
+TIMING_COLUMNS = ["quick_seconds", "search_seconds", "reduce_seconds", "build_seconds", "solve_seconds", "total_seconds", "worker"]
 
 
 def _data(cell: Cell):
@@ -125,6 +127,8 @@ def _learned_outcome(r, t0: float) -> dict:
         bound=r.bound,
         gap=r.gap,
         n_at_risk=r.n_at_risk,
+        quick_seconds=r.seconds.get("quick", 0.0),
+        search_seconds=r.seconds.get("search", 0.0),
         reduce_seconds=r.seconds.get("reduce", 0.0),
         build_seconds=r.seconds["build"],
         solve_seconds=r.seconds["solve"],

@@ -48,7 +48,7 @@ screening LPs are the reference ones: their optima are the witnesses.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
@@ -105,6 +105,7 @@ class Reductions:
     line_search: bool = True
     greedy_add: bool = True
     parameter_bb: bool = True
+    quick_solve: bool = True
 
     def __post_init__(self):
         minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
@@ -132,6 +133,7 @@ class Reductions:
             line_search=False,
             greedy_add=False,
             parameter_bb=False,
+            quick_solve=False,
         )
 
     @classmethod
@@ -154,6 +156,12 @@ class Reductions:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def without_searches(self) -> Reductions:
+        """The same reductions with no incumbent search and no NCA start (a quick solve)."""
+        return replace(
+            self, nca_start=False, surrogate=False, line_search=False, greedy_add=False, quick_solve=False
+        )
 
     def searches(self) -> tuple[str, ...]:
         """The incumbent searches switched on, in :data:`rlopt.milp.search.portfolio.SEARCHES` order."""

@@ -267,3 +267,25 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
     assert family.is_admissible(climbed, za, zb)
     optimum = fit(name, original, masked, reductions="none").n_correct
     assert count(start) < count(climbed) <= optimum  # (5 -> 15, 10, 10, 10 of 16, 10, 16, 17)
+
+
+def test_a_quick_pass_stopped_at_once_then_the_full_pass_keep_the_optimum(monkeypatch):
+    import rlopt.milp.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "QUICK_SECONDS", 1e-6)  # the quick pass proves little
+    two_passes = 0
+    for name in ("wm", "ci", "sb_nc"):
+        for label in ("noise 31", "mdav k=3"):
+            masked_file = _masked_file(label)
+            naive = fit(name, *masked_file, big_c="uniform", reductions="none")
+            result = fit(name, *masked_file, time_limit=60)
+            assert result.status == "optimal" and result.n_correct_verified == naive.n_correct, (name, label)
+            assert 0 < result.seconds["quick"] <= result.seconds["total"]
+            two_passes += result.seconds["quick"] < result.seconds["total"]
+    assert two_passes >= 2  # the full pass ran after a quick pass that did not prove
+
+
+def test_a_file_the_quick_pass_proves_runs_no_search():
+    result = fit("wm", *_masked_file("noise 31"), time_limit=60)
+    assert result.status == "optimal" and result.seconds["search"] < 0.1
+    assert result.seconds["quick"] == result.seconds["total"]
