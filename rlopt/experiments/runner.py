@@ -71,7 +71,15 @@ COLUMNS = [
 ]
 """The columns of ``results.csv``, one row per cell."""
 
-TIMING_COLUMNS = ["quick_seconds", "search_seconds", "reduce_seconds", "build_seconds", "solve_seconds", "total_seconds", "worker"]
+TIMING_COLUMNS = [
+    "quick_seconds",
+    "search_seconds",
+    "reduce_seconds",
+    "build_seconds",
+    "solve_seconds",
+    "total_seconds",
+    "worker",
+]
 
 
 def _data(cell: Cell):
