@@ -434,7 +434,7 @@ def _learn(
         if distance is not None:  # its verified parameter stays a start (and a lower end)
             known = [*known, ("solver", distance)]  # the MILP found it (in its quick pass)
         lower, upper = result.n_correct_verified or 0, result.bound
-        if upper - lower <= NARROW_RECORDS:
+        if upper is not None and upper - lower <= NARROW_RECORDS:
             # a search could add at most these few records: the time goes to the proof
             run = dataclasses.replace(run, reductions=run.reductions.without_searches())
     result, distance = _pass(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
