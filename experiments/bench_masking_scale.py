@@ -17,12 +17,13 @@ import time
 import numpy as np
 import pandas as pd
 
-from rlopt.masking.mdav import _scaled, group_means, mdav_partition
-from rlopt.masking.swapping import _swap_column, rank_window
+from rlopt.masking import swapping
+from rlopt.masking.mdav import group_means, mdav_partition
 
 
 def _sse_sst(values: np.ndarray, labels: np.ndarray) -> float:
-    z = _scaled(values)
+    """The within-group sum of squares over the total, on the z-scores."""
+    z = (values - values.mean(axis=0)) / values.std(axis=0)
     return float(((z - group_means(z, labels)[labels]) ** 2).sum() / ((z - z.mean(axis=0)) ** 2).sum())
 
 
@@ -58,21 +59,19 @@ def main() -> None:
     print("\nrank swapping, p = 5, plain, 4 attributes (seconds for the 4 columns)")
     print("| records | Python walk s | compiled walk s | ratio | same file |")
     print("|---|---|---|---|---|")
-    _swap_column(
-        np.arange(10.0), 2, np.random.default_rng(0), compiled=True
-    )  # compile (or load the cache) first
     for n in sizes:
-        frame = pd.DataFrame(np.random.default_rng(n).normal(size=(n, 4)))
-        window = rank_window(5, n)
+        frame = pd.DataFrame(np.random.default_rng(n).normal(size=(n, 4)), columns=list("abcd"))
 
-        def swap(compiled: bool, frame=frame, window=window) -> list[np.ndarray]:
-            rng = np.random.default_rng(0)
-            return [_swap_column(frame[c].to_numpy(), window, rng, compiled=compiled) for c in frame]
+        def swap(compiled: bool, frame=frame) -> pd.DataFrame:
+            # the walk is chosen by the number of records: moved below / above this file's
+            swapping.COMPILED_SWAP_RECORDS = 0 if compiled else len(frame) + 1
+            return swapping.rank_swap(frame, 5, seed=0)
 
+        swap(True, frame.iloc[:100])  # compile (or load numba's cache) first
         fast, fast_s = _timed(swap, True)
         if n <= args.python_walk_up_to:
             slow, slow_s = _timed(swap, False)
-            same = all(np.array_equal(a, b) for a, b in zip(slow, fast))
+            same = slow.equals(fast)
             print(f"| {n} | {slow_s:.2f} | {fast_s:.3f} | {slow_s / fast_s:.0f}x | {same} |", flush=True)
         else:
             print(f"| {n} | - | {fast_s:.3f} | - | - |", flush=True)
