@@ -96,6 +96,11 @@ QUICK_SHARE = 0.15
 ``min(QUICK_SECONDS, QUICK_SHARE * limit)``: on the published grid most cells are
 proven in that time, and their searches bought nothing (experiments/README.md)."""
 
+QUICK_MIN_SECONDS = 3.0
+"""No quick pass below this budget (a limit under 20 s): its fixed costs (the model, the
+recount of its parameter against every pair) would exceed it: on a mixed 2000-record
+file a quick pass given 0.75 s took 4.2 s, and the fit 6.9 s of a 5 s limit."""
+
 NARROW_RECORDS = 1
 """A quick pass that ends within this many records of its proven ceiling leaves the
 searches out of the full pass: they could add at most that many records, and the solve
@@ -444,13 +449,14 @@ def _learn(
 
 def _quick_budget(run: _Run) -> float | None:
     """The quick pass's seconds (``None``: no quick pass): ``QUICK_SECONDS``, at most
-    ``QUICK_SHARE`` of the limit, when searches would run and candidates do not restrict
-    the linkage."""
+    ``QUICK_SHARE`` of the limit and at least ``QUICK_MIN_SECONDS``, when searches would
+    run and candidates do not restrict the linkage."""
     searching = run.reductions.searches() or run.reductions.nca_start
     if not (run.reductions.quick_solve and searching) or run.candidates is not None:
         return None
     limit = run.options.time_limit
-    return QUICK_SECONDS if limit is None else min(QUICK_SECONDS, QUICK_SHARE * limit)
+    budget = QUICK_SECONDS if limit is None else min(QUICK_SECONDS, QUICK_SHARE * limit)
+    return budget if budget >= QUICK_MIN_SECONDS else None
 
 
 def _pass(

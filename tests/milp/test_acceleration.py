@@ -273,6 +273,7 @@ def test_a_quick_pass_stopped_at_once_then_the_full_pass_keep_the_optimum(monkey
     import rlopt.milp.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "QUICK_SECONDS", 1e-6)  # the quick pass proves little
+    monkeypatch.setattr(pipeline, "QUICK_MIN_SECONDS", 0.0)
     two_passes = 0
     for name in ("wm", "ci", "sb_nc"):
         for label in ("noise 31", "mdav k=3"):
@@ -289,3 +290,5 @@ def test_a_file_the_quick_pass_proves_runs_no_search():
     result = fit("wm", *_masked_file("noise 31"), time_limit=60)
     assert result.status == "optimal" and result.seconds["search"] < 0.1
     assert result.seconds["quick"] == result.seconds["total"]
+    short = fit("wm", *_masked_file("noise 31"), time_limit=10)  # a 1.5 s budget: no quick pass
+    assert short.status == "optimal" and short.seconds["quick"] == 0.0
