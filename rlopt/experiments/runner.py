@@ -43,6 +43,17 @@ from rlopt.validation import JOBS, validate_params
 
 __all__ = ["run_cell", "run_grid", "run_tasks", "oversubscription", "GridRun", "COLUMNS"]
 
+TIMING_COLUMNS = [
+    "quick_seconds",
+    "search_seconds",
+    "reduce_seconds",
+    "build_seconds",
+    "solve_seconds",
+    "total_seconds",
+    "worker",
+]
+"""The columns that depend on the machine and its load, not on the figures."""
+
 COLUMNS = [
     "dataset",
     "sample_seed",
@@ -54,12 +65,7 @@ COLUMNS = [
     "bound",
     "gap",
     "n_at_risk",
-    "quick_seconds",
-    "search_seconds",
-    "reduce_seconds",
-    "build_seconds",
-    "solve_seconds",
-    "total_seconds",
+    *TIMING_COLUMNS[:-1],
     "margin",
     "time_limit",
     "threads",
@@ -70,16 +76,6 @@ COLUMNS = [
     "worker",
 ]
 """The columns of ``results.csv``, one row per cell."""
-
-TIMING_COLUMNS = [
-    "quick_seconds",
-    "search_seconds",
-    "reduce_seconds",
-    "build_seconds",
-    "solve_seconds",
-    "total_seconds",
-    "worker",
-]
 
 
 def _data(cell: Cell):
