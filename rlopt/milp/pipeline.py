@@ -327,7 +327,10 @@ class _Run:
     candidates: np.ndarray | None
     companion: Companion | None
     certificate: Certificate
-    companion_found: list[Incumbent] = field(default_factory=list)  # its parameters, recounted
+    # every parameter met beside the starts (the solver's improving ones, the branch and
+    # bound's) whose recount entered the certificate: the result's lower end is chosen
+    # among them too, so a count the certificate shows is never lost with its parameter
+    kept: list[Incumbent] = field(default_factory=list)
 
     @property
     def n_records(self) -> int:
@@ -358,6 +361,12 @@ class _Run:
         if self.companion is not None:
             self.companion.offer(count)
 
+    def keep(self, item: Incumbent) -> None:
+        """A recounted parameter met during the run: kept when it beats those kept, and found."""
+        if not self.kept or item.count > max(kept.count for kept in self.kept):
+            self.kept.append(item)
+        self.found(item.count, item.label)
+
     def listen(self) -> bool:
         """The branch and bound's reports; true when its ceiling meets the verified lower end."""
         companion, certificate = self.companion, self.certificate
@@ -377,8 +386,7 @@ class _Run:
                     margin=self.margin,
                     tol=self.search_tol,
                 )
-                self.companion_found.append(item)
-                self.found(item.count, REGION_SEARCH)
+                self.keep(item)
             if companion.upper is not None:
                 certificate.bounded(companion.upper, REGION_SEARCH)
         return (
@@ -492,7 +500,7 @@ def _pass(
             f"{run.family.name}: HiGHS ended with status {solved.status!r}{hint}; no "
             "count is reported from a failed solve"
         )
-    starts = sorted(starts + run.companion_found, key=lambda item: -item.count)
+    starts = sorted(starts + run.kept, key=lambda item: -item.count)
     result, distance = _conclude(run, solved, starts, reduced, built, on_mismatch)
     result.seconds = {
         "reduce": reduced.seconds,
@@ -701,7 +709,8 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float) -> Solv
             and incumbent is not None
             and run.family.is_admissible(theta, run.za, run.zb, tol=options.feasibility_tol)
         ):
-            run.found(int(run.recount(theta, tol)[1].sum()), "solver")
+            linked, correct = run.recount(theta, tol)
+            run.keep(Incumbent("solver", np.asarray(theta, dtype=float), linked, correct))
 
     solved = solve_model(
         built.model,

@@ -229,3 +229,25 @@ def test_the_report_plots_each_family_interval(small_pair, tmp_path):
     assert 'alt="wm: the interval over the run" src="data:image/png;base64,' in html
     assert f"wm: final interval [{last['lower']}, {last['upper']}] of 30 records" in html
     assert f"by {escape(last['lower_source'])}" in html
+
+
+def test_a_count_the_solver_reported_is_kept_when_its_last_round_ends_lower(monkeypatch):
+    """The solver reports an improving parameter during its run, then ends on a worse one
+    (a later round of lazy rows, stopped): the result's lower end is the reported count,
+    with its parameter, never the last round's lower count."""
+    original, masked = noisy_file(3, n_records=60, n_attributes=3, scale=(0.6, 0.8, 1.0))
+    family = get_family("wm")
+    neutral = family.neutral(3)
+
+    def ends_on_the_neutral_parameter(model, options, *, on_improve, **kwargs):
+        solved = solve_model(model, options, on_improve=on_improve, **kwargs)
+        on_improve(solved.incumbent, None, solved.theta)  # the best parameter, reported
+        return replace(solved, status="time_limit", incumbent=None, theta=neutral)
+
+    monkeypatch.setattr(rlopt.milp.pipeline, "solve_model", ends_on_the_neutral_parameter)
+    plain = LearnedDistanceLinkage("wm", margin=1e-4, reductions="none", time_limit=20)
+    result = plain.fit(original, masked).result_
+    reported = [e["lower"] for e in result.history if e["lower_source"] == "solver"]
+    assert reported and result.n_correct_verified == max(reported)
+    assert result.lower_source == "solver"
+    assert int(result.correct.sum()) == result.n_correct_verified
