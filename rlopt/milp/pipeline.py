@@ -73,8 +73,13 @@ from rlopt.status import Status
 __all__ = ["LearnResult", "learn", "verify", "recount", "describe_lower"]
 
 
-REDUCE_SHARE = 0.3
-"""Share of a time limit the screening and conflict LPs may use."""
+REDUCE_SHARE = 0.09
+"""Share of a time limit that the reduce phases of a run (the screening and conflict LPs
+of its quick pass and of its full pass together) may use: under 10 % with the last LP's
+overshoot (5.4 s of a 60 s limit; on Census 1080x13 and EIA 4092x10 they used all of it)."""
+
+PASS_REDUCE_SHARE = 0.3
+"""Share of a pass's own time limit its reduce phase may use (a quick pass of 8 s: 2.4 s)."""
 
 REDUCE_END = 0.7
 """The screening and conflict LPs end by this share of the limit (from the fit's start)
@@ -235,6 +240,7 @@ def learn(
     companion = _companion(za, zb, family, margin, options, t0) if reductions.parameter_bb else None
     certificate = Certificate(n_records, t0=t0, progress=progress)
     run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
+    run.reduce_budget = None if options.time_limit is None else REDUCE_SHARE * options.time_limit
     try:
         return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
     finally:
@@ -331,6 +337,10 @@ class _Run:
     # bound's) whose recount entered the certificate: the result's lower end is chosen
     # among them too, so a count the certificate shows is never lost with its parameter
     kept: list[Incumbent] = field(default_factory=list)
+    # the reduce phases of the run's passes (the quick pass's, then the full pass's): a
+    # pass reuses a complete one, and screens only the records an earlier one left undecided
+    reduced: list[_Reduced] = field(default_factory=list)
+    reduce_budget: float | None = None  # the seconds all of them may take
 
     @property
     def n_records(self) -> int:
@@ -406,6 +416,7 @@ class _Reduced:
     conflicts: np.ndarray | None = None
     deadline: float | None = None
     seconds: float = 0.0
+    complete: bool = False  # every step ran to its end (none stopped by the deadline or skipped)
 
 
 @dataclass
@@ -549,13 +560,26 @@ def _earliest(*deadlines: float | None) -> float | None:
 
 def _reduce(run: _Run, starts: list[Incumbent], *, skip_conflicts: bool) -> _Reduced:
     """Screening (records no parameter re-identifies are fixed) and conflicts, within
-    REDUCE_SHARE of the time limit (stopping them early is exact)."""
+    ``PASS_REDUCE_SHARE`` of the pass's limit and what the run's reduce budget has left
+    (stopping them early is exact). A complete reduce phase of an earlier pass is reused;
+    an incomplete one's screening is continued."""
     t_reduce = time.perf_counter()
+    earlier = run.reduced[-1] if run.reduced else None
+    if earlier is not None and earlier.complete:
+        reduced = dataclasses.replace(earlier, seconds=0.0)
+        run.reduced.append(reduced)
+        return reduced
     reduced = _Reduced(
         fixed=np.zeros(run.n_records, dtype=bool) if run.candidates is None else ~run.candidates.diagonal(),
         # its share, and never past REDUCE_END of the limit: what the searches overran is
         # taken from here, not from the limit
-        deadline=_earliest(run.deadline(REDUCE_SHARE, since=t_reduce), run.deadline(REDUCE_END)),
+        deadline=_earliest(
+            run.deadline(PASS_REDUCE_SHARE, since=t_reduce),
+            run.deadline(REDUCE_END),
+            None
+            if run.reduce_budget is None
+            else t_reduce + max(0.0, run.reduce_budget - sum(r.seconds for r in run.reduced)),
+        ),
     )
     reductions, options = run.reductions, run.options
     if reductions.fix_unreachable or reductions.conflicts:
@@ -569,6 +593,7 @@ def _reduce(run: _Run, starts: list[Incumbent], *, skip_conflicts: bool) -> _Red
             known=known,
             feasibility_tol=options.feasibility_tol,
             deadline=reduced.deadline,
+            previous=None if earlier is None else earlier.screening,
         )
         if reductions.fix_unreachable:
             reduced.fixed = reduced.screening.unreachable
@@ -584,6 +609,10 @@ def _reduce(run: _Run, starts: list[Incumbent], *, skip_conflicts: bool) -> _Red
                 deadline=reduced.deadline,
             )
     reduced.seconds = time.perf_counter() - t_reduce
+    reduced.complete = not (reductions.conflicts and skip_conflicts) and (
+        reduced.deadline is None or time.perf_counter() < reduced.deadline
+    )
+    run.reduced.append(reduced)
     return reduced
 
 

@@ -62,6 +62,22 @@ def reference_best_start(za, zb, family, screening, *, margin, max_candidates=50
     return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)
 
 
+def reference_screening(za, zb, family, *, margin, known):
+    """screen_records as it was before row generation: the LP over all rows of each record."""
+    n_records, n = za.shape
+    best = np.full(n_records, np.nan)
+    exact = np.ones(n_records, dtype=bool)
+    todo = np.flatnonzero(separation(za, zb, family.distance(known, acc._names(n))) < margin + acc.SCREEN_TOL)
+    lp = acc._FamilyLP(family, n, za, zb, margin, 1e-9, 0)
+    rows = acc.linkage_rows(za, zb, family, margin=margin, records=todo)
+    for i in todo:
+        mine = rows.record == i
+        best[i], _, exact[i] = lp.best(rows.coefs[mine], rows.constants[mine])
+    unreachable = np.zeros(n_records, dtype=bool)
+    unreachable[todo] = best[todo] < margin - acc.SCREEN_TOL
+    return unreachable, exact
+
+
 def _standardised(original, masked):
     data = validate_pair(original, masked)
     return standardise(data.masked), standardise(data.original)
@@ -71,6 +87,7 @@ FILES = {
     "M4-33": lambda: _standardised(*rlopt.build(rlopt.published_recipe("M4-33"))),
     "noise 60": lambda: _standardised(*noisy_file(15, 60, 4, scale=(0.4, 0.6, 0.9, 1.2))),
     "noise 30x2": lambda: _standardised(*noisy_file(207, 30, 2, scale=(0.9, 1.2))),  # sb has conflicts
+    "noise 150x3": lambda: _standardised(*noisy_file(31, 150, 3, scale=(0.8, 1.0, 1.3))),
 }
 _cache = {}
 
@@ -98,6 +115,34 @@ CASES = [
     ("M4-33", "owa", 400),
     ("M4-33", "sb", 100),
 ]
+
+
+SCREENED = [
+    ("M4-33", "wm"),
+    ("M4-33", "sb"),
+    ("noise 60", "owa"),
+    ("noise 150x3", "wm"),
+    ("noise 150x3", "owa"),
+    ("noise 150x3", "ci"),
+    ("noise 150x3", "sb_nc"),
+    ("noise 150x3", "sb"),
+]
+
+
+@pytest.mark.parametrize("file, name", SCREENED)
+def test_the_screening_by_row_generation_decides_as_the_lp_over_all_rows(file, name):
+    za, zb, family, screening = screened(file, name)
+    unreachable, exact = reference_screening(za, zb, family, margin=MARGIN, known=family.neutral(za.shape[1]))
+    assert np.array_equal(screening.unreachable, unreachable)
+    assert np.array_equal(screening.at_risk, ~unreachable)
+    assert np.array_equal(screening.exact, exact)
+
+
+def test_the_row_generation_is_exercised_and_finds_unreachable_records():
+    za, zb, family, screening = screened("noise 150x3", "wm")
+    first = acc._FIRST_ROWS + family.n_params(3)
+    assert za.shape[0] - 1 > 2 * first  # records with more rows than the LP starts from
+    assert screening.unreachable.sum() > 0 and screening.at_risk.sum() > 0
 
 
 @pytest.mark.parametrize("file, name, max_lps", CASES)
