@@ -4,13 +4,14 @@
 :class:`LearnResult` with the learned parameter. Its steps, each in its own function,
 each bounded by the time limit:
 
-1. the starts (:func:`_starts`): the neutral parameter and every parameter the caller
-   knows that the family contains, recounted;
-2. the incumbent searches (:mod:`rlopt.milp.search.portfolio`), before the solve;
-3. the reduce phase (:func:`_reduce`): screening LPs (records no parameter
+1. the starts (:func:`_starts`): the neutral parameter, every parameter the caller
+   knows that the family contains, MD's and NCA's matrices, recounted;
+2. the reduce phase (:func:`_reduce`): screening LPs (records no parameter
    re-identifies), conflicting pairs, duplicates (:mod:`rlopt.milp.acceleration`);
-4. the model (:func:`_build`, :mod:`rlopt.milp.formulation`) with per-row big-C and
+3. the model (:func:`_build`, :mod:`rlopt.milp.formulation`) with per-row big-C and
    lazy linkage rows;
+4. the incumbent searches (:func:`_search`, :mod:`rlopt.milp.search.portfolio`), which
+   end early enough for the model to be loaded and solved within the limit;
 5. the solve (:func:`_solve`, :mod:`rlopt.milp.solve`), with the parameter-space branch
    and bound beside it (:mod:`rlopt.milp.search.regions`);
 6. the conclusion (:func:`_conclude`): the parameter recounted by the reference
@@ -89,7 +90,19 @@ MIN_SOLVE_SHARE = 0.02
 """The MILP's time when the steps before it used the whole limit: this share of it."""
 
 CONCLUDE_SHARE = 0.05
-"""Share of the limit kept after the MILP for the recount of its parameter and the result."""
+"""Share of the limit kept after the MILP for the recount of its parameter and the result,
+or ``RECOUNT_RESERVE`` times what a recount of every pair takes if that is more."""
+
+RECOUNT_RESERVE = 2.0
+"""After the MILP, its last parameter is recounted twice (as an improving solution, then
+by the conclusion's check of every pair): on EIA 4092x10 with ``sb`` one took 0.57 s, 11 %
+of a 5 s limit. A recount's time is that of the screening's evaluation of every pair, or
+of the slowest start's recount (which may go through a nearest-neighbour tree)."""
+
+LOAD_FACTOR = 1.5
+"""A MILP is not started when what is left of the limit is below this many times the
+model's build: loading it into HiGHS takes about that long (1.9 s after a 1.4 s build on
+EIA 4092x10 with ``sb``), so HiGHS would start past the limit and prove nothing."""
 
 SEARCH_SHARE = 0.5
 """With a time limit, the searches for a better start (:mod:`rlopt.milp.search.portfolio`),
@@ -494,8 +507,12 @@ def _pass(
     run.listen()
     size = largest_big_c(run.za, run.zb, run.family, margin=run.margin) if big_c == "uniform" else big_c
     built = _build(run, reduced, size, export)
+    reserve = RECOUNT_RESERVE * _recount_seconds(starts, reduced)
+    t_search = time.perf_counter()
+    starts = _search(run, starts, reduced, built, reserve)
+    search_seconds += time.perf_counter() - t_search
     starts = _with_screening_start(run, starts, reduced, built.tol)
-    solved = _solve(run, built, _start_function(run, starts, reduced, built.lazy_rows), built.tol)
+    solved = _solve(run, built, _start_function(run, starts, reduced, built.lazy_rows), built.tol, reserve)
     run.listen()
     if built.lazy_rows is not None:
         built.info.n_linkage_rows += built.lazy_rows.rows_added
@@ -526,9 +543,9 @@ def _pass(
 
 
 def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]:
-    """Every admissible parameter the run knows or the portfolio finds, best first: each
-    a verified lower end (counted before the model exists, at the tolerance of a model
-    without big-C: stricter)."""
+    """Every admissible parameter the run knows, and MD's and NCA's matrices projected
+    into the family, best first: each a verified lower end (counted at the tolerance of a
+    model without big-C: stricter)."""
     n_attributes = run.za.shape[1]
     named = [("neutral start (AM)", run.family.neutral(n_attributes))]
     for label, known_distance in known:
@@ -544,11 +561,41 @@ def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]
         margin=run.margin,
         tol=run.search_tol,
         feasibility_tol=run.options.feasibility_tol,
-        searches=run.reductions.searches(),
+        searches=(),
         deadline=run.deadline(SEARCH_SHARE),
         candidates=run.candidates,
         quadratic=True,
         nca=run.reductions.nca_start,
+        found=run.found,
+    )
+
+
+def _search(run: _Run, starts: list[Incumbent], reduced: _Reduced, built: _Built, reserve: float):
+    """The portfolio's searches from the starts (:mod:`rlopt.milp.search.portfolio`), once
+    the model is built: they end by ``SEARCH_SHARE`` of the limit (plus what this pass's
+    reduce phase and model took), and early enough for the model to be loaded and solved
+    a little and the result concluded within the limit."""
+    searches = run.reductions.searches()
+    if not (searches and starts) or run.candidates is not None:
+        return starts
+    deadline, limit = run.deadline(SEARCH_SHARE), run.options.time_limit
+    if deadline is not None and limit is not None:
+        needed = max(CONCLUDE_SHARE * limit, reserve) + LOAD_FACTOR * built.seconds + MIN_SOLVE_SHARE * limit
+        deadline = min(deadline + reduced.seconds + built.seconds, run.t0 + limit - needed)
+    screening = reduced.screening
+    return search_incumbents(
+        run.za,
+        run.zb,
+        run.family,
+        run.data.columns,
+        (),
+        met=starts,
+        margin=run.margin,
+        tol=run.search_tol,
+        feasibility_tol=run.options.feasibility_tol,
+        searches=searches,
+        deadline=deadline,
+        at_risk=None if screening is None else screening.at_risk,
         found=run.found,
     )
 
@@ -721,13 +768,16 @@ def _start_function(
     return start
 
 
-def _solve(run: _Run, built: _Built, start: Callable | None, tol: float) -> SolveResult:
-    """The MILP, within what is left of the time limit (the limit covers the whole fit),
-    its improving solutions recounted into the certificate; stopped when the branch and
-    bound's ceiling meets a verified count."""
+def _solve(run: _Run, built: _Built, start: Callable | None, tol: float, reserve: float) -> SolveResult:
+    """The MILP, within what is left of the time limit (the limit covers the whole fit)
+    less the conclusion's share (at least ``reserve`` seconds), its improving solutions
+    recounted into the certificate; stopped when the branch and bound's ceiling meets a
+    verified count. Not started when the model could not even be loaded in what is left."""
     options, limit = run.options, run.options.time_limit
     if limit is not None:  # what is left but the conclusion's share, and a glimpse when nothing is
-        left = (1 - CONCLUDE_SHARE) * limit - (time.perf_counter() - run.t0)
+        left = limit - max(CONCLUDE_SHARE * limit, reserve) - (time.perf_counter() - run.t0)
+        if left < LOAD_FACTOR * built.seconds:
+            return _not_started(options, limit)
         options = dataclasses.replace(options, time_limit=max(MIN_SOLVE_SHARE * limit, left))
 
     def on_improve(incumbent, bound, theta):  # a round's figures: the bound is proven, theta recounted
@@ -759,6 +809,35 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float) -> Solv
             **({} if result is None else result.to_dict()),
         }
     return solved
+
+
+def _recount_seconds(starts: list[Incumbent], reduced: _Reduced) -> float:
+    """What one recount of every pair takes, as measured in this pass."""
+    screening = reduced.screening
+    return max(
+        max((item.seconds for item in starts), default=0.0),
+        0.0 if screening is None else screening.evaluation_seconds,
+    )
+
+
+def _not_started(options: SolverOptions, limit: float) -> SolveResult:
+    """The solve of a run whose limit left no time to load the model: no incumbent, no
+    bound (the run's interval is what its other steps proved)."""
+    return SolveResult(
+        status=Status.TIME_LIMIT,
+        incumbent=None,
+        objective_bound=None,
+        theta=None,
+        seconds=0.0,
+        solver={
+            "name": "highs",
+            "feasibility_tol": options.feasibility_tol,
+            "rel_gap": options.rel_gap,
+            "threads": options.threads,
+            "time_limit": limit,
+            "not_started": "the time limit left no time to load the model",
+        },
+    )
 
 
 def _conclude(

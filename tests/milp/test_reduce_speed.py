@@ -177,7 +177,7 @@ def test_witness_hits_are_the_reference_separation(monkeypatch, name, path):
     for _ in range(6):  # admissible-ish parameters and some far from it: the evaluation is exact anyway
         thetas.append(family.neutral(3) + 0.3 * rng.normal(size=family.n_params(3)))
     if path == "features":
-        monkeypatch.setattr(acc, "_quadratic_matrix", lambda distance: None)
+        monkeypatch.setattr(acc, "quadratic_form", lambda distance: None)
     if path == "all rechecked":
         monkeypatch.setattr(acc, "_GUARD", 1e3)
     records = np.flatnonzero(rng.random(za.shape[0]) < 0.7)

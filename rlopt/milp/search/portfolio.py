@@ -135,6 +135,7 @@ class Incumbent:
     theta: np.ndarray
     linked: LinkageResult
     correct: np.ndarray
+    seconds: float = 0.0  # what its recount took
 
     @property
     def count(self) -> int:
@@ -153,10 +154,11 @@ def recount_parameter(
     tol: float,
     candidates=None,
 ) -> Incumbent:
+    t0 = time.perf_counter()
     linked, correct = recount(
         za, zb, family.distance(theta, columns), margin=margin, tol=tol, candidates=candidates
     )
-    return Incumbent(label, np.asarray(theta, dtype=float), linked, correct)
+    return Incumbent(label, np.asarray(theta, dtype=float), linked, correct, time.perf_counter() - t0)
 
 
 def search_incumbents(
@@ -176,9 +178,11 @@ def search_incumbents(
     quadratic: bool = False,
     nca: bool = True,
     found: Callable[[int, str], object] | None = None,
+    met: Sequence[Incumbent] = (),
 ) -> list[Incumbent]:
     """Recount the admissible ones of the ``named`` parameters, then run the
-    ``searches`` from the best so far until ``deadline`` (``time.perf_counter()``).
+    ``searches`` from the best so far (``met``: parameters recounted before, the first
+    ones) until ``deadline`` (``time.perf_counter()``).
 
     Returns every admissible parameter met, recounted, best first (ties keep the
     order they were met in). ``found(count, label)`` is called for each.
@@ -189,6 +193,7 @@ def search_incumbents(
     family (:func:`quadratic_starts`; NCA may use :data:`NCA_SHARE` of the time left).
     """
     keep = _Keeper(za, zb, family, columns, margin, tol, feasibility_tol, candidates, found)
+    keep.met.extend(met)
     for label, theta in named:
         keep(label, theta)
     if quadratic:

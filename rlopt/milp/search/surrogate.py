@@ -25,9 +25,11 @@ import time
 
 import numpy as np
 
+from rlopt.data._standardise import categorical_columns
 from rlopt.families import LearnedFamily
-from rlopt.milp.margins import PairMargins
+from rlopt.milp.margins import PairMargins, QuadraticMargins, quadratic_form
 from rlopt.milp.solve import Projection
+from rlopt.processes import one_blas_thread
 
 __all__ = ["surrogate_ascent", "competitors"]
 
@@ -57,21 +59,38 @@ def _projection(family: LearnedFamily, n_attributes: int) -> Projection:
 
 
 def competitors(
-    za: np.ndarray, zb: np.ndarray, family: LearnedFamily, theta: np.ndarray, count: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(separation, nearest)``: each record's exact separation at ``theta`` and its
-    ``count`` competitors ``j != i`` with the smallest ``g_ij`` (shape ``(N, count)``)."""
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    theta: np.ndarray,
+    count: int,
+    *,
+    deadline: float | None = None,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(separation, nearest)``: each record's separation at ``theta`` and its ``count``
+    competitors ``j != i`` with the smallest ``g_ij`` (shape ``(N, count)``); ``None``
+    once ``deadline`` (``time.perf_counter()``) has passed. The separations of a
+    quadratic form on numeric files come from one matrix product per block (rounding
+    aside, the reference's): they choose competitors and a parameter to recount, no count."""
     n_records = za.shape[0]
     count = min(count, n_records - 1)
     sep = np.empty(n_records)
     nearest = np.empty((n_records, count), dtype=int)
     distance = family.distance(theta, tuple(f"x{k}" for k in range(za.shape[1])))
-    step = max(1, int(2**24 // max(1, n_records)))
+    q = None if categorical_columns(za, zb).any() else quadratic_form(distance)
+    quadratic = None if q is None else QuadraticMargins(zb, q)
+    step = max(1, int(2**22 // max(1, n_records)))
     for start in range(0, n_records, step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         rows = np.arange(start, min(n_records, start + step))
-        d = distance.pairwise(za[rows], zb)
-        g = d - d[np.arange(rows.size), rows][:, None]
-        g[np.arange(rows.size), rows] = np.inf
+        if quadratic is not None:
+            with one_blas_thread():
+                g = quadratic.of(za[rows], rows)
+        else:
+            d = distance.pairwise(za[rows], zb)
+            g = d - d[np.arange(rows.size), rows][:, None]
+            g[np.arange(rows.size), rows] = np.inf
         part = np.argpartition(g, count - 1, axis=1)[:, :count]
         nearest[rows] = part
         sep[rows] = np.take_along_axis(g, part, axis=1).min(axis=1)
@@ -100,12 +119,13 @@ def _softmin(g: np.ndarray, tau: float) -> tuple[np.ndarray, np.ndarray]:
     return low[:, 0] - tau * np.log(total[:, 0]), e / total
 
 
-def _nearest(za, zb, family, theta, count, margins):
-    """``(separation, G, c)``: every record's exact separation at ``theta`` and the
-    margins of its ``count`` nearest competitors (see :meth:`PairMargins.pairs`)."""
+def _nearest(za, zb, family, theta, count, margins, deadline=None):
+    """``(separation, G, c)``: every record's separation at ``theta`` and the margins of
+    its ``count`` nearest competitors (see :meth:`PairMargins.pairs`); ``None`` once
+    ``deadline`` has passed."""
     if margins is None:
-        sep, nearest = competitors(za, zb, family, theta, count)
-        return (sep, *pair_slopes(za, zb, family, nearest))
+        found = competitors(za, zb, family, theta, count, deadline=deadline)
+        return None if found is None else (found[0], *pair_slopes(za, zb, family, found[1]))
     g = margins.at(theta)
     nearest = np.argpartition(g, min(count, g.shape[0] - 1) - 1, axis=1)[:, :count]
     return g.min(axis=1), *margins.pairs(np.arange(g.shape[0]), nearest)
@@ -138,7 +158,10 @@ def surrogate_ascent(
     if n_records < 2:
         return theta, 0
     project = _projection(family, n_attributes)
-    sep, slopes, consts = _nearest(za, zb, family, theta, neighbours, margins)
+    nearest = _nearest(za, zb, family, theta, neighbours, margins, deadline)
+    if nearest is None:
+        return theta, 0  # the deadline passed: no step taken
+    sep, slopes, consts = nearest
     best, best_count = theta.copy(), int((sep >= margin).sum())
     scale = float(np.linalg.norm(family.neutral(n_attributes)))  # the parameter's natural size
     # the temperature starts at the typical distance of a separation to the margin
@@ -162,7 +185,10 @@ def surrogate_ascent(
             break
         theta = moved
         if step % REFRESH == 0 or step == steps:
-            sep, slopes, consts = _nearest(za, zb, family, theta, neighbours, margins)
+            nearest = _nearest(za, zb, family, theta, neighbours, margins, deadline)
+            if nearest is None:
+                break
+            sep, slopes, consts = nearest
             count = int((sep >= margin).sum())
             if count > best_count:
                 best, best_count = theta.copy(), count
