@@ -60,7 +60,7 @@ from rlopt.data._standardise import categorical_columns, squared_diffs
 from rlopt.exceptions import InputError
 from rlopt.families import Distance, LearnedFamily
 from rlopt.milp.formulation import linkage_rows
-from rlopt.milp.margins import QuadraticMargins, quadratic_form
+from rlopt.milp.margins import QuadraticMargins, quadratic_matrix
 from rlopt.milp.solve import Cut, SlackLP, SolverUnavailableError, max_min_slack
 from rlopt.processes import one_blas_thread
 
@@ -277,7 +277,7 @@ def witness_hits(
     quadratic = not categorical_columns(za, zb).any()
     for w, theta in enumerate(thetas):
         distance = family.distance(theta, names)
-        q = quadratic_form(distance) if quadratic else None
+        q = quadratic_matrix(distance) if quadratic else None
         if q is not None:
             with one_blas_thread():
                 sep, guard = _quadratic_separations(za, zb, q, records)
@@ -551,8 +551,12 @@ class _RecordLP:
     violated at the optimum are added (one HiGHS LP, warm-started, re-used from record to
     record). A relaxed optimum below ``margin - SCREEN_TOL`` proves the record
     unreachable (the LP over all rows is lower still); an optimum that meets every row
-    at ``margin`` proves it at risk (a witness); an optimum that meets every row to the
-    LP's tolerance is the full optimum. After ``_MAX_ROUNDS`` the full LP decides.
+    at ``margin`` proves it at risk (a witness; for a family with cutting planes, at
+    risk in the LP's relaxation of its admissible set, ``exact`` false as before); an
+    optimum that meets every row to the LP's tolerance is the full optimum. After
+    ``_MAX_ROUNDS`` the full LP decides. A record is decided as the LP over all rows
+    decides it, but for a relaxed optimum within the LP's tolerance above the threshold,
+    which leaves the record at risk (the safe side).
     """
 
     def __init__(self, lp: _FamilyLP, start: np.ndarray):

@@ -22,7 +22,7 @@ from rlopt.families import Distance, LearnedFamily
 from rlopt.families.bilinear import BilinearDistance
 from rlopt.families.wm import WeightedMeanDistance
 
-__all__ = ["PairMargins", "MAX_MARGIN_BYTES", "QuadraticMargins", "quadratic_form"]
+__all__ = ["PairMargins", "MAX_MARGIN_BYTES", "QuadraticMargins", "quadratic_matrix"]
 
 MAX_MARGIN_BYTES = 2**30
 """The margins of every pair for every coordinate are kept in memory up to this size
@@ -82,7 +82,7 @@ class PairMargins:
         return np.moveaxis(self.slopes[:, rows, others], 0, 2), self.consts[rows, others]
 
 
-def quadratic_form(distance: Distance) -> np.ndarray | None:
+def quadratic_matrix(distance: Distance) -> np.ndarray | None:
     """``Q`` with ``d(a, b) = (a - b)^T Q (a - b)`` for the distances that are quadratic
     forms of the difference (wm's and sb's), else ``None``."""
     if type(distance) is WeightedMeanDistance:

@@ -68,7 +68,7 @@ from rlopt.milp.search.portfolio import (
     search_incumbents,
 )
 from rlopt.milp.search.regions import Companion, can_fork, supports
-from rlopt.milp.solve import Cut, SolveResult
+from rlopt.milp.solve import Cut, SolveResult, solver_summary
 from rlopt.status import Status
 
 __all__ = ["LearnResult", "learn", "verify", "recount", "describe_lower"]
@@ -84,10 +84,11 @@ PASS_REDUCE_SHARE = 0.3
 
 REDUCE_END = 0.7
 """The screening and conflict LPs end by this share of the limit (from the fit's start)
-whatever the searches before them took, so the model and the MILP keep the rest."""
+whatever the steps before them took, so the model and the MILP keep the rest."""
 
 MIN_SOLVE_SHARE = 0.02
-"""The MILP's time when the steps before it used the whole limit: this share of it."""
+"""The MILP's time when the steps before it used the whole limit: this share of it (a
+glimpse, given whenever loading the model takes less)."""
 
 CONCLUDE_SHARE = 0.05
 """Share of the limit kept after the MILP for the recount of its parameter and the result,
@@ -100,13 +101,14 @@ of a 5 s limit. A recount's time is that of the screening's evaluation of every 
 of the slowest start's recount (which may go through a nearest-neighbour tree)."""
 
 LOAD_FACTOR = 1.5
-"""A MILP is not started when what is left of the limit is below this many times the
-model's build: loading it into HiGHS takes about that long (1.9 s after a 1.4 s build on
-EIA 4092x10 with ``sb``), so HiGHS would start past the limit and prove nothing."""
+"""Loading a model into HiGHS takes about this many times its build (1.9 s after a 1.4 s
+build on EIA 4092x10 with ``sb``): a MILP whose load would take more than what is left of
+the limit and more than the glimpse is not started (HiGHS would start past the limit)."""
 
 SEARCH_SHARE = 0.5
 """With a time limit, the searches for a better start (:mod:`rlopt.milp.search.portfolio`),
-which run first, end by this share of it."""
+which run once the model is built, end by this share of it plus what the reduce phase
+and the model took."""
 
 QUICK_SECONDS = 8.0
 QUICK_SHARE = 0.15
@@ -354,6 +356,7 @@ class _Run:
     # pass reuses a complete one, and screens only the records an earlier one left undecided
     reduced: list[_Reduced] = field(default_factory=list)
     reduce_budget: float | None = None  # the seconds all of them may take
+    largest_tol: float = 0.0  # the loosest tolerance a count of the run was made at
 
     @property
     def n_records(self) -> int:
@@ -373,6 +376,7 @@ class _Run:
     def recount(
         self, theta: np.ndarray, tol: float, *, method: Method = "auto"
     ) -> tuple[LinkageResult, np.ndarray]:
+        self.largest_tol = max(self.largest_tol, tol)
         distance = self.family.distance(theta, self.data.columns)
         return recount(
             self.za, self.zb, distance, margin=self.margin, tol=tol, candidates=self.candidates, method=method
@@ -386,9 +390,13 @@ class _Run:
 
     def keep(self, item: Incumbent) -> None:
         """A recounted parameter met during the run: kept when it beats those kept, and found."""
-        if not self.kept or item.count > max(kept.count for kept in self.kept):
-            self.kept.append(item)
+        self.remember(item)
         self.found(item.count, item.label)
+
+    def remember(self, item: Incumbent) -> None:
+        """``item`` kept when it beats those kept (they grow in count)."""
+        if not self.kept or item.count > self.kept[-1].count:
+            self.kept.append(item)
 
     def listen(self) -> bool:
         """The branch and bound's reports; true when its ceiling meets the verified lower end."""
@@ -468,8 +476,8 @@ def _learn(
         if result.status == Status.OPTIMAL:
             result.seconds["quick"] = quick_seconds
             return result, distance
-        if distance is not None:  # its verified parameter stays a start (and a lower end)
-            known = [*known, ("solver", distance)]  # the MILP found it (in its quick pass)
+        if distance is not None:  # its verified parameter stays a start (and is kept)
+            known = [*known, (result.lower_source or "solver", distance)]
         lower, upper = result.n_correct_verified or 0, result.bound
         if upper is not None and upper - lower <= NARROW_RECORDS:
             # a search could add at most these few records: the time goes to the proof
@@ -507,9 +515,10 @@ def _pass(
     run.listen()
     size = largest_big_c(run.za, run.zb, run.family, margin=run.margin) if big_c == "uniform" else big_c
     built = _build(run, reduced, size, export)
-    reserve = RECOUNT_RESERVE * _recount_seconds(starts, reduced)
+    recount_seconds = _recount_seconds(starts, reduced)
+    reserve = RECOUNT_RESERVE * recount_seconds
     t_search = time.perf_counter()
-    starts = _search(run, starts, reduced, built, reserve)
+    starts = _search(run, starts, reduced, built, reserve, recount_seconds)
     search_seconds += time.perf_counter() - t_search
     starts = _with_screening_start(run, starts, reduced, built.tol)
     solved = _solve(run, built, _start_function(run, starts, reduced, built.lazy_rows), built.tol, reserve)
@@ -570,17 +579,25 @@ def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]
     )
 
 
-def _search(run: _Run, starts: list[Incumbent], reduced: _Reduced, built: _Built, reserve: float):
+def _search(
+    run: _Run, starts: list[Incumbent], reduced: _Reduced, built: _Built, reserve: float, recount: float
+):
     """The portfolio's searches from the starts (:mod:`rlopt.milp.search.portfolio`), once
     the model is built: they end by ``SEARCH_SHARE`` of the limit (plus what this pass's
-    reduce phase and model took), and early enough for the model to be loaded and solved
-    a little and the result concluded within the limit."""
+    reduce phase and model took), and early enough for their last result to be recounted
+    (``recount`` seconds), the screening's start to be tried, the model to be loaded and
+    solved a little and the result concluded (``reserve``) within the limit."""
     searches = run.reductions.searches()
     if not (searches and starts) or run.candidates is not None:
         return starts
     deadline, limit = run.deadline(SEARCH_SHARE), run.options.time_limit
     if deadline is not None and limit is not None:
-        needed = max(CONCLUDE_SHARE * limit, reserve) + LOAD_FACTOR * built.seconds + MIN_SOLVE_SHARE * limit
+        needed = (
+            recount
+            + 2 * MIN_SOLVE_SHARE * limit  # the screening's start and the glimpse of a solve
+            + LOAD_FACTOR * built.seconds
+            + max(CONCLUDE_SHARE * limit, reserve)
+        )
         deadline = min(deadline + reduced.seconds + built.seconds, run.t0 + limit - needed)
     screening = reduced.screening
     return search_incumbents(
@@ -618,8 +635,8 @@ def _reduce(run: _Run, starts: list[Incumbent], *, skip_conflicts: bool) -> _Red
         return reduced
     reduced = _Reduced(
         fixed=np.zeros(run.n_records, dtype=bool) if run.candidates is None else ~run.candidates.diagonal(),
-        # its share, and never past REDUCE_END of the limit: what the searches overran is
-        # taken from here, not from the limit
+        # its share, and never past REDUCE_END of the limit: what the steps before it
+        # overran is taken from here, not from the limit
         deadline=_earliest(
             run.deadline(PASS_REDUCE_SHARE, since=t_reduce),
             run.deadline(REDUCE_END),
@@ -723,9 +740,10 @@ def _with_screening_start(
     """The screening LPs' best parameter joins the starts when it is a new one."""
     if not run.reductions.warm_start or run.family.has_cuts or reduced.screening is None:
         return starts
-    witness = best_start(
-        run.za, run.zb, run.family, reduced.screening, margin=run.margin, deadline=reduced.deadline
-    )
+    # its own short window: the reduce phase's has passed (the searches ran since)
+    limit = run.options.time_limit
+    window = None if limit is None else time.perf_counter() + MIN_SOLVE_SHARE * limit
+    witness = best_start(run.za, run.zb, run.family, reduced.screening, margin=run.margin, deadline=window)
     if any(np.array_equal(witness, item.theta) for item in starts):
         return starts
     starts = starts + search_incumbents(
@@ -774,11 +792,30 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float, reserve
     recounted into the certificate; stopped when the branch and bound's ceiling meets a
     verified count. Not started when the model could not even be loaded in what is left."""
     options, limit = run.options, run.options.time_limit
+    not_started = False
     if limit is not None:  # what is left but the conclusion's share, and a glimpse when nothing is
         left = limit - max(CONCLUDE_SHARE * limit, reserve) - (time.perf_counter() - run.t0)
-        if left < LOAD_FACTOR * built.seconds:
-            return _not_started(options, limit)
+        not_started = LOAD_FACTOR * built.seconds > max(left, MIN_SOLVE_SHARE * limit)
         options = dataclasses.replace(options, time_limit=max(MIN_SOLVE_SHARE * limit, left))
+    if not_started:
+        solved = _not_started(options, limit)
+    else:
+        solved = _solved(run, built, options, start, tol)
+    run.listen()
+    solved.solver["time_limit"] = limit
+    if run.companion is not None:  # what the branch and bound beside it had reached
+        result = run.companion.result
+        solved.solver["parameter_bb"] = {
+            "upper": run.companion.upper,
+            **({} if result is None else result.to_dict()),
+        }
+    return solved
+
+
+def _solved(
+    run: _Run, built: _Built, options: SolverOptions, start: Callable | None, tol: float
+) -> SolveResult:
+    """The MILP within ``options`` (its time limit what is left of the run's)."""
 
     def on_improve(incumbent, bound, theta):  # a round's figures: the bound is proven, theta recounted
         if bound is not None and math.isfinite(bound):
@@ -791,7 +828,7 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float, reserve
             linked, correct = run.recount(theta, tol)
             run.keep(Incumbent("solver", np.asarray(theta, dtype=float), linked, correct))
 
-    solved = solve_model(
+    return solve_model(
         built.model,
         options,
         separate=built.separate,
@@ -800,15 +837,6 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float, reserve
         on_improve=on_improve,
         stop_when=run.listen if run.companion is not None else None,
     )
-    run.listen()
-    solved.solver["time_limit"] = limit
-    if run.companion is not None:  # what the branch and bound beside it had reached
-        result = run.companion.result
-        solved.solver["parameter_bb"] = {
-            "upper": run.companion.upper,
-            **({} if result is None else result.to_dict()),
-        }
-    return solved
 
 
 def _recount_seconds(starts: list[Incumbent], reduced: _Reduced) -> float:
@@ -820,7 +848,7 @@ def _recount_seconds(starts: list[Incumbent], reduced: _Reduced) -> float:
     )
 
 
-def _not_started(options: SolverOptions, limit: float) -> SolveResult:
+def _not_started(options: SolverOptions, limit: float | None) -> SolveResult:
     """The solve of a run whose limit left no time to load the model: no incumbent, no
     bound (the run's interval is what its other steps proved)."""
     return SolveResult(
@@ -830,10 +858,7 @@ def _not_started(options: SolverOptions, limit: float) -> SolveResult:
         theta=None,
         seconds=0.0,
         solver={
-            "name": "highs",
-            "feasibility_tol": options.feasibility_tol,
-            "rel_gap": options.rel_gap,
-            "threads": options.threads,
+            **solver_summary(options),
             "time_limit": limit,
             "not_started": "the time limit left no time to load the model",
         },
@@ -882,7 +907,7 @@ def _conclude(
         solver=solved.solver,
         seconds={},
         model=built.info.to_dict(),
-        recount_tol=built.tol,
+        recount_tol=max(built.tol, run.largest_tol),  # a count kept from a quick pass may be looser
         cut_rounds=solved.cut_rounds,
         correct=correct,
         reductions=run.reductions.to_dict(),
@@ -975,6 +1000,7 @@ def _lower_end(
         # the check of the solver's claim: every pair, plain numpy, independent of any search structure
         linked, correct = run.recount(theta, built.tol, method="brute")
         verified, strict, lower_source = int(correct.sum()), linked.n_correct, "solver"
+        run.remember(Incumbent("solver", np.asarray(theta, dtype=float), linked, correct))
         if built.separate is not None and status != Status.OPTIMAL:
             # stopped before every lazy row / cut was in: the incumbent is one of a
             # relaxation, its recount is what the parameter really achieves
@@ -988,6 +1014,7 @@ def _lower_end(
             )
     if starts and (verified is None or starts[0].count >= verified):
         best = starts[0]
+        run.remember(best)  # a later pass keeps it as it was counted
         theta, correct = best.theta, best.correct
         verified, strict, lower_source = best.count, best.linked.n_correct, best.label
     return theta, n_correct, verified, strict, correct, lower_source

@@ -40,6 +40,7 @@ __all__ = [
     "max_min_slack",
     "SlackLP",
     "Projection",
+    "solver_summary",
 ]
 
 
@@ -719,16 +720,23 @@ def _solve_result(
         cut_rounds=rounds.count,
         cut_cap_hit=cap_hit,
         solver={
-            "name": "highs",
+            **solver_summary(options),
             "version": ".".join(map(str, solver.version())),
-            "feasibility_tol": options.feasibility_tol,
-            "rel_gap": options.rel_gap,
-            "threads": options.threads,
-            "time_limit": options.time_limit,
             "starts_passed": rounds.starts_passed,
         },
         interrupted=interrupted,
     )
+
+
+def solver_summary(options: SolverOptions) -> dict:
+    """What a result says of its solver's settings."""
+    return {
+        "name": "highs",
+        "feasibility_tol": options.feasibility_tol,
+        "rel_gap": options.rel_gap,
+        "threads": options.threads,
+        "time_limit": options.time_limit,
+    }
 
 
 def _mip_start(theta_vars: list, theta0, k_vars: list, k0) -> list[tuple]:

@@ -363,7 +363,7 @@ def test_a_signal_to_the_parent_alone_ends_the_search_beside_learn(tmp_path, m5_
     t0 = time.monotonic()
     os.kill(learn.pid, signal.SIGINT)
     learn.wait(timeout=10)
-    assert learn.returncode == 130 and time.monotonic() - t0 < 10
+    assert learn.returncode == 130 and time.monotonic() - t0 < 10, output(learn)[1][-3000:]
     wait_for(lambda: not alive(family), 10, "the search to end")
 
 

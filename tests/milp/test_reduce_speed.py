@@ -3,6 +3,8 @@ the witness evaluation of the conflict search and of the best start, the conflic
 LPs (witness certificates and one reused HiGHS LP), and the sparse linkage rows
 of the lazy model. The old paths are kept here verbatim as references."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -177,7 +179,7 @@ def test_witness_hits_are_the_reference_separation(monkeypatch, name, path):
     for _ in range(6):  # admissible-ish parameters and some far from it: the evaluation is exact anyway
         thetas.append(family.neutral(3) + 0.3 * rng.normal(size=family.n_params(3)))
     if path == "features":
-        monkeypatch.setattr(acc, "quadratic_form", lambda distance: None)
+        monkeypatch.setattr(acc, "quadratic_matrix", lambda distance: None)
     if path == "all rechecked":
         monkeypatch.setattr(acc, "_GUARD", 1e3)
     records = np.flatnonzero(rng.random(za.shape[0]) < 0.7)
@@ -265,3 +267,57 @@ def test_lazy_model_rows_on_census_subset_are_unchanged(monkeypatch):
         for cut, dense_cut in zip(cuts, dense_cuts):
             assert np.array_equal(cut.coefs, dense_cut.coefs) and cut.rhs == dense_cut.rhs
             assert (cut.k_index, cut.k_coef) == (dense_cut.k_index, dense_cut.k_coef)
+
+
+@pytest.mark.parametrize("file, name", [("noise 150x3", "wm"), ("noise 150x3", "sb_nc"), ("M4-33", "owa")])
+def test_a_screening_stopped_then_continued_decides_as_one_run(file, name):
+    """A screening stopped by its deadline, continued by a second one (``previous``, another
+    known parameter), decides every record as a screening run at once."""
+    za, zb, family, whole = screened(file, name)
+    n = za.shape[1]
+    first = screen_records(
+        za, zb, family, margin=MARGIN, known=family.neutral(n), deadline=time.perf_counter()
+    )
+    assert not first.screened.all()  # stopped before the end
+    rng = np.random.default_rng(0)
+    other = (
+        family.neutral(n)
+        if family.has_cuts
+        else family.repair(family.neutral(n) + 0.01 * rng.random(family.n_params(n)))
+    )
+    second = screen_records(za, zb, family, margin=MARGIN, known=other, previous=first)
+    assert second.screened.all()
+    assert np.array_equal(second.unreachable, whole.unreachable)
+    assert np.array_equal(second.at_risk, whole.at_risk)
+    assert np.array_equal(second.exact, whole.exact)
+
+
+def test_a_full_pass_reuses_the_complete_reduce_phase_of_its_quick_pass(monkeypatch):
+    import rlopt.milp.pipeline as pipeline
+
+    screened_records, solves = [], []
+    real_screen, real_solved = pipeline.screen_records, pipeline._solved
+
+    def counted(*args, **kwargs):
+        screening = real_screen(*args, **kwargs)
+        screened_records.append(int(screening.screened.sum()))
+        return screening
+
+    def first_not_started(run, built, options, start, tol):  # the quick pass proves nothing
+        solves.append(options.time_limit)
+        if len(solves) == 1:
+            return pipeline._not_started(options, options.time_limit)
+        return real_solved(run, built, options, start, tol)
+
+    monkeypatch.setattr(pipeline, "screen_records", counted)
+    monkeypatch.setattr(pipeline, "_solved", first_not_started)
+    original, masked = noisy_file(15, 60, 4, scale=(0.4, 0.6, 0.9, 1.2))
+    result = rlopt.LearnedDistanceLinkage("wm", margin=MARGIN, time_limit=60).fit(original, masked).result_
+    assert len(solves) == 2 and result.status == "optimal"  # a quick pass, then the full pass
+    assert len(screened_records) == 1  # the quick pass's complete reduce phase served the full pass
+    assert result.n_correct_verified == fit_naive("wm", original, masked)
+
+
+def fit_naive(name, original, masked):
+    learner = rlopt.LearnedDistanceLinkage(name, margin=MARGIN, big_c="uniform", reductions="none")
+    return learner.fit(original, masked).result_.n_correct

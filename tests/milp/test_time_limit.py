@@ -45,7 +45,7 @@ def test_the_quadratic_competitors_are_the_reference_ones(monkeypatch, name):
     theta = family.neutral(3) + 0.05 * rng.random(family.n_params(3))
     theta = np.clip(theta, *family.bounds(3))
     fast = competitors(za, zb, family, theta, 5)
-    monkeypatch.setattr("rlopt.milp.search.surrogate.quadratic_form", lambda distance: None)
+    monkeypatch.setattr("rlopt.milp.search.surrogate.quadratic_matrix", lambda distance: None)
     reference = competitors(za, zb, family, theta, 5)
     np.testing.assert_allclose(fast[0], reference[0], rtol=1e-9, atol=1e-12)
     assert (np.sort(fast[1], axis=1) == np.sort(reference[1], axis=1)).all()

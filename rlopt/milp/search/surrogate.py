@@ -27,7 +27,7 @@ import numpy as np
 
 from rlopt.data._standardise import categorical_columns
 from rlopt.families import LearnedFamily
-from rlopt.milp.margins import PairMargins, QuadraticMargins, quadratic_form
+from rlopt.milp.margins import PairMargins, QuadraticMargins, quadratic_matrix
 from rlopt.milp.solve import Projection
 from rlopt.processes import one_blas_thread
 
@@ -77,8 +77,9 @@ def competitors(
     sep = np.empty(n_records)
     nearest = np.empty((n_records, count), dtype=int)
     distance = family.distance(theta, tuple(f"x{k}" for k in range(za.shape[1])))
-    q = None if categorical_columns(za, zb).any() else quadratic_form(distance)
-    quadratic = None if q is None else QuadraticMargins(zb, q)
+    q = None if categorical_columns(za, zb).any() else quadratic_matrix(distance)
+    with one_blas_thread():
+        quadratic = None if q is None else QuadraticMargins(zb, q)
     step = max(1, int(2**22 // max(1, n_records)))
     for start in range(0, n_records, step):
         if deadline is not None and time.perf_counter() > deadline:
