@@ -348,9 +348,10 @@ class _Run:
     candidates: np.ndarray | None
     companion: Companion | None
     certificate: Certificate
-    # every parameter met beside the starts (the solver's improving ones, the branch and
-    # bound's) whose recount entered the certificate: the result's lower end is chosen
-    # among them too, so a count the certificate shows is never lost with its parameter
+    # every parameter whose recount entered the certificate beside this pass's starts (the
+    # solver's improving ones, the branch and bound's, an earlier pass's lower end): the
+    # result's lower end is chosen among them too, so a count the certificate shows is
+    # never lost with its parameter
     kept: list[Incumbent] = field(default_factory=list)
     # the reduce phases of the run's passes (the quick pass's, then the full pass's): a
     # pass reuses a complete one, and screens only the records an earlier one left undecided
