@@ -648,13 +648,13 @@ def screen_records(
         _RecordLP(lp, family.neutral(n_attributes) if known is None else known) if max_cut_rounds == 0 else lp
     )
     for start in range(0, todo.size, 64):
-        if deadline is not None and time.perf_counter() > deadline:
+        if _past(deadline):
             exact[todo[start:]] = False
             break
         block = todo[start : start + 64]
         rows = linkage_rows(za, zb, family, margin=margin, records=block)
         for i in block:
-            if deadline is not None and time.perf_counter() > deadline:
+            if _past(deadline):
                 exact[i] = False  # left unscreened: at risk (best stays nan), never fixed
                 continue
             mine = rows.record == i
@@ -890,7 +890,7 @@ class LazyLinkageRows:
         records = np.flatnonzero(k < 0.5)
         pairs = self.pairs.copy()
         for _ in range(max_rounds):
-            if deadline is not None and time.perf_counter() > deadline:
+            if _past(deadline):
                 return None
             rows = linkage_rows(
                 self.za, self.zb, self.family, margin=self.margin, pairs=pairs, records=records
@@ -925,7 +925,7 @@ def best_start(
     )
     counts: list[int] = []
     for _ in witnesses:
-        if counts and deadline is not None and time.perf_counter() > deadline:
+        if counts and _past(deadline):
             break
         counts.append(int(next(hits).sum()))
     return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)

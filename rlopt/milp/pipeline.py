@@ -517,11 +517,11 @@ def _pass(
     size = largest_big_c(run.za, run.zb, run.family, margin=run.margin) if big_c == "uniform" else big_c
     built = _build(run, reduced, size, export)
     recount_seconds = _recount_seconds(starts, reduced)
-    reserve = RECOUNT_RESERVE * recount_seconds
     t_search = time.perf_counter()
-    starts = _search(run, starts, reduced, built, reserve, recount_seconds)
+    starts = _search(run, starts, reduced, built, recount_seconds)
     search_seconds += time.perf_counter() - t_search
     starts = _with_screening_start(run, starts, reduced, built.tol)
+    reserve = RECOUNT_RESERVE * recount_seconds
     solved = _solve(run, built, _start_function(run, starts, reduced, built.lazy_rows), built.tol, reserve)
     run.listen()
     if built.lazy_rows is not None:
@@ -580,14 +580,12 @@ def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]
     )
 
 
-def _search(
-    run: _Run, starts: list[Incumbent], reduced: _Reduced, built: _Built, reserve: float, recount: float
-):
+def _search(run: _Run, starts: list[Incumbent], reduced: _Reduced, built: _Built, recount: float):
     """The portfolio's searches from the starts (:mod:`rlopt.milp.search.portfolio`), once
     the model is built: they end by ``SEARCH_SHARE`` of the limit (plus what this pass's
     reduce phase and model took), and early enough for their last result to be recounted
     (``recount`` seconds), the screening's start to be tried, the model to be loaded and
-    solved a little and the result concluded (``reserve``) within the limit."""
+    solved a little and the result concluded within the limit."""
     searches = run.reductions.searches()
     if not (searches and starts) or run.candidates is not None:
         return starts
@@ -597,7 +595,7 @@ def _search(
             recount
             + 2 * MIN_SOLVE_SHARE * limit  # the screening's start and the glimpse of a solve
             + LOAD_FACTOR * built.seconds
-            + max(CONCLUDE_SHARE * limit, reserve)
+            + max(CONCLUDE_SHARE * limit, RECOUNT_RESERVE * recount)
         )
         deadline = min(deadline + reduced.seconds + built.seconds, run.t0 + limit - needed)
     screening = reduced.screening
@@ -799,7 +797,7 @@ def _solve(run: _Run, built: _Built, start: Callable | None, tol: float, reserve
         not_started = LOAD_FACTOR * built.seconds > max(left, MIN_SOLVE_SHARE * limit)
         options = dataclasses.replace(options, time_limit=max(MIN_SOLVE_SHARE * limit, left))
     if not_started:
-        solved = _not_started(options, limit)
+        solved = _not_started(options)
     else:
         solved = _solved(run, built, options, start, tol)
     run.listen()
@@ -849,7 +847,7 @@ def _recount_seconds(starts: list[Incumbent], reduced: _Reduced) -> float:
     )
 
 
-def _not_started(options: SolverOptions, limit: float | None) -> SolveResult:
+def _not_started(options: SolverOptions) -> SolveResult:
     """The solve of a run whose limit left no time to load the model: no incumbent, no
     bound (the run's interval is what its other steps proved)."""
     return SolveResult(
@@ -858,11 +856,7 @@ def _not_started(options: SolverOptions, limit: float | None) -> SolveResult:
         objective_bound=None,
         theta=None,
         seconds=0.0,
-        solver={
-            **solver_summary(options),
-            "time_limit": limit,
-            "not_started": "the time limit left no time to load the model",
-        },
+        solver={**solver_summary(options), "not_started": "the time limit left no time to load the model"},
     )
 
 

@@ -306,7 +306,7 @@ def test_a_full_pass_reuses_the_complete_reduce_phase_of_its_quick_pass(monkeypa
     def first_not_started(run, built, options, start, tol):  # the quick pass proves nothing
         solves.append(options.time_limit)
         if len(solves) == 1:
-            return pipeline._not_started(options, options.time_limit)
+            return pipeline._not_started(options)
         return real_solved(run, built, options, start, tol)
 
     monkeypatch.setattr(pipeline, "screen_records", counted)
