@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-__all__ = ["die_with_parent", "dask_client", "one_blas_thread", "CONNECT_TIMEOUT"]
+__all__ = ["die_with_parent", "dask_client", "interrupts_held", "one_native_thread", "CONNECT_TIMEOUT"]
 
 CONNECT_TIMEOUT = "10s"
 """How long to wait for a Dask scheduler before ``cannot reach the Dask scheduler``;
@@ -60,6 +60,26 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+@contextlib.contextmanager
+def interrupts_held():
+    """Ctrl-C held back while the block runs and raised when it ends. Around a fork: a
+    ``KeyboardInterrupt`` raised in Python's at-fork handlers (logging's lock release,
+    for one) is printed and dropped, so a Ctrl-C landing during ``os.fork`` was lost and
+    the run went on. Outside the main thread (where no handler can be set) the block
+    runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)  # now to the handler it was meant for
+
+
 @functools.cache
 def _blas_controller():
     try:
@@ -69,10 +89,12 @@ def _blas_controller():
     return ThreadpoolController()
 
 
-def one_blas_thread():
-    """A context in which BLAS runs on one thread, whatever the machine: rlopt's products
-    are small (a block of records times a few columns; NCA's gradient on 400 records),
-    and OpenBLAS's threads made them 4-30 times slower than one thread, more so on a
-    busy machine (NCA on M4-33: 2.15 s on two threads, 0.51 s on one)."""
+def one_native_thread():
+    """A context in which BLAS and OpenMP (scikit-learn's neighbour searches) run on one
+    thread, whatever the machine: rlopt's products are small (a block of records times a
+    few columns; NCA's gradient on 400 records), and OpenBLAS's threads made them 4-30
+    times slower than one thread, more so on a busy machine (NCA on M4-33: 2.15 s on two
+    threads, 0.51 s on one), and more so the more cores (a whole fit of M4-28 sb alone on
+    16 cores: 14.7 s, 7.0 s on one thread)."""
     controller = _blas_controller()
-    return contextlib.nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
+    return contextlib.nullcontext() if controller is None else controller.limit(limits=1)

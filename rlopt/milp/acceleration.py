@@ -62,7 +62,7 @@ from rlopt.families import Distance, LearnedFamily
 from rlopt.milp.formulation import linkage_rows
 from rlopt.milp.margins import QuadraticMargins, quadratic_matrix
 from rlopt.milp.solve import Cut, SlackLP, SolverUnavailableError, max_min_slack
-from rlopt.processes import one_blas_thread
+from rlopt.processes import one_native_thread
 
 __all__ = [
     "Reductions",
@@ -279,11 +279,11 @@ def witness_hits(
         distance = family.distance(theta, names)
         q = quadratic_matrix(distance) if quadratic else None
         if q is not None:
-            with one_blas_thread():
+            with one_native_thread():
                 sep, guard = _quadratic_separations(za, zb, q, records)
         elif family.n_params(za.shape[1]) <= _FEATURE_PARAMS:
             if not batch:
-                with one_blas_thread():
+                with one_native_thread():
                     seps, guards = _feature_separations(
                         za, zb, family, thetas[w : w + _WITNESS_BATCH], records
                     )
@@ -466,7 +466,7 @@ class _PairLP:
         columns = np.full((thetas.shape[0], self.records.size), np.inf)
         full = ~self.empty
         if full.any():
-            with one_blas_thread():
+            with one_native_thread():
                 values = thetas @ self.all_coefs + self.all_constants[None, :]
             columns[:, full] = np.minimum.reduceat(values, self.starts[full], axis=1)
         end = self.n_kept + thetas.shape[0]

@@ -69,6 +69,7 @@ from rlopt.milp.search.portfolio import (
 )
 from rlopt.milp.search.regions import Companion, can_fork, supports
 from rlopt.milp.solve import Cut, SolveResult, solver_summary
+from rlopt.processes import one_native_thread
 from rlopt.status import Status
 
 __all__ = ["LearnResult", "learn", "verify", "recount", "describe_lower"]
@@ -246,21 +247,25 @@ def learn(
     ``progress(event)`` is called whenever the run's interval narrows (see
     :class:`rlopt.milp.certificate.Certificate`); the events are the result's ``history``.
     """
-    t0 = time.perf_counter()
-    family.check_attributes(data.n_attributes)
-    za, zb = (data.masked, data.original) if standardised else data.standardised()
-    n_records = za.shape[0]
-    if candidates is not None:
-        candidates, reductions = _restricted(candidates, reductions, n_records)
-    companion = _companion(za, zb, family, margin, options, t0) if reductions.parameter_bb else None
-    certificate = Certificate(n_records, t0=t0, progress=progress)
-    run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
-    run.reduce_budget = None if options.time_limit is None else REDUCE_SHARE * options.time_limit
-    try:
-        return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
-    finally:
-        if companion is not None:
-            companion.close()
+    # BLAS and OpenMP on one thread for the whole fit, whatever the machine (its products
+    # are small: many threads only slow them down); the parameter-space search, forked,
+    # inherits it
+    with one_native_thread():
+        t0 = time.perf_counter()
+        family.check_attributes(data.n_attributes)
+        za, zb = (data.masked, data.original) if standardised else data.standardised()
+        n_records = za.shape[0]
+        if candidates is not None:
+            candidates, reductions = _restricted(candidates, reductions, n_records)
+        companion = _companion(za, zb, family, margin, options, t0) if reductions.parameter_bb else None
+        certificate = Certificate(n_records, t0=t0, progress=progress)
+        run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
+        run.reduce_budget = None if options.time_limit is None else REDUCE_SHARE * options.time_limit
+        try:
+            return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
+        finally:
+            if companion is not None:
+                companion.close()
 
 
 def verify(

@@ -116,3 +116,24 @@ def test_a_grid_that_oversubscribes_warns_before_it_starts(tmp_path):
     with pytest.warns(UserWarning, match="HiGHS thread"):
         run = run_tasks([], tmp_path / "out", work=print, columns=["key"], label="t", jobs=2, threads=10**6)
     assert run.rows == []
+
+
+def test_a_fit_runs_blas_and_openmp_on_one_thread_whatever_the_machine(monkeypatch, pair, reference):
+    """On a 16-core machine OpenBLAS's threads made a whole fit twice as slow (M4-28 sb:
+    14.7 s, 7.0 s on one thread): the fit runs on one, and gives the threads back."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import rlopt.milp.pipeline as pipeline
+
+    seen: list = []
+    real = pipeline._learn
+
+    def see(run, **kwargs):
+        seen.extend(info["num_threads"] for info in threadpoolctl.threadpool_info())
+        return real(run, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_learn", see)
+    with threadpoolctl.threadpool_limits(limits=4):  # what a 4-core machine's BLAS starts with
+        assert fit("wm", *pair).n_correct == reference
+        after = [info["num_threads"] for info in threadpoolctl.threadpool_info()]
+    assert seen and set(seen) == {1}
+    assert set(after) == {4}

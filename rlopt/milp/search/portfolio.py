@@ -49,7 +49,7 @@ from rlopt.milp.margins import PairMargins
 from rlopt.milp.search.greedy import greedy_add
 from rlopt.milp.search.line_search import line_search_ascent
 from rlopt.milp.search.surrogate import surrogate_ascent
-from rlopt.processes import one_blas_thread
+from rlopt.processes import one_native_thread
 
 __all__ = [
     "Incumbent",
@@ -362,7 +362,7 @@ def nca_matrix(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a ConvergenceWarning at max_iter is expected
-            with one_blas_thread():
+            with one_native_thread():
                 nca.fit(np.vstack([za, zb]), np.tile(np.arange(n_records), 2))
         components, finished = nca.components_, True
     except _OutOfTime:

@@ -29,7 +29,7 @@ from rlopt.data._standardise import categorical_columns
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins, QuadraticMargins, quadratic_matrix
 from rlopt.milp.solve import Projection
-from rlopt.processes import one_blas_thread
+from rlopt.processes import one_native_thread
 
 __all__ = ["surrogate_ascent", "competitors"]
 
@@ -78,7 +78,7 @@ def competitors(
     nearest = np.empty((n_records, count), dtype=int)
     distance = family.distance(theta, tuple(f"x{k}" for k in range(za.shape[1])))
     q = None if categorical_columns(za, zb).any() else quadratic_matrix(distance)
-    with one_blas_thread():
+    with one_native_thread():
         quadratic = None if q is None else QuadraticMargins(zb, q)
     step = max(1, int(2**22 // max(1, n_records)))
     for start in range(0, n_records, step):
@@ -86,7 +86,7 @@ def competitors(
             return None
         rows = np.arange(start, min(n_records, start + step))
         if quadratic is not None:
-            with one_blas_thread():
+            with one_native_thread():
                 g = quadratic.of(za[rows], rows)
         else:
             d = distance.pairwise(za[rows], zb)
