@@ -130,7 +130,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def main() -> None:
     """Entry point of the console script: bad input, whether the parser or the command
     finds it, ends with one line ``error: ...`` and exit code 2; a solver that failed,
-    or any other error rlopt raises on purpose, with one line and exit code 1."""
+    or any other error rlopt raises on purpose, with one line and exit code 1; Ctrl-C
+    with exit code 130."""
     warnings.showwarning = _show_warning
     try:
         code = app(standalone_mode=False, prog_name="rlopt")
@@ -147,6 +148,9 @@ def main() -> None:
     except (SolverError, RloptError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
+    except KeyboardInterrupt:  # Ctrl-C before a command had anything to keep (while loading)
+        print("interrupted: nothing was finished", file=sys.stderr)
+        sys.exit(130)
     except typer.Abort:  # an input stream that ended (EOFError), as click reports it
         print("error: aborted: an input or a worker's stream ended early", file=sys.stderr)
         sys.exit(1)

@@ -809,7 +809,9 @@ def _new_highs(iterations: int):
 def _highspy():
     try:
         import highspy
-    except ImportError as exc:  # pragma: no cover - depends on the installation
+    except ImportError as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # Ctrl-C during its initialisation
+            raise KeyboardInterrupt from None
         raise SolverUnavailableError(
             f"HiGHS cannot be loaded ({exc}); install it with `pip install highspy`"
         ) from None

@@ -287,3 +287,16 @@ def test_an_input_stream_that_ends_early_is_one_line_and_exit_1(capsys, monkeypa
     assert run_main(["link", str(tmp_path / "a.csv"), str(tmp_path / "b.csv")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: aborted"), err
+
+
+def test_a_ctrl_c_before_a_command_keeps_anything_exits_130(monkeypatch, capsys):
+    import rlopt.cli._app as cli_app
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_app, "app", interrupted)
+    with pytest.raises(SystemExit) as exit_:
+        cli_app.main()
+    assert exit_.value.code == 130
+    assert capsys.readouterr().err == "interrupted: nothing was finished\n"

@@ -2,6 +2,9 @@
 attributes, the plain MILP on three), its ceiling never falls below a count some
 parameter reaches, and switching it on leaves learning's optimum unchanged."""
 
+import os
+import signal
+import threading
 import time
 
 import pytest
@@ -102,6 +105,39 @@ def test_companion_reports_a_ceiling_and_closes():
         companion.close()
     assert companion.result is not None and companion.result.proven
     assert companion.upper == _optimum("wm", original, masked)
+
+
+_CTRL_C_IN_FORK: list = []  # armed: the next fork's parent side sends itself a Ctrl-C
+
+
+def _ctrl_c_in_fork() -> None:
+    if _CTRL_C_IN_FORK:
+        _CTRL_C_IN_FORK.clear()
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_a_ctrl_c_during_the_companions_fork_is_raised_not_lost():
+    """Python drops a KeyboardInterrupt raised in an at-fork handler: a Ctrl-C landing in
+    the fork of the search beside the solve was lost and the run went on (a CLI test saw
+    it under load: the run still going 10 s after Ctrl-C)."""
+    if not hasattr(os, "register_at_fork") or threading.current_thread() is not threading.main_thread():
+        pytest.skip("needs fork and the main thread")
+    if not getattr(_ctrl_c_in_fork, "registered", False):
+        os.register_at_fork(after_in_parent=_ctrl_c_in_fork)
+        _ctrl_c_in_fork.registered = True  # type: ignore[attr-defined]
+    original, masked = noisy_file(4, 20, 3)
+    za, zb = standardise(masked.to_numpy()), standardise(original.to_numpy())
+    companion = None
+    _CTRL_C_IN_FORK.append(True)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            companion = Companion(
+                za, zb, get_family("wm"), margin=MARGIN, tol=TOL, deadline=time.perf_counter() + 5
+            )
+    finally:
+        _CTRL_C_IN_FORK.clear()
+        if companion is not None:
+            companion.close()
 
 
 @pytest.mark.parametrize("name", ["wm", "owa"])

@@ -43,7 +43,7 @@ import numpy as np
 
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins
-from rlopt.processes import die_with_parent
+from rlopt.processes import die_with_parent, interrupts_held
 
 __all__ = ["MAX_DIMENSIONS", "Companion", "RegionSearch", "branch_and_bound", "can_fork", "supports"]
 
@@ -308,7 +308,8 @@ def _parallel(
                 send,
             ),
         )
-        process.start()
+        with interrupts_held():  # a Ctrl-C during the fork is raised after it, not lost
+            process.start()
         channels.append(receive)
         processes.append(process)
     heap.clear()
@@ -444,7 +445,12 @@ class Companion:
             daemon=True,
             args=(za, zb, family, margin, tol, deadline, self._offered, os.getpid(), send),
         )
-        self._process.start()
+        try:
+            with interrupts_held():  # a Ctrl-C during the fork is raised after it, not lost
+                self._process.start()
+        except KeyboardInterrupt:
+            self._process.terminate()
+            raise
         send.close()
         self.upper: int | None = None
         self.result: RegionSearch | None = None
