@@ -27,6 +27,7 @@ from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
+from rlopt.milp.blocks import BlockOptions
 from rlopt.milp.pipeline import LearnResult, learn, verify
 from rlopt.milp.search.portfolio import describe_lower, recount
 from rlopt.status import Status
@@ -75,6 +76,11 @@ class LearnedDistanceLinkage(BaseEstimator):
         Re-prove a claimed optimum with the plain model (:func:`verify`, the same time
         limit): ``result_.verification`` says whether it agrees; a contradiction raises
         :class:`~rlopt.exceptions.SolverError`.
+    blocks : BlockOptions, dict or None, default=None
+        Block ceilings proven beside the fit (:mod:`rlopt.milp.blocks`): the records in
+        random blocks whose MILPs, solved in worker processes (``{"jobs": 2}``) or on a
+        Dask cluster (``{"scheduler": ADDRESS}``), bound the count by their sum;
+        ``result_.blocks`` is the certificate. ``None``: none.
 
     Attributes
     ----------
@@ -124,6 +130,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         reductions: str | dict | Reductions = "all",
         on_mismatch: str = "raise",
         verify: bool = False,
+        blocks: BlockOptions | dict | None = None,
     ):
         self.family = family
         self.margin = margin
@@ -138,6 +145,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         self.reductions = reductions
         self.on_mismatch = on_mismatch
         self.verify = verify
+        self.blocks = blocks
 
     def _family(self) -> LearnedFamily:
         return get_learned_family(self.family, **(self.family_options or {}))
@@ -202,6 +210,7 @@ class LearnedDistanceLinkage(BaseEstimator):
             export=export,
             known=known,
             progress=progress,
+            blocks=BlockOptions.coerce(self.blocks),
         )
         if self.verify and self.result_.status == Status.OPTIMAL:
             self.result_.verification = verify(data, family, self.result_, options=options)

@@ -16,7 +16,15 @@ import sys
 import threading
 import time
 
-__all__ = ["die_with_parent", "dask_client", "interrupts_held", "one_native_thread", "CONNECT_TIMEOUT"]
+__all__ = [
+    "die_with_parent",
+    "dask_client",
+    "interrupts_held",
+    "local_pool",
+    "one_native_thread",
+    "stop_pool",
+    "CONNECT_TIMEOUT",
+]
 
 CONNECT_TIMEOUT = "10s"
 """How long to wait for a Dask scheduler before ``cannot reach the Dask scheduler``;
@@ -58,6 +66,34 @@ def die_with_parent(parent: int) -> None:
         threading.Thread(target=watch, daemon=True).start()
     if os.getppid() != parent:  # the parent died before the above
         os._exit(1)
+
+
+def local_pool(jobs: int):
+    """``jobs`` spawned worker processes (a ``ProcessPoolExecutor``) that leave Ctrl-C to
+    their parent (it ends them) and die with it, even a killed one."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),)
+    )
+
+
+def _worker_init(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
+
+
+def stop_pool(pool) -> None:
+    """Cancel the tasks of a :func:`local_pool` not started and end its workers now
+    (the tasks in flight are lost)."""
+    # Python >= 3.14 has pool.terminate_workers(); before, the pool's own process map
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+    for process in workers:
+        process.join(5)
 
 
 @contextlib.contextmanager

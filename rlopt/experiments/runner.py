@@ -19,17 +19,15 @@ import json
 import os
 import platform
 import shutil
-import signal
 import socket
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from multiprocessing import get_context
 from pathlib import Path
 
 import pandas as pd
@@ -37,7 +35,7 @@ import pandas as pd
 from rlopt.exceptions import InputError, Interrupted
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
 from rlopt.families import BASELINES
-from rlopt.processes import dask_client, die_with_parent
+from rlopt.processes import dask_client, local_pool, stop_pool
 from rlopt.status import Status
 from rlopt.validation import JOBS, validate_params
 
@@ -191,24 +189,6 @@ class GridRun:
         return pd.DataFrame(self.rows, columns=self.columns)
 
 
-def _worker_init(parent: int) -> None:
-    """Initializer of a local worker process: Ctrl-C is the parent's to handle (it
-    ends the workers), and the worker dies with its parent, even a killed one."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(parent)
-
-
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel the cells not started and end the workers now (their cells are lost)."""
-    # Python >= 3.14 has pool.terminate_workers(); before, the pool's own process map
-    workers = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in workers:
-        process.terminate()
-    for process in workers:
-        process.join(5)
-
-
 def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
     """``submit(cells) -> iterator of (cell, row or exception)`` and ``close(abort)``;
     each cell is computed by ``work(cell)`` (a module-level function, so that it
@@ -239,9 +219,7 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
                     yield c, exc
 
         return submit_here, lambda abort: None
-    pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),)
-    )
+    pool = local_pool(jobs)
 
     def submit_pool(cells):
         futures = {pool.submit(work, c): c for c in cells}
@@ -251,7 +229,7 @@ def _executor(jobs: int, scheduler: str | None, work: Callable = run_cell):
             except Exception as exc:
                 yield futures[future], exc
 
-    return submit_pool, lambda abort: _stop_pool(pool) if abort else pool.shutdown(cancel_futures=True)
+    return submit_pool, lambda abort: stop_pool(pool) if abort else pool.shutdown(cancel_futures=True)
 
 
 LOCK, OWNER = ".rlopt.lock", ".rlopt.owner"

@@ -57,6 +57,7 @@ from rlopt.milp.acceleration import (
     screen_records,
     start_from,
 )
+from rlopt.milp.blocks import BLOCK_CEILINGS, BlockCeiling, BlockOptions, BlockSearch
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import ModelInfo, largest_big_c
 from rlopt.milp.search.portfolio import (
@@ -90,6 +91,10 @@ whatever the steps before them took, so the model and the MILP keep the rest."""
 MIN_SOLVE_SHARE = 0.02
 """The MILP's time when the steps before it used the whole limit: this share of it (a
 glimpse, given whenever loading the model takes less)."""
+
+BLOCK_GRACE_SECONDS = 2.0
+"""After the MILP's end, how long the run waits for blocks still finishing (their HiGHS
+runs end at the same time, then recount their parameter)."""
 
 CONCLUDE_SHARE = 0.05
 """Share of the limit kept after the MILP for the recount of its parameter and the result,
@@ -170,6 +175,7 @@ class LearnResult:
     lower_source: str | None = None
     history: list[dict] = field(default_factory=list)
     verification: dict | None = None
+    blocks: dict | None = None  # the block ceilings' certificate (BlockCeiling.to_dict())
 
     @property
     def n_at_risk(self) -> int | None:
@@ -206,6 +212,7 @@ class LearnResult:
             "lower_source": self.lower_source,
             "history": self.history,
             "verification": self.verification,
+            "blocks": self.blocks,
         }
 
 
@@ -223,6 +230,7 @@ def learn(
     candidates: np.ndarray | None = None,
     known: Sequence[tuple[str, Distance]] = (),
     progress: Callable[[dict], None] | None = None,
+    blocks: BlockOptions | None = None,
 ) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`).
 
@@ -246,6 +254,10 @@ def learn(
 
     ``progress(event)`` is called whenever the run's interval narrows (see
     :class:`rlopt.milp.certificate.Certificate`); the events are the result's ``history``.
+
+    ``blocks``: block ceilings (:mod:`rlopt.milp.blocks`) proven beside the run, in worker
+    processes or on a Dask cluster; the result's ``bound`` is at most their sum, and
+    ``blocks`` its certificate. Not with ``candidates``.
     """
     # BLAS and OpenMP on one thread for the whole fit, whatever the machine (its products
     # are small: many threads only slow them down); the parameter-space search, forked,
@@ -262,10 +274,14 @@ def learn(
         run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
         run.reduce_budget = None if options.time_limit is None else REDUCE_SHARE * options.time_limit
         try:
+            if blocks is not None and candidates is None:
+                run.blocks = BlockSearch(data, family, margin, options, blocks, deadline=_block_deadline(run))
             return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
         finally:
             if companion is not None:
                 companion.close()
+            if run.blocks is not None:
+                run.blocks.close()
 
 
 def verify(
@@ -363,6 +379,8 @@ class _Run:
     reduced: list[_Reduced] = field(default_factory=list)
     reduce_budget: float | None = None  # the seconds all of them may take
     largest_tol: float = 0.0  # the loosest tolerance a count of the run was made at
+    blocks: BlockSearch | None = None  # the block ceilings proven beside the run
+    final: bool = True  # the run's last pass (not a quick pass that a full pass may follow)
 
     @property
     def n_records(self) -> int:
@@ -476,6 +494,7 @@ def _learn(
             run,
             options=dataclasses.replace(run.options, time_limit=quick),
             reductions=run.reductions.without_searches(),
+            final=False,
         )
         result, distance = _pass(quick_run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
         quick_seconds = result.seconds["total"]
@@ -544,7 +563,9 @@ def _pass(
             "count is reported from a failed solve"
         )
     starts = sorted(starts + run.kept, key=lambda item: -item.count)
+    ceiling = None if solved.status == Status.OPTIMAL else _block_ceiling(run, starts)
     result, distance = _conclude(run, solved, starts, reduced, built, on_mismatch)
+    result.blocks = None if ceiling is None else ceiling.to_dict()
     result.seconds = {
         "reduce": reduced.seconds,
         "build": built.seconds,
@@ -555,6 +576,27 @@ def _pass(
     if solved.interrupted:  # Ctrl-C during the solve: the interval so far, then stop
         raise Interrupted(f"{run.family.name}: interrupted", partial=result)
     return result, distance
+
+
+def _block_deadline(run: _Run) -> float:
+    """When the blocks must be done, on the wall clock (shared with worker processes and
+    Dask workers): when the run's MILP ends (``inf`` without a time limit)."""
+    limit = run.options.time_limit
+    return math.inf if limit is None else time.time() + (1 - CONCLUDE_SHARE) * limit
+
+
+def _block_ceiling(run: _Run, verified: list[Incumbent]) -> BlockCeiling | None:
+    """In the run's last pass, when its MILP did not prove the optimum: the blocks' ceiling
+    once those in flight are done (until the MILP's end), checked against every verified
+    parameter, into the certificate."""
+    if run.blocks is None or not run.final:
+        return None
+    limit = run.options.time_limit
+    left = math.inf if limit is None else run.t0 + (1 - CONCLUDE_SHARE) * limit - time.perf_counter()
+    run.blocks.wait(until=time.time() + max(0.0, left) + BLOCK_GRACE_SECONDS)
+    ceiling = run.blocks.ceiling([item.correct for item in verified])
+    run.certificate.bounded(ceiling.total, BLOCK_CEILINGS)
+    return ceiling
 
 
 def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]:

@@ -1,0 +1,281 @@
+"""Block ceilings: an upper bound on a family's re-identifications, proven block by block.
+
+Split the records into blocks ``S_1 .. S_m``. A block's best count
+``r(S) = max_p #{i in S re-identified by p}`` (its records still compete against every
+original) is a MILP with only ``|S|`` binaries, and no parameter re-identifies more than
+``sum_b r(S_b)`` records: a ceiling for the whole file whose blocks are independent, so
+they are solved beside the run in worker processes (``jobs``) or on a Dask cluster
+(``scheduler``).
+
+Valid by construction:
+
+- ``r(S)`` is the block MILP's proven bound (its dual bound, through the same certificate
+  as every run), never its incumbent; a block not solved in time counts ``|S|``;
+- every ``r(S)`` is compared with the records of ``S`` that each verified parameter of
+  the run re-identifies; a block below one of them is *contradicted* and counts ``|S|``
+  (a contradicted bound is never reported).
+
+Names: :class:`BlockOptions` (what the user chooses), :func:`partition`,
+:class:`BlockBound` and :class:`BlockCeiling` (the certificate in the result),
+:class:`BlockSearch` (the blocks of one run, solved beside it).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+
+from rlopt.exceptions import InputError
+from rlopt.validation import JOBS, SEED, Interval, check_params
+
+__all__ = ["BLOCK_CEILINGS", "BlockBound", "BlockCeiling", "BlockOptions", "BlockSearch", "partition"]
+
+BLOCK_CEILINGS = "block ceilings"
+"""The source the certificate names for a ceiling of the blocks."""
+
+MIN_BLOCK_SECONDS = 1.0
+"""A block given less than this is not started (it counts ``|S|``)."""
+
+
+@dataclass(frozen=True)
+class BlockOptions:
+    """How a run proves block ceilings beside its solve.
+
+    Parameters
+    ----------
+    size : int, default=30
+        The most records per block (the blocks are as equal as can be).
+    jobs : int, default=1
+        Worker processes that solve the blocks, beside the run's own process; never
+        derived from the machine's core count.
+    scheduler : str, default=None
+        A Dask scheduler's address: the blocks are solved there instead (``jobs`` unused).
+        Its workers should run one thread each (``dask worker --nthreads 1``): Pyomo
+        captures a solve's output through the process's file descriptors.
+    seed : int, default=0
+        Seed of the random partition.
+    block_seconds : float, default=60
+        The most one block's MILP may take (a block stopped by it counts its proven bound).
+    """
+
+    size: int = 30
+    jobs: int = 1
+    scheduler: str | None = None
+    seed: int = 0
+    block_seconds: float = 60.0
+
+    _parameter_constraints: ClassVar[dict] = {
+        "size": [Interval(Integral, 2)],
+        "jobs": [JOBS],
+        "seed": [SEED],
+        "block_seconds": [Interval(Real, 0, closed="neither", note="seconds")],
+    }
+
+    def __post_init__(self):
+        check_params(vars(self), self._parameter_constraints)
+        if self.scheduler is not None and not isinstance(self.scheduler, str):
+            raise InputError(f"scheduler={self.scheduler!r}; expected a Dask scheduler's address or None")
+
+    @classmethod
+    def coerce(cls, value) -> BlockOptions | None:
+        """``None``, a :class:`BlockOptions`, or a dict of its fields."""
+        if value is None or isinstance(value, cls):
+            return value
+        if not isinstance(value, dict):
+            raise InputError(f"blocks={value!r}; expected a BlockOptions, a dict of its fields or None")
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise InputError(f"blocks has unknown option(s) {unknown}; expected some of {names}")
+        return cls(**value)
+
+
+def partition(n_records: int, size: int, seed: int) -> list[np.ndarray]:
+    """The records in random blocks of at most ``size``, as equal as can be (103 records
+    in blocks of 10: 11 blocks of 9 or 10), each block's indices sorted."""
+    order = np.random.default_rng(seed).permutation(n_records)
+    parts = np.array_split(order, max(1, -(-n_records // size)))
+    return [np.sort(part) for part in parts]
+
+
+@dataclass
+class BlockBound:
+    """One block's share of the ceiling: ``bound`` is what the ceiling counts (the block
+    MILP's proven bound, or ``len(records)`` where there is none or it was contradicted)."""
+
+    records: np.ndarray
+    bound: int
+    status: str  # optimal, time_limit, not_started, contradicted
+    solver_bound: int | None = None
+    verified: int | None = None  # the block's own best verified count
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "records": self.records.tolist(),
+            "bound": self.bound,
+            "status": self.status,
+            "solver_bound": self.solver_bound,
+            "verified": self.verified,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class BlockCeiling:
+    """The ceiling ``sum r(S)`` with its certificate: the partition and each block's bound."""
+
+    size: int
+    seed: int
+    blocks: list[BlockBound] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(block.bound for block in self.blocks)
+
+    @property
+    def complete(self) -> bool:
+        """Every block has its proven bound (none unsolved or contradicted)."""
+        return all(block.status in ("optimal", "time_limit") for block in self.blocks)
+
+    def to_dict(self) -> dict:
+        return {
+            "ceiling": self.total,
+            "size": self.size,
+            "seed": self.seed,
+            "n_blocks": len(self.blocks),
+            "blocks": [block.to_dict() for block in self.blocks],
+        }
+
+
+def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.ndarray] = ()) -> BlockBound:
+    """What the ceiling counts for a block: its MILP's proven bound (``found``, from
+    :func:`solve_block`; ``None``: not finished), or ``len(records)`` where there is none
+    or a verified parameter re-identifies more of its records than the bound allows."""
+    if found is None or found["bound"] is None:
+        status = "not_started" if found is None else str(found["status"])
+        return BlockBound(records, len(records), status)
+    solver_bound = int(found["bound"])
+    least = max((int(correct[records].sum()) for correct in verified), default=0)
+    contradicted = solver_bound < least
+    return BlockBound(
+        records,
+        len(records) if contradicted else min(len(records), solver_bound),
+        "contradicted" if contradicted else str(found["status"]),
+        solver_bound=solver_bound,
+        verified=found["verified"],
+        seconds=found["seconds"],
+    )
+
+
+def solve_block(data, family, margin: float, records: np.ndarray, deadline: float, options) -> dict:
+    """One block's MILP (in a worker): its records against every original, the others
+    fixed as not re-identified; ``deadline`` on the wall clock (``time.time()``), shared
+    by processes and machines."""
+    from rlopt.milp.acceleration import Reductions
+    from rlopt.milp.pipeline import learn
+    from rlopt.milp.solve import SolverOptions
+
+    started = time.time()
+    limit = min(options.block_seconds, deadline - started)
+    if limit < MIN_BLOCK_SECONDS:
+        return {"status": "not_started", "bound": None, "verified": None, "seconds": 0.0}
+    n_records = data.original.shape[0]
+    candidates = np.zeros((n_records, n_records), dtype=bool)
+    candidates[records, :] = True
+    searches_off = Reductions(
+        nca_start=False, surrogate=False, line_search=False, greedy_add=False, quick_solve=False
+    )
+    result, _ = learn(
+        data,
+        family,
+        margin=margin,
+        options=SolverOptions(time_limit=limit, feasibility_tol=options.feasibility_tol),
+        candidates=candidates,
+        reductions=searches_off,
+    )
+    return {
+        "status": str(result.status),
+        "bound": result.bound,
+        "verified": result.n_correct_verified,
+        "seconds": time.time() - started,
+    }
+
+
+class BlockSearch:
+    """The blocks of one run, submitted at once to worker processes (or a Dask cluster)
+    and collected as they finish; :meth:`ceiling` is the ceiling so far (blocks not yet
+    finished count ``|S|``), checked against the run's verified parameters."""
+
+    def __init__(self, data, family, margin: float, solver_options, options: BlockOptions, deadline: float):
+        self.options = options
+        n_records = data.original.shape[0]
+        self.records = partition(n_records, options.size, options.seed)
+        self._results: dict[int, dict] = {}
+        self._client = None
+        if options.scheduler is not None:
+            from rlopt.processes import dask_client
+
+            self._client = dask_client(options.scheduler)
+            self._executor = self._client.get_executor()
+        else:
+            from rlopt.processes import local_pool
+
+            self._executor = local_pool(options.jobs)
+        block_solver = _BlockSolver(options.block_seconds, solver_options.feasibility_tol)
+        self._futures = {
+            self._executor.submit(solve_block, data, family, margin, records, deadline, block_solver): b
+            for b, records in enumerate(self.records)
+        }
+
+    def _collect(self) -> None:
+        for future in [f for f, b in self._futures.items() if f.done() and b not in self._results]:
+            b = self._futures[future]
+            try:
+                self._results[b] = future.result()
+            except concurrent.futures.CancelledError:
+                self._results[b] = {"status": "not_started", "bound": None, "verified": None, "seconds": 0.0}
+
+    def wait(self, until: float) -> None:
+        """Wait for the blocks in flight until ``until`` (``time.time()``)."""
+        pending = [f for f, b in self._futures.items() if b not in self._results]
+        if pending:
+            timeout = None if math.isinf(until) else max(0.0, until - time.time())
+            concurrent.futures.wait(pending, timeout=timeout)
+        self._collect()
+
+    def ceiling(self, verified: Sequence[np.ndarray] = ()) -> BlockCeiling:
+        """The ceiling so far; ``verified``: the records each verified parameter of the run
+        re-identifies (a block below one of them is contradicted and counts ``|S|``)."""
+        self._collect()
+        blocks = [
+            block_bound(records, self._results.get(b), verified) for b, records in enumerate(self.records)
+        ]
+        return BlockCeiling(self.options.size, self.options.seed, blocks)
+
+    def close(self) -> None:
+        """Cancel the blocks not started and end the workers now."""
+        from rlopt.processes import stop_pool
+
+        if self._client is not None:
+            for future in self._futures:
+                future.cancel()
+            self._client.close()
+        else:
+            stop_pool(self._executor)
+
+
+@dataclass(frozen=True)
+class _BlockSolver:
+    """What a block's MILP needs of the run's options (picklable, small)."""
+
+    block_seconds: float
+    feasibility_tol: float

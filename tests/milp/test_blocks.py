@@ -1,0 +1,102 @@
+"""Block ceilings, valid by construction: on many small random files the sum of the
+blocks' bounds is at least the plain model's proven optimum, and each block's bound at
+least the optimal parameter's count inside it; a block below a verified count is
+contradicted and counts all its records; a run's bound is at most the blocks' sum, with
+their certificate in its JSON, whether the blocks ran in local workers or on Dask."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rlopt.data import validate_pair
+from rlopt.exceptions import InputError
+from rlopt.families import get_family
+from rlopt.milp.blocks import BlockOptions, _BlockSolver, block_bound, partition, solve_block
+from tests._helpers import MARGIN, fit, noisy_file
+
+SOLVER = _BlockSolver(block_seconds=60.0, feasibility_tol=1e-9)
+
+
+def test_a_partition_holds_every_record_once_in_blocks_of_at_most_the_size():
+    blocks = partition(103, 10, seed=4)
+    assert sorted(np.concatenate(blocks).tolist()) == list(range(103))
+    assert len(blocks) == 11 and {len(b) for b in blocks} == {9, 10}  # at most 10, as equal as can be
+    assert all(np.array_equal(a, b) for a, b in zip(blocks, partition(103, 10, seed=4), strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(blocks, partition(103, 10, seed=5), strict=True))
+    assert [len(b) for b in partition(5, 30, seed=0)] == [5]
+
+
+@pytest.mark.parametrize("name", ["wm", "ci", "sb"])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_blocks_sum_is_a_ceiling_of_the_proven_optimum(name, seed):
+    original, masked = noisy_file(40 + seed, 24, 3, scale=(0.6, 0.9, 1.2))
+    plain = fit(name, original, masked)
+    assert plain.status == "optimal"
+    data, family = validate_pair(original, masked), get_family(name)
+    total = 0
+    for records in partition(24, 6, seed=seed):
+        found = solve_block(data, family, MARGIN, records, math.inf, SOLVER)
+        assert found["status"] == "optimal" and found["verified"] == found["bound"]
+        assert found["bound"] >= int(plain.correct[records].sum())  # the optimum's records in the block
+        total += found["bound"]
+    assert plain.n_correct_verified <= total <= 24
+
+
+def test_a_block_below_a_verified_count_is_contradicted_and_counts_all_its_records():
+    records = np.array([0, 2, 5])
+    correct = np.zeros(8, dtype=bool)
+    correct[[0, 2]] = True
+    found = {"status": "optimal", "bound": 1, "verified": 1, "seconds": 0.1}
+    block = block_bound(records, found, [correct])
+    assert (block.status, block.bound, block.solver_bound) == ("contradicted", 3, 1)
+    assert block_bound(records, {**found, "bound": 2}, [correct]).bound == 2
+    assert block_bound(records, None).status == "not_started" and block_bound(records, None).bound == 3
+    stopped = {"status": "not_started", "bound": None, "verified": None, "seconds": 0.0}
+    assert block_bound(records, stopped).bound == 3
+
+
+def test_block_options_are_checked():
+    with pytest.raises(InputError, match="size=1; expected an integer >= 2"):
+        BlockOptions(size=1)
+    with pytest.raises(InputError, match="jobs=0"):
+        BlockOptions(jobs=0)
+    with pytest.raises(InputError, match=r"unknown option\(s\) \['workers'\]"):
+        BlockOptions.coerce({"workers": 2})
+    assert BlockOptions.coerce({"size": 12}).size == 12
+
+
+def _hard_file():
+    """sb on 60 records: the plain model stops at [20, 49] after 60 s; blocks of 10 prove 38."""
+    return noisy_file(3, 60, 4, scale=(0.8, 1.0, 1.2, 1.5))
+
+
+def _checked_run(result):
+    blocks = result.blocks
+    assert blocks is not None and blocks["n_blocks"] == 6 and blocks["size"] == 10
+    assert sorted(r for block in blocks["blocks"] for r in block["records"]) == list(range(60))
+    assert blocks["ceiling"] == sum(block["bound"] for block in blocks["blocks"])
+    assert result.n_correct_verified <= result.bound <= blocks["ceiling"] < 60
+    assert result.to_dict()["blocks"] == blocks
+    for block in blocks["blocks"]:  # the verified parameter's records in each block
+        assert int(result.correct[block["records"]].sum()) <= block["bound"]
+    return blocks["ceiling"]
+
+
+RUN = dict(time_limit=8, reductions={"quick_solve": False, "parameter_bb": False})
+
+
+def test_a_run_is_bounded_by_its_blocks_solved_in_local_workers():
+    result = fit("sb", *_hard_file(), blocks={"size": 10, "jobs": 2}, **RUN)
+    assert _checked_run(result) <= 45  # 38 when every block is proven
+
+
+def test_the_same_blocks_on_a_dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    # one thread per worker process: Pyomo captures a solve's output through the process's
+    # file descriptors, so two solves in one process's threads would collide
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        result = fit("sb", *_hard_file(), blocks={"size": 10, "scheduler": cluster.scheduler_address}, **RUN)
+    assert _checked_run(result) <= 45
