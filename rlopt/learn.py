@@ -187,6 +187,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         """The family, reductions and solver options, each checked."""
         family = self._family()
         check_params(self.get_params(deep=False), self._parameter_constraints)
+        BlockOptions.coerce(self.blocks)  # checked before the files are read
         options = SolverOptions(
             time_limit=self.time_limit,
             rel_gap=self.rel_gap,

@@ -82,6 +82,14 @@ def local_pool(jobs: int):
 def _worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent)
+    if sys.platform != "win32":
+        # A spawned worker's default start method is spawn, under which every lock it
+        # makes (Pyomo makes one on import) is a named semaphore the parent's resource
+        # tracker must be told of its end: a worker ended mid-task left "leaked semaphore"
+        # warnings. Under fork (never used to start a process here) locks are unnamed.
+        import multiprocessing
+
+        multiprocessing.set_start_method("fork", force=True)
 
 
 def stop_pool(pool) -> None:
@@ -94,6 +102,7 @@ def stop_pool(pool) -> None:
         process.terminate()
     for process in workers:
         process.join(5)
+    pool.shutdown(wait=True)  # its manager thread sees the workers gone and frees its queues
 
 
 @contextlib.contextmanager

@@ -114,6 +114,27 @@ def learn(
             rich_help_panel=FAMILIES,
         ),
     ] = False,
+    blocks: Annotated[
+        int | None,
+        typer.Option(
+            "--blocks",
+            metavar="SIZE",
+            help="prove a ceiling from random blocks of SIZE records beside the solve (e.g. 30)",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(metavar="N", help="--blocks: worker processes for the blocks", rich_help_panel=FAMILIES),
+    ] = 1,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDRESS",
+            help="--blocks: solve them on this Dask scheduler (workers of one thread)",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = None,
     columns: Columns = None,
     id_column: IdColumn = None,
     drop_nonfinite: DropNonfinite = False,
@@ -142,6 +163,7 @@ def learn(
     """Learn the distance of FAMILY that re-identifies the most records (a MILP solved
     by HiGHS): the proven optimum, or an interval when the time limit stops it."""
     from rlopt.data import load_table
+    from rlopt.exceptions import InputError
     from rlopt.learn import LearnedDistanceLinkage
 
     check_outputs(params_out=params_out, export=export, json=json_out)
@@ -150,6 +172,9 @@ def learn(
     if published_relaxation:
         options["published_relaxation"] = True
     naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
+    if blocks is None and (jobs != 1 or scheduler is not None):
+        raise InputError("--jobs and --scheduler are for --blocks; add --blocks SIZE (e.g. 30)")
+    block_options = None if blocks is None else {"size": blocks, "jobs": jobs, "scheduler": scheduler}
     learner = LearnedDistanceLinkage(
         family,
         margin=margin,
@@ -159,6 +184,7 @@ def learn(
         log=log,
         family_options=options or None,
         verify=verify,
+        blocks=block_options,
         **naive_options,
     )
     try:
@@ -207,6 +233,13 @@ def learned_line(result) -> str:
     at_risk = "" if result.n_at_risk is None else f"; {result.n_at_risk} records at risk under some parameter"
     if describe_lower(result.lower_source):
         at_risk += f"; {describe_lower(result.lower_source)}"
+    if result.blocks is not None:
+        b = result.blocks
+        optimal = sum(block["status"] == Status.OPTIMAL for block in b["blocks"])
+        at_risk += (
+            f"; block ceiling {b['ceiling']} ({optimal} of {b['n_blocks']} blocks of at most "
+            f"{b['size']} records proven optimal)"
+        )
     return (
         f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
         f"strict count {result.n_correct_strict}{at_risk}; search {result.seconds['search']:.1f}s, "

@@ -12,7 +12,10 @@ The pipeline of one family on one pair of files, and the modules it calls in ord
 - :mod:`~rlopt.milp.formulation`: the pure Pyomo builder (data and a family in, a model out);
 - :mod:`~rlopt.milp.solve`: the one module that calls HiGHS (MILP through Pyomo, LPs
   and QPs directly), its thread scheduler, deadlines, Ctrl-C and the guards on its word;
-- :mod:`~rlopt.milp.certificate`: the interval of a run over time.
+- :mod:`~rlopt.milp.certificate`: the interval of a run over time;
+- :mod:`~rlopt.milp.blocks`: block ceilings, the records in blocks whose small MILPs
+  (each a ``learn`` restricted to its records) are proven beside the run, in worker
+  processes or on a Dask cluster.
 
 The estimator users call is :class:`rlopt.learn.LearnedDistanceLinkage`.
 """

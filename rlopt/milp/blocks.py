@@ -113,7 +113,7 @@ class BlockBound:
 
     records: np.ndarray
     bound: int
-    status: str  # optimal, time_limit, not_started, contradicted
+    status: str  # optimal, time_limit, not_started, contradicted, failed: ...
     solver_bound: int | None = None
     verified: int | None = None  # the block's own best verified count
     seconds: float = 0.0
@@ -143,8 +143,8 @@ class BlockCeiling:
 
     @property
     def complete(self) -> bool:
-        """Every block has its proven bound (none unsolved or contradicted)."""
-        return all(block.status in ("optimal", "time_limit") for block in self.blocks)
+        """Every block counts its MILP's proven bound (none unsolved, failed or contradicted)."""
+        return all(block.solver_bound is not None and block.status != "contradicted" for block in self.blocks)
 
     def to_dict(self) -> dict:
         return {
@@ -152,6 +152,7 @@ class BlockCeiling:
             "size": self.size,
             "seed": self.seed,
             "n_blocks": len(self.blocks),
+            "complete": self.complete,
             "blocks": [block.to_dict() for block in self.blocks],
         }
 
@@ -243,6 +244,9 @@ class BlockSearch:
                 self._results[b] = future.result()
             except concurrent.futures.CancelledError:
                 self._results[b] = {"status": "not_started", "bound": None, "verified": None, "seconds": 0.0}
+            except Exception as exc:  # the block's own failure: it counts |S|, and says why
+                failed = f"failed: {type(exc).__name__}: {exc}"
+                self._results[b] = {"status": failed, "bound": None, "verified": None, "seconds": 0.0}
 
     def wait(self, until: float) -> None:
         """Wait for the blocks in flight until ``until`` (``time.time()``)."""

@@ -220,6 +220,8 @@ def test_method_choices_are_checked_by_the_parser(args, offered):
             "unknown column(s) ['NOPE']",
         ),
         (["data", "census", "--out", "missing/c.csv"], "the folder 'missing' does not exist"),
+        (["learn", "in.csv", "in.csv", "--jobs", "2"], "--jobs and --scheduler are for --blocks"),
+        (["learn", "in.csv", "in.csv", "--blocks", "1"], "size=1; expected an integer >= 2"),
     ],
 )
 def test_more_bad_input_ends_in_one_error_line(tmp_path, monkeypatch, capsys, args, message):
@@ -300,3 +302,30 @@ def test_a_ctrl_c_before_a_command_keeps_anything_exits_130(monkeypatch, capsys)
         cli_app.main()
     assert exit_.value.code == 130
     assert capsys.readouterr().err == "interrupted: nothing was finished\n"
+
+
+def test_learn_with_blocks_writes_their_certificate(tmp_path, monkeypatch, capsys):
+    from tests._helpers import noisy_file, run_main
+
+    monkeypatch.chdir(tmp_path)
+    original, masked = noisy_file(3, 60, 4, scale=(0.8, 1.0, 1.2, 1.5))  # sb: not proven in 8 s
+    original.to_csv("a.csv", index=False)
+    masked.to_csv("b.csv", index=False)
+    args = [
+        "learn",
+        "a.csv",
+        "b.csv",
+        "--family",
+        "sb",
+        "--time-limit",
+        "8",
+        "--blocks",
+        "10",
+        "--json",
+        "r.json",
+    ]
+    assert run_main(args) == 0
+    figures = json.loads((tmp_path / "r.json").read_text())
+    blocks = figures["blocks"]
+    assert blocks["n_blocks"] == 6 and figures["bound"] <= blocks["ceiling"]
+    assert f"block ceiling {blocks['ceiling']} (" in capsys.readouterr().out

@@ -54,6 +54,10 @@ def test_a_block_below_a_verified_count_is_contradicted_and_counts_all_its_recor
     assert block_bound(records, None).status == "not_started" and block_bound(records, None).bound == 3
     stopped = {"status": "not_started", "bound": None, "verified": None, "seconds": 0.0}
     assert block_bound(records, stopped).bound == 3
+    failed = {**stopped, "status": "failed: SolverError: HiGHS ended with status 'error'"}
+    assert (
+        block_bound(records, failed).status.startswith("failed") and block_bound(records, failed).bound == 3
+    )
 
 
 def test_block_options_are_checked():
@@ -76,6 +80,9 @@ def _checked_run(result):
     assert blocks is not None and blocks["n_blocks"] == 6 and blocks["size"] == 10
     assert sorted(r for block in blocks["blocks"] for r in block["records"]) == list(range(60))
     assert blocks["ceiling"] == sum(block["bound"] for block in blocks["blocks"])
+    assert blocks["complete"] == all(
+        block["status"] in ("optimal", "time_limit") for block in blocks["blocks"]
+    )
     assert result.n_correct_verified <= result.bound <= blocks["ceiling"] < 60
     assert result.to_dict()["blocks"] == blocks
     for block in blocks["blocks"]:  # the verified parameter's records in each block
