@@ -563,7 +563,9 @@ def _pass(
             "count is reported from a failed solve"
         )
     starts = sorted(starts + run.kept, key=lambda item: -item.count)
-    ceiling = None if solved.status == Status.OPTIMAL else _block_ceiling(run, starts)
+    ceiling, interrupted = None, solved.interrupted
+    if solved.status != Status.OPTIMAL:
+        ceiling, interrupted = _block_ceiling(run, starts, wait=not interrupted)
     result, distance = _conclude(run, solved, starts, reduced, built, on_mismatch)
     result.blocks = None if ceiling is None else ceiling.to_dict()
     result.seconds = {
@@ -573,7 +575,7 @@ def _pass(
         "solve": solved.seconds,
         "total": time.perf_counter() - run.t0,
     }
-    if solved.interrupted:  # Ctrl-C during the solve: the interval so far, then stop
+    if interrupted:  # Ctrl-C during the solve (or the wait for the blocks): the interval so far, then stop
         raise Interrupted(f"{run.family.name}: interrupted", partial=result)
     return result, distance
 
@@ -585,18 +587,24 @@ def _block_deadline(run: _Run) -> float:
     return math.inf if limit is None else time.time() + (1 - CONCLUDE_SHARE) * limit
 
 
-def _block_ceiling(run: _Run, verified: list[Incumbent]) -> BlockCeiling | None:
+def _block_ceiling(run: _Run, verified: list[Incumbent], *, wait: bool) -> tuple[BlockCeiling | None, bool]:
     """In the run's last pass, when its MILP did not prove the optimum: the blocks' ceiling
-    once those in flight are done (until the MILP's end), checked against every verified
-    parameter, into the certificate."""
+    once those in flight are done (until the MILP's end; after a Ctrl-C, those done),
+    checked against every verified parameter, into the certificate; and whether a Ctrl-C
+    came (during the solve, or now, while waiting)."""
     if run.blocks is None or not run.final:
-        return None
-    limit = run.options.time_limit
-    left = math.inf if limit is None else run.t0 + (1 - CONCLUDE_SHARE) * limit - time.perf_counter()
-    run.blocks.wait(until=time.time() + max(0.0, left) + BLOCK_GRACE_SECONDS)
+        return None, not wait
+    interrupted = not wait
+    if wait:
+        limit = run.options.time_limit
+        left = math.inf if limit is None else run.t0 + (1 - CONCLUDE_SHARE) * limit - time.perf_counter()
+        try:
+            run.blocks.wait(until=time.time() + max(0.0, left) + BLOCK_GRACE_SECONDS)
+        except KeyboardInterrupt:
+            interrupted = True
     ceiling = run.blocks.ceiling([item.correct for item in verified])
     run.certificate.bounded(ceiling.total, BLOCK_CEILINGS)
-    return ceiling
+    return ceiling, interrupted
 
 
 def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]:

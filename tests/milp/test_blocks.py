@@ -90,7 +90,8 @@ def _checked_run(result):
     return blocks["ceiling"]
 
 
-RUN = dict(time_limit=8, reductions={"quick_solve": False, "parameter_bb": False})
+RUN_OPTIONS = dict(reductions={"quick_solve": False, "parameter_bb": False})
+RUN = dict(time_limit=8, **RUN_OPTIONS)
 
 
 def test_a_run_is_bounded_by_its_blocks_solved_in_local_workers():
@@ -107,3 +108,31 @@ def test_the_same_blocks_on_a_dask_cluster():
     ) as cluster:
         result = fit("sb", *_hard_file(), blocks={"size": 10, "scheduler": cluster.scheduler_address}, **RUN)
     assert _checked_run(result) <= 45
+
+
+def test_a_ctrl_c_during_the_solve_does_not_wait_for_the_blocks(monkeypatch):
+    """Before: after Ctrl-C stopped the solve, the run waited for its blocks (two of 30
+    records, still in flight) until the time limit, then said it was interrupted."""
+    import dataclasses
+    import time
+
+    import rlopt.milp.pipeline as pipeline
+    from rlopt.exceptions import Interrupted
+
+    real_solve = pipeline._solve
+
+    def interrupted_solve(run, *args):  # a short solve that Ctrl-C stopped
+        limit = run.options.time_limit
+        run.options = dataclasses.replace(run.options, time_limit=3)
+        try:
+            solved = real_solve(run, *args)
+        finally:
+            run.options = dataclasses.replace(run.options, time_limit=limit)
+        return dataclasses.replace(solved, interrupted=True)
+
+    monkeypatch.setattr(pipeline, "_solve", interrupted_solve)
+    started = time.perf_counter()
+    with pytest.raises(Interrupted) as stopped:
+        fit("sb", *_hard_file(), blocks={"size": 30, "block_seconds": 60}, time_limit=60, **RUN_OPTIONS)
+    assert time.perf_counter() - started < 20  # the MILP's end is 57 s away
+    assert stopped.value.partial.blocks is not None  # the blocks done so far, if any, still count
