@@ -259,6 +259,10 @@ def learn(
     processes or on a Dask cluster; the result's ``bound`` is at most their sum, and
     ``blocks`` its certificate. Not with ``candidates``.
     """
+    if blocks is not None and candidates is not None:
+        raise InputError(
+            "blocks with candidates; expected one of the two (a block restricts the records itself)"
+        )
     # BLAS and OpenMP on one thread for the whole fit, whatever the machine (its products
     # are small: many threads only slow them down); the parameter-space search, forked,
     # inherits it
@@ -274,7 +278,7 @@ def learn(
         run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
         run.reduce_budget = None if options.time_limit is None else REDUCE_SHARE * options.time_limit
         try:
-            if blocks is not None and candidates is None:
+            if blocks is not None:
                 run.blocks = BlockSearch(data, family, margin, options, blocks, deadline=_block_deadline(run))
             return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
         finally:

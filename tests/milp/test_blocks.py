@@ -68,6 +68,21 @@ def test_block_options_are_checked():
     with pytest.raises(InputError, match=r"unknown option\(s\) \['workers'\]"):
         BlockOptions.coerce({"workers": 2})
     assert BlockOptions.coerce({"size": 12}).size == 12
+    with pytest.raises(InputError, match="blocks with candidates"):
+        from rlopt.milp.pipeline import learn
+        from rlopt.milp.solve import SolverOptions
+
+        original, masked = noisy_file(1, 10, 2)
+        candidates = np.ones((10, 10), dtype=bool)
+        data, options = validate_pair(original, masked), SolverOptions()
+        learn(
+            data,
+            get_family("wm"),
+            margin=MARGIN,
+            options=options,
+            candidates=candidates,
+            blocks=BlockOptions(),
+        )
 
 
 def _hard_file():
