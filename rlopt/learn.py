@@ -183,11 +183,11 @@ class LearnedDistanceLinkage(BaseEstimator):
         )
         return self._fit(data, checked, KindSpec.coerce(kinds), export=export, known=known, progress=progress)
 
-    def _checked(self) -> tuple[LearnedFamily, Reductions, SolverOptions]:
-        """The family, reductions and solver options, each checked."""
+    def _checked(self) -> tuple[LearnedFamily, Reductions, SolverOptions, BlockOptions | None]:
+        """The family, reductions, solver options and block options, each checked (before
+        the files are read)."""
         family = self._family()
         check_params(self.get_params(deep=False), self._parameter_constraints)
-        BlockOptions.coerce(self.blocks)  # checked before the files are read
         options = SolverOptions(
             time_limit=self.time_limit,
             rel_gap=self.rel_gap,
@@ -196,10 +196,10 @@ class LearnedDistanceLinkage(BaseEstimator):
             feasibility_tol=self.feasibility_tol,
             max_cut_rounds=self.max_cut_rounds,
         )
-        return family, Reductions.coerce(self.reductions), options
+        return family, Reductions.coerce(self.reductions), options, BlockOptions.coerce(self.blocks)
 
     def _fit(self, data, checked, kind_spec: KindSpec, *, export, known, progress) -> LearnedDistanceLinkage:
-        family, reductions, options = checked
+        family, reductions, options, blocks = checked
         self.result_, self.distance_ = learn(
             data,
             family,
@@ -211,7 +211,7 @@ class LearnedDistanceLinkage(BaseEstimator):
             export=export,
             known=known,
             progress=progress,
-            blocks=BlockOptions.coerce(self.blocks),
+            blocks=blocks,
         )
         if self.verify and self.result_.status == Status.OPTIMAL:
             self.result_.verification = verify(data, family, self.result_, options=options)

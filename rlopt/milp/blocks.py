@@ -157,6 +157,11 @@ class BlockCeiling:
         }
 
 
+def _unsolved(status: str) -> dict:
+    """What :func:`solve_block` reports of a block without a figure (it counts ``|S|``)."""
+    return {"status": status, "bound": None, "verified": None, "seconds": 0.0}
+
+
 def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.ndarray] = ()) -> BlockBound:
     """What the ceiling counts for a block: its MILP's proven bound (``found``, from
     :func:`solve_block`; ``None``: not finished), or ``len(records)`` where there is none
@@ -188,7 +193,7 @@ def solve_block(data, family, margin: float, records: np.ndarray, deadline: floa
     started = time.time()
     limit = min(options.block_seconds, deadline - started)
     if limit < MIN_BLOCK_SECONDS:
-        return {"status": "not_started", "bound": None, "verified": None, "seconds": 0.0}
+        return _unsolved("not_started")
     n_records = data.original.shape[0]
     candidates = np.zeros((n_records, n_records), dtype=bool)
     candidates[records, :] = True
@@ -243,10 +248,9 @@ class BlockSearch:
             try:
                 self._results[b] = future.result()
             except concurrent.futures.CancelledError:
-                self._results[b] = {"status": "not_started", "bound": None, "verified": None, "seconds": 0.0}
+                self._results[b] = _unsolved("not_started")
             except Exception as exc:  # the block's own failure: it counts |S|, and says why
-                failed = f"failed: {type(exc).__name__}: {exc}"
-                self._results[b] = {"status": failed, "bound": None, "verified": None, "seconds": 0.0}
+                self._results[b] = _unsolved(f"failed: {type(exc).__name__}: {exc}")
 
     def wait(self, until: float) -> None:
         """Wait for the blocks in flight until ``until`` (``time.time()``)."""

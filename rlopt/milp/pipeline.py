@@ -568,8 +568,9 @@ def _pass(
         )
     starts = sorted(starts + run.kept, key=lambda item: -item.count)
     ceiling, interrupted = None, solved.interrupted
-    if solved.status != Status.OPTIMAL:
-        ceiling, interrupted = _block_ceiling(run, starts, wait=not interrupted)
+    if solved.status != Status.OPTIMAL and run.blocks is not None and run.final:
+        ceiling, stopped_waiting = _block_ceiling(run, run.blocks, starts, wait=not interrupted)
+        interrupted = interrupted or stopped_waiting
     result, distance = _conclude(run, solved, starts, reduced, built, on_mismatch)
     result.blocks = None if ceiling is None else ceiling.to_dict()
     result.seconds = {
@@ -591,24 +592,24 @@ def _block_deadline(run: _Run) -> float:
     return math.inf if limit is None else time.time() + (1 - CONCLUDE_SHARE) * limit
 
 
-def _block_ceiling(run: _Run, verified: list[Incumbent], *, wait: bool) -> tuple[BlockCeiling | None, bool]:
+def _block_ceiling(
+    run: _Run, blocks: BlockSearch, verified: list[Incumbent], *, wait: bool
+) -> tuple[BlockCeiling, bool]:
     """In the run's last pass, when its MILP did not prove the optimum: the blocks' ceiling
-    once those in flight are done (until the MILP's end; after a Ctrl-C, those done),
-    checked against every verified parameter, into the certificate; and whether a Ctrl-C
-    came (during the solve, or now, while waiting)."""
-    if run.blocks is None or not run.final:
-        return None, not wait
-    interrupted = not wait
+    once those in flight are done (until the MILP's end; without ``wait``, after a
+    Ctrl-C, those done), checked against every verified parameter, into the certificate;
+    and whether a Ctrl-C came while waiting."""
+    stopped_waiting = False
     if wait:
         limit = run.options.time_limit
         left = math.inf if limit is None else run.t0 + (1 - CONCLUDE_SHARE) * limit - time.perf_counter()
         try:
-            run.blocks.wait(until=time.time() + max(0.0, left) + BLOCK_GRACE_SECONDS)
+            blocks.wait(until=time.time() + max(0.0, left) + BLOCK_GRACE_SECONDS)
         except KeyboardInterrupt:
-            interrupted = True
-    ceiling = run.blocks.ceiling([item.correct for item in verified])
+            stopped_waiting = True
+    ceiling = blocks.ceiling([item.correct for item in verified])
     run.certificate.bounded(ceiling.total, BLOCK_CEILINGS)
-    return ceiling, interrupted
+    return ceiling, stopped_waiting
 
 
 def _starts(run: _Run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]:
