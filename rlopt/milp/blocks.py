@@ -12,8 +12,10 @@ Valid by construction:
 - ``r(S)`` is the block MILP's proven bound (its dual bound, through the same certificate
   as every run), never its incumbent; a block not solved in time counts ``|S|``;
 - every ``r(S)`` is compared with the records of ``S`` that each verified parameter of
-  the run re-identifies; a block below one of them is *contradicted* and counts ``|S|``
-  (a contradicted bound is never reported).
+  the run re-identifies (and with the block's own verified count); a block below one of
+  them is *contradicted*: it is solved again with HiGHS's presolve off and a tenth of
+  the feasibility tolerance while time is left, and a bound still contradicted counts
+  ``|S|`` (a contradicted bound is never reported).
 
 Names: :class:`BlockOptions` (what the user chooses), :func:`partition`,
 :class:`BlockBound` and :class:`BlockCeiling` (the certificate in the result),
@@ -43,6 +45,9 @@ BLOCK_CEILINGS = "block ceilings"
 
 MIN_BLOCK_SECONDS = 1.0
 """A block given less than this is not started (it counts ``|S|``)."""
+
+MIN_FEASIBILITY_TOL = 1e-10
+"""The tightest feasibility tolerance of a strict re-solve (SolverOptions' floor)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,7 @@ class BlockBound:
     solver_bound: int | None = None
     verified: int | None = None  # the block's own best verified count
     seconds: float = 0.0
+    strict: bool = False  # solved again, presolve off and a tighter tolerance (once contradicted)
 
     def to_dict(self) -> dict:
         return {
@@ -126,6 +132,7 @@ class BlockBound:
             "solver_bound": self.solver_bound,
             "verified": self.verified,
             "seconds": round(self.seconds, 3),
+            "strict": self.strict,
         }
 
 
@@ -157,9 +164,14 @@ class BlockCeiling:
         }
 
 
-def _unsolved(status: str) -> dict:
+def _unsolved(status: str, strict: bool = False) -> dict:
     """What :func:`solve_block` reports of a block without a figure (it counts ``|S|``)."""
-    return {"status": status, "bound": None, "verified": None, "seconds": 0.0}
+    return {"status": status, "bound": None, "verified": None, "seconds": 0.0, "strict": strict}
+
+
+def _least(records: np.ndarray, verified: Sequence[np.ndarray]) -> int:
+    """The most records of a block that one verified parameter re-identifies."""
+    return max((int(correct[records].sum()) for correct in verified), default=0)
 
 
 def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.ndarray] = ()) -> BlockBound:
@@ -168,10 +180,9 @@ def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.n
     or a verified parameter re-identifies more of its records than the bound allows."""
     if found is None or found["bound"] is None:
         status = "not_started" if found is None else str(found["status"])
-        return BlockBound(records, len(records), status)
+        return BlockBound(records, len(records), status, strict=bool(found and found.get("strict")))
     solver_bound = int(found["bound"])
-    least = max((int(correct[records].sum()) for correct in verified), default=0)
-    contradicted = solver_bound < least
+    contradicted = solver_bound < _least(records, verified)
     return BlockBound(
         records,
         len(records) if contradicted else min(len(records), solver_bound),
@@ -179,13 +190,19 @@ def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.n
         solver_bound=solver_bound,
         verified=found["verified"],
         seconds=found["seconds"],
+        strict=bool(found.get("strict")),
     )
 
 
-def solve_block(data, family, margin: float, records: np.ndarray, deadline: float, options) -> dict:
+def solve_block(
+    data, family, margin: float, records: np.ndarray, deadline: float, options, strict: bool = False
+) -> dict:
     """One block's MILP (in a worker): its records against every original, the others
     fixed as not re-identified; ``deadline`` on the wall clock (``time.time()``), shared
-    by processes and machines."""
+    by processes and machines. ``strict``: HiGHS's presolve off and a tenth of the
+    feasibility tolerance, the second opinion on a contradicted bound; a block whose own
+    parameter recounts above its bound gets it here at once."""
+    from rlopt.exceptions import RecountMismatchError
     from rlopt.milp.acceleration import Reductions
     from rlopt.milp.pipeline import learn
     from rlopt.milp.solve import SolverOptions
@@ -193,38 +210,48 @@ def solve_block(data, family, margin: float, records: np.ndarray, deadline: floa
     started = time.time()
     limit = min(options.block_seconds, deadline - started)
     if limit < MIN_BLOCK_SECONDS:
-        return _unsolved("not_started")
+        return _unsolved("not_started", strict)
     n_records = data.original.shape[0]
     candidates = np.zeros((n_records, n_records), dtype=bool)
     candidates[records, :] = True
     searches_off = Reductions(
         nca_start=False, surrogate=False, line_search=False, greedy_add=False, quick_solve=False
     )
-    result, _ = learn(
-        data,
-        family,
-        margin=margin,
-        options=SolverOptions(time_limit=limit, feasibility_tol=options.feasibility_tol),
-        candidates=candidates,
-        reductions=searches_off,
-    )
+    tol = max(MIN_FEASIBILITY_TOL, options.feasibility_tol / 10) if strict else options.feasibility_tol
+    try:
+        result, _ = learn(
+            data,
+            family,
+            margin=margin,
+            options=SolverOptions(time_limit=limit, feasibility_tol=tol, presolve=not strict),
+            candidates=candidates,
+            reductions=searches_off,
+        )
+    except RecountMismatchError as exc:  # its own parameter above its bound
+        if strict:
+            return _unsolved(f"contradicted: {exc}", strict)
+        return solve_block(data, family, margin, records, deadline, options, strict=True)
     return {
         "status": str(result.status),
         "bound": result.bound,
         "verified": result.n_correct_verified,
         "seconds": time.time() - started,
+        "strict": strict,
     }
 
 
 class BlockSearch:
     """The blocks of one run, submitted at once to worker processes (or a Dask cluster)
-    and collected as they finish; :meth:`ceiling` is the ceiling so far (blocks not yet
-    finished count ``|S|``), checked against the run's verified parameters."""
+    and collected as they finish; :meth:`wait` solves a contradicted block again (strict)
+    while time is left; :meth:`ceiling` is the ceiling so far (blocks not yet finished
+    count ``|S|``), checked against the run's verified parameters."""
 
     def __init__(self, data, family, margin: float, solver_options, options: BlockOptions, deadline: float):
         self.options = options
         n_records = data.original.shape[0]
         self.records = partition(n_records, options.size, options.seed)
+        self._problem = (data, family, margin)
+        self._solver = _BlockSolver(options.block_seconds, solver_options.feasibility_tol)
         self._results: dict[int, dict] = {}
         self._client = None
         if options.scheduler is not None:
@@ -236,15 +263,17 @@ class BlockSearch:
             from rlopt.processes import local_pool
 
             self._executor = local_pool(options.jobs)
-        block_solver = _BlockSolver(options.block_seconds, solver_options.feasibility_tol)
-        self._futures = {
-            self._executor.submit(solve_block, data, family, margin, records, deadline, block_solver): b
-            for b, records in enumerate(self.records)
-        }
+        self._futures = {b: self._submit(b, deadline) for b in range(len(self.records))}
+
+    def _submit(self, b: int, deadline: float, strict: bool = False) -> concurrent.futures.Future:
+        return self._executor.submit(
+            solve_block, *self._problem, self.records[b], deadline, self._solver, strict
+        )
 
     def _collect(self) -> None:
-        for future in [f for f, b in self._futures.items() if f.done() and b not in self._results]:
-            b = self._futures[future]
+        for b, future in self._futures.items():
+            if b in self._results or not future.done():
+                continue
             try:
                 self._results[b] = future.result()
             except concurrent.futures.CancelledError:
@@ -252,13 +281,30 @@ class BlockSearch:
             except Exception as exc:  # the block's own failure: it counts |S|, and says why
                 self._results[b] = _unsolved(f"failed: {type(exc).__name__}: {exc}")
 
-    def wait(self, until: float) -> None:
-        """Wait for the blocks in flight until ``until`` (``time.time()``)."""
-        pending = [f for f, b in self._futures.items() if b not in self._results]
-        if pending:
-            timeout = None if math.isinf(until) else max(0.0, until - time.time())
-            concurrent.futures.wait(pending, timeout=timeout)
-        self._collect()
+    def _resolve_contradicted(self, verified: Sequence[np.ndarray], deadline: float) -> None:
+        """Submit again, strict, each block whose bound a verified parameter contradicts
+        (while a block can still start before ``deadline``)."""
+        if deadline - time.time() < MIN_BLOCK_SECONDS:
+            return
+        for b, found in list(self._results.items()):
+            if found["bound"] is None or found.get("strict"):
+                continue
+            if int(found["bound"]) < _least(self.records[b], verified):
+                del self._results[b]
+                self._futures[b] = self._submit(b, deadline, strict=True)
+
+    def wait(self, until: float, verified: Sequence[np.ndarray] = ()) -> None:
+        """Wait for the blocks in flight until ``until`` (``time.time()``); a block that
+        ``verified`` (the records each verified parameter re-identifies) contradicts is
+        solved again, strict, within the same time."""
+        while True:
+            self._collect()
+            self._resolve_contradicted(verified, until)
+            pending = [f for b, f in self._futures.items() if b not in self._results]
+            left = None if math.isinf(until) else until - time.time()
+            if not pending or (left is not None and left <= 0):
+                return
+            concurrent.futures.wait(pending, timeout=left, return_when=concurrent.futures.FIRST_COMPLETED)
 
     def ceiling(self, verified: Sequence[np.ndarray] = ()) -> BlockCeiling:
         """The ceiling so far; ``verified``: the records each verified parameter of the run
@@ -274,7 +320,7 @@ class BlockSearch:
         from rlopt.processes import stop_pool
 
         if self._client is not None:
-            for future in self._futures:
+            for future in self._futures.values():
                 future.cancel()
             self._client.close()
         else:

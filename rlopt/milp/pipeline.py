@@ -597,17 +597,19 @@ def _block_ceiling(
 ) -> tuple[BlockCeiling, bool]:
     """In the run's last pass, when its MILP did not prove the optimum: the blocks' ceiling
     once those in flight are done (until the MILP's end; without ``wait``, after a
-    Ctrl-C, those done), checked against every verified parameter, into the certificate;
+    Ctrl-C, those done; a contradicted one solved again, strict, in that time), checked
+    against every verified parameter, into the certificate;
     and whether a Ctrl-C came while waiting."""
     stopped_waiting = False
+    correct = [item.correct for item in verified]
     if wait:
         limit = run.options.time_limit
         left = math.inf if limit is None else run.t0 + (1 - CONCLUDE_SHARE) * limit - time.perf_counter()
         try:
-            blocks.wait(until=time.time() + max(0.0, left) + BLOCK_GRACE_SECONDS)
+            blocks.wait(until=time.time() + max(0.0, left) + BLOCK_GRACE_SECONDS, verified=correct)
         except KeyboardInterrupt:
             stopped_waiting = True
-    ceiling = blocks.ceiling([item.correct for item in verified])
+    ceiling = blocks.ceiling(correct)
     run.certificate.bounded(ceiling.total, BLOCK_CEILINGS)
     return ceiling, stopped_waiting
 

@@ -27,7 +27,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.exceptions import InputError, SolverUnavailableError
 from rlopt.status import Status
-from rlopt.validation import TIME_LIMIT, Interval, check_params
+from rlopt.validation import TIME_LIMIT, Interval, Options, check_params
 
 __all__ = [
     "Cut",
@@ -84,6 +84,9 @@ class SolverOptions:
         ``margin / max C`` (docs/method.md, section 3).
     max_cut_rounds : int, default=100
         Cap on rounds of added rows (lazy linkage rows, sb_nc and sb_pd cuts).
+    presolve : bool, default=True
+        HiGHS's presolve; off for a second opinion on a bound that a verified count
+        contradicts (a block's re-solve, :mod:`rlopt.milp.blocks`).
     """
 
     time_limit: float | None = None
@@ -92,6 +95,7 @@ class SolverOptions:
     log: bool = False
     feasibility_tol: float = 1e-9
     max_cut_rounds: int = 100
+    presolve: bool = True
 
     @property
     def recount_tol(self) -> float:
@@ -105,6 +109,7 @@ class SolverOptions:
         "threads": [Interval(Integral, 1), None],
         "feasibility_tol": [Interval(Real, 1e-10, 1e-5)],
         "max_cut_rounds": [Interval(Integral, 0)],
+        "presolve": [Options((True, False))],
     }
 
     def __post_init__(self):
@@ -663,6 +668,7 @@ def mip_options(options: SolverOptions) -> dict:
         "primal_feasibility_tolerance": options.feasibility_tol,
         "mip_feasibility_tolerance": max(options.feasibility_tol, MIP_FEASIBILITY_FLOOR),
         "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
+        **({} if options.presolve else {"presolve": "off"}),
     }
 
 

@@ -151,3 +151,91 @@ def test_a_ctrl_c_during_the_solve_does_not_wait_for_the_blocks(monkeypatch):
         fit("sb", *_hard_file(), blocks={"size": 30, "block_seconds": 60}, time_limit=60, **RUN_OPTIONS)
     assert time.perf_counter() - started < 20  # the MILP's end is 57 s away
     assert stopped.value.partial.blocks is not None  # the blocks done so far, if any, still count
+
+
+def test_a_block_whose_own_parameter_recounts_above_its_bound_is_solved_again_strict(monkeypatch):
+    import rlopt.milp.pipeline as pipeline
+    from rlopt.exceptions import RecountMismatchError
+
+    original, masked = noisy_file(2, 12, 2)
+    data, family, records = validate_pair(original, masked), get_family("wm"), np.arange(4)
+    real_learn, seen = pipeline.learn, []
+
+    def learn(*args, options, **kwargs):  # HiGHS's bound below its own parameter's recount, once
+        seen.append(options)
+        if len(seen) == 1:
+            raise RecountMismatchError("wm: a parameter re-identifies 3 records, more than the bound 2")
+        return real_learn(*args, options=options, **kwargs)
+
+    monkeypatch.setattr(pipeline, "learn", learn)
+    found = solve_block(data, family, MARGIN, records, math.inf, SOLVER)
+    assert [(o.presolve, o.feasibility_tol) for o in seen] == [(True, 1e-9), (False, 1e-10)]
+    assert found["strict"] and found["status"] == "optimal" and found["bound"] == found["verified"]
+    monkeypatch.setattr(pipeline, "learn", lambda *a, **k: (_ for _ in ()).throw(RecountMismatchError("x")))
+    still = solve_block(data, family, MARGIN, records, math.inf, SOLVER)
+    assert still["strict"] and still["bound"] is None and still["status"].startswith("contradicted")
+    assert block_bound(records, still).bound == 4  # it counts all its records
+
+
+def test_a_strict_solve_proves_the_same_block_optimum():
+    from rlopt.milp.solve import SolverOptions, mip_options
+
+    assert mip_options(SolverOptions(presolve=False))["presolve"] == "off"
+    assert "presolve" not in mip_options(SolverOptions())  # HiGHS's default: on
+    with pytest.raises(InputError, match="presolve='no'"):
+        SolverOptions(presolve="no")
+    original, masked = noisy_file(5, 20, 3, scale=(0.6, 0.9, 1.2))
+    data, family = validate_pair(original, masked), get_family("wm")
+    for records in partition(20, 5, seed=1):
+        plain = solve_block(data, family, MARGIN, records, math.inf, SOLVER)
+        strict = solve_block(data, family, MARGIN, records, math.inf, SOLVER, strict=True)
+        assert plain["status"] == strict["status"] == "optimal" and plain["bound"] == strict["bound"]
+
+
+def _search_with(monkeypatch, bounds):
+    """A BlockSearch of 8 records in blocks of 4, solved in a thread by a fake block MILP
+    whose bound is ``bounds[strict]``."""
+    import concurrent.futures
+    import time
+
+    import rlopt.milp.blocks as blocks
+    import rlopt.processes
+    from rlopt.milp.solve import SolverOptions
+
+    def fake(data, family, margin, records, deadline, options, strict=False):
+        return {"status": "optimal", "bound": bounds[strict], "verified": 0, "seconds": 0.0, "strict": strict}
+
+    monkeypatch.setattr(
+        rlopt.processes, "local_pool", lambda jobs: concurrent.futures.ThreadPoolExecutor(jobs)
+    )
+    monkeypatch.setattr(blocks, "solve_block", fake)
+    data = validate_pair(*noisy_file(1, 8, 2))
+    options = blocks.BlockOptions(size=4, seed=0)
+    return blocks.BlockSearch(data, get_family("wm"), MARGIN, SolverOptions(), options, time.time() + 60)
+
+
+def test_a_block_a_verified_parameter_contradicts_is_solved_again_strict_while_time_is_left(monkeypatch):
+    import time
+
+    correct = np.zeros(8, dtype=bool)
+    correct[partition(8, 4, seed=0)[0][:2]] = True  # two records of the first block re-identified
+    search = _search_with(monkeypatch, {False: 1, True: 3})
+    search.wait(until=time.time() + 30, verified=[correct])
+    ceiling = search.ceiling([correct])
+    first, second = ceiling.blocks
+    assert (first.status, first.bound, first.strict) == ("optimal", 3, True)  # solved again
+    assert (second.bound, second.strict) == (1, False)  # not contradicted: kept as it was
+    assert ceiling.total == 4 and ceiling.complete
+    search.close()
+
+    still = _search_with(monkeypatch, {False: 1, True: 1})
+    still.wait(until=time.time() + 30, verified=[correct])
+    first = still.ceiling([correct]).blocks[0]
+    assert (first.status, first.bound, first.solver_bound, first.strict) == ("contradicted", 4, 1, True)
+    still.close()
+
+    late = _search_with(monkeypatch, {False: 1, True: 3})
+    late.wait(until=time.time() + 30)  # no verified parameter yet: nothing to solve again
+    late.wait(until=time.time() - 1, verified=[correct])  # no time left for the strict solve
+    assert late.ceiling([correct]).blocks[0].status == "contradicted"
+    late.close()
