@@ -171,6 +171,30 @@ Jobs = Annotated[int, typer.Option(metavar="N", help="local worker processes")]
 Scheduler = Annotated[
     str | None, typer.Option(metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786")
 ]
+Blocks = Annotated[
+    int | None,
+    typer.Option(
+        "--blocks",
+        metavar="SIZE",
+        help="prove a ceiling from random blocks of SIZE records beside each solve (e.g. 30)",
+        rich_help_panel=FAMILIES,
+    ),
+]
+BlockJobs = Annotated[
+    int,
+    typer.Option(
+        "--jobs", metavar="N", help="--blocks: worker processes for the blocks", rich_help_panel=FAMILIES
+    ),
+]
+BlockScheduler = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="--blocks: solve them on this Dask scheduler (workers of one thread)",
+        rich_help_panel=FAMILIES,
+    ),
+]
 ProgressBar = Annotated[bool, typer.Option("--progress/--no-progress", help="progress bar")]
 OutDir = Annotated[Path | None, typer.Option(metavar="FOLDER", help="results folder")]
 
@@ -188,6 +212,13 @@ class Solving:
 def seconds(time_limit: float) -> float | None:
     """``--time-limit 0``: no limit."""
     return None if time_limit == 0 else time_limit
+
+
+def block_options(size: int | None, jobs: int, scheduler: str | None) -> dict | None:
+    """The block ceilings of --blocks/--jobs/--scheduler (``None``: none)."""
+    if size is None and (jobs != 1 or scheduler is not None):
+        raise InputError("--jobs and --scheduler are for --blocks; add --blocks SIZE (e.g. 30)")
+    return None if size is None else {"size": size, "jobs": jobs, "scheduler": scheduler}
 
 
 def split(text: str | None) -> list[str] | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from rlopt.cli._options import emit_json, interrupted
+from rlopt.milp.blocks import describe_blocks
 from rlopt.milp.search.portfolio import describe_lower
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.status import Status
@@ -88,7 +89,8 @@ def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
     source = describe_lower(row.lower_source)
     start = "" if source is None else f"; {source}"
     subfamily = " (a lower end for ci)" if row.family == "ci_k" else ""
-    say(f"  {row.family}{subfamily}: {rate} {row.status}{bound}{start}")
+    blocks = "" if row.blocks is None else f"; {describe_blocks(row.blocks)}"
+    say(f"  {row.family}{subfamily}: {rate} {row.status}{bound}{start}{blocks}")
 
 
 def risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None, say: Callable[[str], None]) -> typer.Exit:

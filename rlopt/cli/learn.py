@@ -13,6 +13,9 @@ from rlopt.cli._options import (
     OUTPUT,
     THREADS,
     TIME_LIMIT,
+    BlockJobs,
+    Blocks,
+    BlockScheduler,
     Columns,
     DropNonfinite,
     IdColumn,
@@ -26,6 +29,7 @@ from rlopt.cli._options import (
     Original,
     Threads,
     TimeLimit,
+    block_options,
     check_family,
     check_outputs,
     emit_json,
@@ -114,27 +118,9 @@ def learn(
             rich_help_panel=FAMILIES,
         ),
     ] = False,
-    blocks: Annotated[
-        int | None,
-        typer.Option(
-            "--blocks",
-            metavar="SIZE",
-            help="prove a ceiling from random blocks of SIZE records beside the solve (e.g. 30)",
-            rich_help_panel=FAMILIES,
-        ),
-    ] = None,
-    jobs: Annotated[
-        int,
-        typer.Option(metavar="N", help="--blocks: worker processes for the blocks", rich_help_panel=FAMILIES),
-    ] = 1,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(
-            metavar="ADDRESS",
-            help="--blocks: solve them on this Dask scheduler (workers of one thread)",
-            rich_help_panel=FAMILIES,
-        ),
-    ] = None,
+    blocks: Blocks = None,
+    jobs: BlockJobs = 1,
+    scheduler: BlockScheduler = None,
     columns: Columns = None,
     id_column: IdColumn = None,
     drop_nonfinite: DropNonfinite = False,
@@ -163,7 +149,6 @@ def learn(
     """Learn the distance of FAMILY that re-identifies the most records (a MILP solved
     by HiGHS): the proven optimum, or an interval when the time limit stops it."""
     from rlopt.data import load_table
-    from rlopt.exceptions import InputError
     from rlopt.learn import LearnedDistanceLinkage
 
     check_outputs(params_out=params_out, export=export, json=json_out)
@@ -172,9 +157,6 @@ def learn(
     if published_relaxation:
         options["published_relaxation"] = True
     naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
-    if blocks is None and (jobs != 1 or scheduler is not None):
-        raise InputError("--jobs and --scheduler are for --blocks; add --blocks SIZE (e.g. 30)")
-    block_options = None if blocks is None else {"size": blocks, "jobs": jobs, "scheduler": scheduler}
     learner = LearnedDistanceLinkage(
         family,
         margin=margin,
@@ -184,7 +166,7 @@ def learn(
         log=log,
         family_options=options or None,
         verify=verify,
-        blocks=block_options,
+        blocks=block_options(blocks, jobs, scheduler),
         **naive_options,
     )
     try:
@@ -221,6 +203,7 @@ def learn(
 
 def learned_line(result) -> str:
     """``rlopt learn``'s summary: the optimum or the interval, the recounts, the times."""
+    from rlopt.milp.blocks import describe_blocks
     from rlopt.milp.search.portfolio import describe_lower
 
     if result.status == Status.OPTIMAL:
@@ -234,12 +217,7 @@ def learned_line(result) -> str:
     if describe_lower(result.lower_source):
         at_risk += f"; {describe_lower(result.lower_source)}"
     if result.blocks is not None:
-        b = result.blocks
-        optimal = sum(block["status"] == Status.OPTIMAL for block in b["blocks"])
-        at_risk += (
-            f"; block ceiling {b['ceiling']} ({optimal} of {b['n_blocks']} blocks of at most "
-            f"{b['size']} records proven optimal)"
-        )
+        at_risk += f"; {describe_blocks(result.blocks)}"
     return (
         f"{result.family}: {figure} records re-identified at margin {result.margin:g}; "
         f"strict count {result.n_correct_strict}{at_risk}; search {result.seconds['search']:.1f}s, "

@@ -15,6 +15,9 @@ from rlopt.cli._options import (
     OUTPUT,
     THREADS,
     TIME_LIMIT,
+    BlockJobs,
+    Blocks,
+    BlockScheduler,
     Columns,
     IdColumn,
     JsonOut,
@@ -28,6 +31,7 @@ from rlopt.cli._options import (
     Solving,
     Threads,
     TimeLimit,
+    block_options,
     check_attacked,
     check_families,
     check_method,
@@ -85,6 +89,9 @@ def risk(
     time_limit: TimeLimit = TIME_LIMIT,
     margin: Margin = 1e-5,
     threads: Threads = THREADS,
+    blocks: Blocks = None,
+    jobs: BlockJobs = 1,
+    scheduler: BlockScheduler = None,
     params: Annotated[
         list[Path] | None,
         typer.Option(
@@ -171,6 +178,7 @@ def risk(
     if attack_method is None and given_any(masking):
         raise InputError(f"{flags(masking)} describe the published masking: give --attack-method too")
     published = None if attack_method is None else spec_from_text(attack_method, masking)
+    block_ceilings = block_options(blocks, jobs, scheduler)
     a, b = load_table(original), load_table(masked)
     solving = Solving(margin=margin, time_limit=seconds(time_limit), threads=threads, seed=seed)
     table = _tradeoff_plan(a, tradeoff_method, tradeoff_values, generalisation, columns, solving)
@@ -196,6 +204,7 @@ def risk(
             threads=solving.threads,
             seed=solving.seed,
             learn_sample=learn_sample,
+            blocks=block_ceilings,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
         raise risk_interrupted(exc, json_out, say) from None

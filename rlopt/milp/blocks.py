@@ -38,7 +38,15 @@ import numpy as np
 from rlopt.exceptions import InputError
 from rlopt.validation import JOBS, SEED, Interval, check_params
 
-__all__ = ["BLOCK_CEILINGS", "BlockBound", "BlockCeiling", "BlockOptions", "BlockSearch", "partition"]
+__all__ = [
+    "BLOCK_CEILINGS",
+    "BlockBound",
+    "BlockCeiling",
+    "BlockOptions",
+    "BlockSearch",
+    "describe_blocks",
+    "partition",
+]
 
 BLOCK_CEILINGS = "block ceilings"
 """The source the certificate names for a ceiling of the blocks."""
@@ -162,6 +170,16 @@ class BlockCeiling:
             "complete": self.complete,
             "blocks": [block.to_dict() for block in self.blocks],
         }
+
+
+def describe_blocks(certificate: dict) -> str:
+    """``block ceiling 961 (36 of 36 blocks of at most 30 records proven optimal)``, from a
+    :meth:`BlockCeiling.to_dict`."""
+    proven = sum(block["status"] == "optimal" for block in certificate["blocks"])
+    return (
+        f"block ceiling {certificate['ceiling']} ({proven} of {certificate['n_blocks']} blocks of at most "
+        f"{certificate['size']} records proven optimal)"
+    )
 
 
 def _unsolved(status: str, strict: bool = False) -> dict:

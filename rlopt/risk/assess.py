@@ -3,6 +3,7 @@ figure of the risk report, computed once (the typed rows are in :mod:`rlopt.risk
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import platform
 import warnings
@@ -40,6 +41,7 @@ from rlopt.linkage.probabilistic import (
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.acceleration import Reductions
+from rlopt.milp.blocks import BlockOptions
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.measures import information_loss, interval_disclosure
 from rlopt.risk.worst_case import worst_case
@@ -175,6 +177,7 @@ def assess_risk(
     kinds: KindSpec | dict | None = None,
     learn_sample: int | None = None,
     intervals: Callable[[str, dict], None] | None = None,
+    blocks: BlockOptions | dict | None = None,
 ) -> RiskAssessment:
     """Everything a disclosure-control officer asks before publishing ``masked``.
 
@@ -223,8 +226,13 @@ def assess_risk(
         ``progress(message)`` before each step; ``intervals(family, event)`` each time
         a family's interval narrows while it is learned (the events of
         :class:`rlopt.milp.certificate.Certificate`, as ``rlopt learn --progress`` prints).
+    blocks : BlockOptions or dict, default=None
+        Block ceilings proven beside each family's solve on the whole file
+        (:mod:`rlopt.milp.blocks`; CLI ``--blocks SIZE``); each family's row holds their
+        certificate. Not used on a learning sample (a ceiling there bounds nothing on
+        the file; a note says so).
     """
-    # (over 60 lines only by its 17 documented parameters: the body is the steps below)
+    # (over 60 lines only by its 18 documented parameters: the body is the steps below)
     explicit = families is not None
     families = _learned_names(
         DEFAULT_FAMILIES if families is None else families, "families (CLI: --families)"
@@ -233,6 +241,7 @@ def assess_risk(
         generalisation_families, "generalisation_families (CLI: --generalisation)"
     )
     options = SolverOptions(time_limit=time_limit, threads=threads)  # checked before any work
+    blocks = BlockOptions.coerce(blocks)
     published = None if attack is None else published_masking(attack)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -253,10 +262,12 @@ def assess_risk(
             "admissible parameter met was recounted on the whole file: their figures are verified lower "
             "ends (at least X of N re-identified), with no ceiling"
         )
+        if blocks is not None:
+            work.notes.append("no block ceilings: the families were learned on a sample")
 
     _baselines(work, seed, margin=margin, options=options)
     _saved_parameters(work, params)
-    _learned_families(work, families, margin=margin, options=options, sample=sample)
+    _learned_families(work, families, margin=margin, options=options, sample=sample, blocks=blocks)
     attacked = None if run_attack is None else work.attack(run_attack)
     generalisation = [
         work.generalisation(
@@ -288,6 +299,7 @@ def assess_risk(
         "seed": seed,
         "interval_p": interval_p,
         "learn_sample": None if sample is None else int(sample.size),
+        "blocks": None if blocks is None or sample is not None else dataclasses.asdict(blocks),
     }
     if callable(tradeoff):
         work.say("risk-utility trade-off")
@@ -550,10 +562,17 @@ def _learning_sample(n_records: int, learn_sample: int | None, seed: int) -> np.
 
 
 def _learned_families(
-    work: _Work, families: list[str], *, margin: float, options: SolverOptions, sample: np.ndarray | None
+    work: _Work,
+    families: list[str],
+    *,
+    margin: float,
+    options: SolverOptions,
+    sample: np.ndarray | None,
+    blocks: BlockOptions | None = None,
 ) -> None:
-    """Each family learned, smallest first, from every parameter met so far; a family
-    whose solve fails is a ``failed`` row and the others are kept."""
+    """Each family learned, smallest first, from every parameter met so far (with block
+    ceilings beside it on the whole file); a family whose solve fails is a ``failed``
+    row and the others are kept."""
     if sample is not None:
         try:
             for family in families:
@@ -565,7 +584,9 @@ def _learned_families(
     time_limit, threads = options.time_limit, options.threads
     for family in families:
         work.say(f"learning {family} (time limit {time_limit} s)")
-        learner = LearnedDistanceLinkage(family, margin=margin, time_limit=time_limit, threads=threads)
+        learner = LearnedDistanceLinkage(
+            family, margin=margin, time_limit=time_limit, threads=threads, blocks=blocks
+        )
         try:
             learner.fit(work.data, kinds=work.kind_spec, known=work.known, progress=work.narrowed(family))
         except KeyboardInterrupt as exc:  # with the interrupted family's interval, if any
@@ -590,6 +611,7 @@ def _learned_families(
                 at_risk_exact=result.at_risk_exact,
                 lower_source=result.lower_source,
                 history=result.history,
+                blocks=result.blocks,
             )
         )
         work.learned_params[family] = result.params

@@ -41,7 +41,8 @@ class FamilyRow:
     ``source`` is ``"learned"`` or ``"saved parameters"``; ``lower_source`` names the step
     whose parameter reached the lower end; ``history`` is the interval over the run (its
     certificate's events); ``sample`` the solve on the learning sample of a large file
-    (then ``status`` is ``sampled`` and the counts are the whole file's recount)."""
+    (then ``status`` is ``sampled`` and the counts are the whole file's recount);
+    ``blocks`` the certificate of its block ceilings (:mod:`rlopt.milp.blocks`), if any."""
 
     family: str
     source: str
@@ -57,6 +58,7 @@ class FamilyRow:
     lower_source: str | None = None
     history: list[dict] | None = field(default=None, repr=False)
     sample: dict | None = None
+    blocks: dict | None = field(default=None, repr=False)
 
     @property
     def learned(self) -> bool:

@@ -222,6 +222,11 @@ def test_method_choices_are_checked_by_the_parser(args, offered):
         (["data", "census", "--out", "missing/c.csv"], "the folder 'missing' does not exist"),
         (["learn", "in.csv", "in.csv", "--jobs", "2"], "--jobs and --scheduler are for --blocks"),
         (["learn", "in.csv", "in.csv", "--blocks", "1"], "size=1; expected an integer >= 2"),
+        (
+            ["risk", "in.csv", "in.csv", "--scheduler", "tcp://h:8786"],
+            "--jobs and --scheduler are for --blocks",
+        ),
+        (["risk", "in.csv", "in.csv", "--blocks", "1"], "size=1; expected an integer >= 2"),
     ],
 )
 def test_more_bad_input_ends_in_one_error_line(tmp_path, monkeypatch, capsys, args, message):
@@ -329,3 +334,22 @@ def test_learn_with_blocks_writes_their_certificate(tmp_path, monkeypatch, capsy
     blocks = figures["blocks"]
     assert blocks["n_blocks"] == 6 and figures["bound"] <= blocks["ceiling"]
     assert f"block ceiling {blocks['ceiling']} (" in capsys.readouterr().out
+
+
+def test_risk_with_blocks_reports_their_ceiling_in_the_json_and_the_report(tmp_path, monkeypatch, capsys):
+    from tests._helpers import noisy_file, run_main
+
+    monkeypatch.chdir(tmp_path)
+    original, masked = noisy_file(3, 60, 4, scale=(0.8, 1.0, 1.2, 1.5))  # sb: not proven in 8 s
+    original.to_csv("a.csv", index=False)
+    masked.to_csv("b.csv", index=False)
+    args = ["risk", "a.csv", "b.csv", "--families", "sb", "--folds", "0", "--time-limit", "8"]
+    args += ["--blocks", "10", "--jobs", "2", "--json", "r.json", "--report", "r.html"]
+    assert run_main(args) == 0
+    figures = json.loads((tmp_path / "r.json").read_text())
+    (row,) = figures["families"]
+    blocks = row["blocks"]
+    assert blocks["n_blocks"] == 6 and row["n_correct"] <= row["bound"] <= blocks["ceiling"] < 60
+    assert figures["inputs"]["blocks"]["size"] == 10
+    assert f"; block ceiling {blocks['ceiling']} (" in capsys.readouterr().out
+    assert f"The block ceiling {blocks['ceiling']} (" in (tmp_path / "r.html").read_text()

@@ -262,9 +262,14 @@ def test_risk_learned_on_a_sample_is_a_whole_file_lower_end_without_ceiling(monk
     monkeypatch.setattr(assess, "PLD_MAX_RECORDS", 500)
     census = load_census()[["AFNLWGT", "AGI", "EMCONTRB", "FEDTAX"]]
     masked = additive_noise(census, 0.2, seed=3)
-    result = assess_risk(census, masked, families=["wm"], time_limit=10, folds=2, learn_sample=300)
+    result = assess_risk(
+        census, masked, families=["wm"], time_limit=10, folds=2, learn_sample=300, blocks={"size": 30}
+    )
     (row,) = result.figures["families"]
     assert row["status"] == Status.SAMPLED and row["bound"] is None and row["sample"]["n_records"] == 300
+    # blocks bound nothing on the file from a sample: none, and a note says so
+    assert row["blocks"] is None and result.figures["inputs"]["blocks"] is None
+    assert "no block ceilings: the families were learned on a sample" in result.figures["inputs"]["notes"]
     # the row's count is a whole-file recount of the parameter it reports
     data = validate_pair(census, masked)
     za, zb = data.standardised()
