@@ -5,6 +5,7 @@ prints each block's status, proven bound, verified count and time (a family that
 be learned on the file says why).
 
     python experiments/probe_block_families.py --families wm,wm_m,owa,sb_nc,sb,ci --blocks 3 --seconds 60
+    python experiments/probe_block_families.py --families wm --size 60 --blocks 2 --seconds 300  # other sizes
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--file", default="census-rs10")
+    parser.add_argument("--size", type=int, default=BlockOptions().size, help="records per block")
     args = parser.parse_args()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
         data = validate_pair(*pair(args.file))
-    options = BlockOptions()
-    blocks = partition(data.original.shape[0], options.size, options.seed)[: args.blocks]
+    blocks = partition(data.original.shape[0], args.size, BlockOptions().seed)[: args.blocks]
     solver = _BlockSolver(args.seconds, 1e-9)
     print("| family | block | records | status | bound | verified | seconds |")
     print("|---|---|---|---|---|---|---|")
