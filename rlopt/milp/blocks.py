@@ -54,6 +54,9 @@ BLOCK_CEILINGS = "block ceilings"
 MIN_BLOCK_SECONDS = 1.0
 """A block given less than this is not started (it counts ``|S|``)."""
 
+POLL_SECONDS = 0.5
+"""How often a running solve looks for newly finished blocks (:meth:`BlockSearch.update`)."""
+
 MIN_FEASIBILITY_TOL = 1e-10
 """The tightest feasibility tolerance of a strict re-solve (SolverOptions' floor)."""
 
@@ -271,6 +274,8 @@ class BlockSearch:
         self._problem = (data, family, margin)
         self._solver = _BlockSolver(options.block_seconds, solver_options.feasibility_tol)
         self._results: dict[int, dict] = {}
+        self._deadline = deadline
+        self._polled = -math.inf  # when update() last looked
         self._client = None
         if options.scheduler is not None:
             from rlopt.processes import dask_client
@@ -288,16 +293,31 @@ class BlockSearch:
             solve_block, *self._problem, self.records[b], deadline, self._solver, strict
         )
 
-    def _collect(self) -> None:
+    def update(self, verified: Sequence[np.ndarray]) -> bool:
+        """While the run solves (at most every :data:`POLL_SECONDS`): the blocks finished
+        since, a contradicted one submitted again strict; whether any finished."""
+        now = time.perf_counter()
+        if now - self._polled < POLL_SECONDS:
+            return False
+        self._polled = now
+        finished = self._collect()
+        self._resolve_contradicted(verified, self._deadline)
+        return finished
+
+    def _collect(self) -> bool:
+        """The results of the blocks finished since; whether there were any."""
+        finished = False
         for b, future in self._futures.items():
             if b in self._results or not future.done():
                 continue
+            finished = True
             try:
                 self._results[b] = future.result()
             except concurrent.futures.CancelledError:
                 self._results[b] = _unsolved("not_started")
             except Exception as exc:  # the block's own failure: it counts |S|, and says why
                 self._results[b] = _unsolved(f"failed: {type(exc).__name__}: {exc}")
+        return finished
 
     def _resolve_contradicted(self, verified: Sequence[np.ndarray], deadline: float) -> None:
         """Submit again, strict, each block whose bound a verified parameter contradicts

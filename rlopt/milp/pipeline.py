@@ -384,6 +384,7 @@ class _Run:
     reduce_budget: float | None = None  # the seconds all of them may take
     largest_tol: float = 0.0  # the loosest tolerance a count of the run was made at
     blocks: BlockSearch | None = None  # the block ceilings proven beside the run
+    starts: list[Incumbent] = field(default_factory=list)  # the pass's verified starts
     final: bool = True  # the run's last pass (not a quick pass that a full pass may follow)
 
     @property
@@ -427,7 +428,26 @@ class _Run:
             self.kept.append(item)
 
     def listen(self) -> bool:
-        """The branch and bound's reports; true when its ceiling meets the verified lower end."""
+        """What runs beside the solve: the blocks finished (their ceiling so far into the
+        certificate) and the branch and bound's reports; true when a ceiling of either
+        meets the verified lower end."""
+        closed = self._blocks_heard()
+        return self._companion_heard() or closed
+
+    def _blocks_heard(self) -> bool:
+        certificate = self.certificate
+        if self.blocks is None:
+            return False
+        verified = [item.correct for item in [*self.starts, *self.kept]]
+        if self.blocks.update(verified):  # a valid ceiling whenever: unfinished blocks count |S|
+            certificate.bounded(self.blocks.ceiling(verified).total, BLOCK_CEILINGS)
+        return (
+            certificate.upper_source == BLOCK_CEILINGS
+            and certificate.lower is not None
+            and certificate.lower >= certificate.upper
+        )
+
+    def _companion_heard(self) -> bool:
         companion, certificate = self.companion, self.certificate
         if companion is None:
             return False
@@ -549,6 +569,7 @@ def _pass(
     starts = _search(run, starts, reduced, built, recount_seconds)
     search_seconds += time.perf_counter() - t_search
     starts = _with_screening_start(run, starts, reduced, built.tol)
+    run.starts = starts  # their counts check the blocks finished during the solve
     reserve = RECOUNT_RESERVE * recount_seconds
     solved = _solve(run, built, _start_function(run, starts, reduced, built.lazy_rows), built.tol, reserve)
     run.listen()
@@ -602,6 +623,9 @@ def _block_ceiling(
     and whether a Ctrl-C came while waiting."""
     stopped_waiting = False
     correct = [item.correct for item in verified]
+    certificate = run.certificate
+    if certificate.lower is not None and certificate.lower >= certificate.upper:
+        wait = False  # closed (the blocks' ceiling met the lower end during the solve)
     if wait:
         limit = run.options.time_limit
         left = math.inf if limit is None else run.t0 + (1 - CONCLUDE_SHARE) * limit - time.perf_counter()
@@ -896,7 +920,7 @@ def _solved(
         start=start,
         carry_bound=run.reductions.carry_rounds,
         on_improve=on_improve,
-        stop_when=run.listen if run.companion is not None else None,
+        stop_when=run.listen if run.companion is not None or run.blocks is not None else None,
     )
 
 

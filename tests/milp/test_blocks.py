@@ -12,6 +12,7 @@ import pytest
 from rlopt.data import validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import get_family
+from rlopt.learn import LearnedDistanceLinkage
 from rlopt.milp.blocks import BlockOptions, _BlockSolver, block_bound, partition, solve_block
 from tests._helpers import MARGIN, fit, noisy_file
 
@@ -239,3 +240,30 @@ def test_a_block_a_verified_parameter_contradicts_is_solved_again_strict_while_t
     late.wait(until=time.time() - 1, verified=[correct])  # no time left for the strict solve
     assert late.ceiling([correct]).blocks[0].status == "contradicted"
     late.close()
+
+
+def test_the_blocks_ceiling_enters_the_interval_while_the_milp_solves(monkeypatch):
+    """Before: only at the MILP's end (a user watching the interval saw nothing of them)."""
+    import time
+
+    import rlopt.milp.pipeline as pipeline
+
+    real_solve, solves_ended, events = pipeline._solve, [], []
+
+    def solve(*args):
+        solved = real_solve(*args)
+        solves_ended.append(time.perf_counter())
+        return solved
+
+    def progress(event):
+        events.append((time.perf_counter(), event))
+
+    monkeypatch.setattr(pipeline, "_solve", solve)
+    learner = LearnedDistanceLinkage(
+        "sb", margin=MARGIN, blocks={"size": 10, "jobs": 2}, time_limit=20, **RUN_OPTIONS
+    )
+    result = learner.fit(*_hard_file(), progress=progress).result_
+    block_events = [(t, e) for t, e in events if e["upper_source"] == "block ceilings"]
+    assert block_events and block_events[0][0] < solves_ended[-1]  # heard during the solve
+    assert all(e["upper"] >= result.n_correct_verified for _, e in block_events)
+    assert result.bound <= result.blocks["ceiling"] <= min(e["upper"] for _, e in block_events)
