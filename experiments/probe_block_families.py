@@ -6,6 +6,10 @@ be learned on the file says why).
 
     python experiments/probe_block_families.py --families wm,wm_m,owa,sb_nc,sb,ci --blocks 3 --seconds 60
     python experiments/probe_block_families.py --families wm --size 60 --blocks 2 --seconds 300  # other sizes
+    python experiments/probe_block_families.py --file census-mdav8 --families wm --groups 4 --blocks 5
+
+``--groups K``: blocks of K whole groups of identical masked records (MDAV's groups; at
+most one record of a group can be re-identified), drawn at random with the seed.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import argparse
 import time
 import warnings
 
+import numpy as np
 from bench_blocks import pair
 
 from rlopt.data import validate_pair
@@ -29,11 +34,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--file", default="census-rs10")
     parser.add_argument("--size", type=int, default=BlockOptions().size, help="records per block")
+    parser.add_argument("--groups", type=int, default=0, help="blocks of this many masked groups")
     args = parser.parse_args()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
         data = validate_pair(*pair(args.file))
-    blocks = partition(data.original.shape[0], args.size, BlockOptions().seed)[: args.blocks]
+    seed = BlockOptions().seed
+    if args.groups:
+        _, group = np.unique(data.masked, axis=0, return_inverse=True)
+        order = np.random.default_rng(seed).permutation(int(group.max()) + 1)
+        chosen = [order[b * args.groups : (b + 1) * args.groups] for b in range(args.blocks)]
+        blocks = [np.flatnonzero(np.isin(group.ravel(), groups)) for groups in chosen]
+    else:
+        blocks = partition(data.original.shape[0], args.size, seed)[: args.blocks]
     solver = _BlockSolver(args.seconds, 1e-9)
     print("| family | block | records | status | bound | verified | seconds |")
     print("|---|---|---|---|---|---|---|")
