@@ -338,6 +338,60 @@ def progress_bar(label: str, show: bool | None):
             bar.stop()
 
 
+Events = Annotated[
+    Path | None,
+    typer.Option(
+        "--events",
+        metavar="FILE",
+        help="write each step and each narrowing of an interval as a JSON line (for other programs)",
+        rich_help_panel=OUTPUT,
+    ),
+]
+
+
+class EventLog:
+    """``--events FILE``: one JSON object a line, written and flushed as it happens:
+    ``{"event": "step", "seconds", "message"}`` before each step,
+    ``{"event": "interval", "seconds", "family", "lower", "lower_source", "upper",
+    "upper_source"}`` each time a family's interval narrows (its ``seconds`` from the
+    family's start, ``elapsed`` from the command's), and ``{"event": "end", "status"}``
+    (``complete``, ``incomplete`` or ``interrupted``) once the figures are written."""
+
+    def __init__(self, path: Path):
+        import time
+
+        self._clock = time.perf_counter
+        self._t0 = self._clock()
+        self._file = path.open("w", encoding="utf-8")
+
+    def _write(self, record: dict) -> None:
+        self._file.write(json.dumps({**record, "elapsed": round(self._clock() - self._t0, 3)}) + "\n")
+        self._file.flush()
+
+    def step(self, message: str) -> None:
+        self._write({"event": "step", "message": message})
+
+    def interval(self, family: str, event: dict) -> None:
+        self._write({"event": "interval", "family": family, **event})
+
+    def end(self, status: str) -> None:
+        self._write({"event": "end", "status": status})
+        self._file.close()
+
+
+def both(*callbacks: Callable | None) -> Callable | None:
+    """One callback that calls each of ``callbacks`` given (``None``: none given)."""
+    given = [c for c in callbacks if c is not None]
+    if not given:
+        return None
+
+    def call(*args) -> None:
+        for callback in given:
+            callback(*args)
+
+    return call
+
+
 def interval_printer(show: bool | None, *, labelled: bool = False) -> Callable | None:
     """The callback that prints each narrowing of an interval on stderr:
     ``  12.3 s  [741, 1032]  lower: <its step>  upper: <its step>``, led by the family

@@ -19,6 +19,8 @@ from rlopt.cli._options import (
     Blocks,
     BlockScheduler,
     Columns,
+    EventLog,
+    Events,
     IdColumn,
     JsonOut,
     Margin,
@@ -32,6 +34,7 @@ from rlopt.cli._options import (
     Threads,
     TimeLimit,
     block_options,
+    both,
     check_attacked,
     check_families,
     check_method,
@@ -76,6 +79,7 @@ def risk(
     quiet: Annotated[
         bool, typer.Option("--quiet", help="no progress lines on stderr", rich_help_panel=OUTPUT)
     ] = False,
+    events: Events = None,
     families: Annotated[
         str | None,
         typer.Option(
@@ -173,7 +177,7 @@ def risk(
     from rlopt.report import render_risk_report
     from rlopt.risk import assess_risk
 
-    check_outputs(report=report, json=json_out, records_csv=records_csv)
+    check_outputs(report=report, json=json_out, records_csv=records_csv, events=events)
     say = summary_to(json_out)
     if attack_method is None and given_any(masking):
         raise InputError(f"{flags(masking)} describe the published masking: give --attack-method too")
@@ -182,6 +186,7 @@ def risk(
     a, b = load_table(original), load_table(masked)
     solving = Solving(margin=margin, time_limit=seconds(time_limit), threads=threads, seed=seed)
     table = _tradeoff_plan(a, tradeoff_method, tradeoff_values, generalisation, columns, solving)
+    log = None if events is None else EventLog(events)
     try:
         result = assess_risk(
             a,
@@ -197,8 +202,13 @@ def risk(
             tradeoff=table,
             names=(original.name, masked.name),
             kinds=kinds(ordinal, nominal, missing),
-            progress=None if quiet else (lambda m: typer.echo(m, err=True)),
-            intervals=None if quiet else interval_printer(True, labelled=True),
+            progress=both(
+                None if quiet else (lambda m: typer.echo(m, err=True)), None if log is None else log.step
+            ),
+            intervals=both(
+                None if quiet else interval_printer(True, labelled=True),
+                None if log is None else log.interval,
+            ),
             margin=solving.margin,
             time_limit=solving.time_limit,
             threads=solving.threads,
@@ -207,7 +217,10 @@ def risk(
             blocks=block_ceilings,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
-        raise risk_interrupted(exc, json_out, say) from None
+        stopped = risk_interrupted(exc, json_out, say)
+        if log is not None:
+            log.end("interrupted")
+        raise stopped from None
     print_risk(result, say)
     if json_out is not None:
         emit_json(json_out, result.figures)
@@ -217,6 +230,8 @@ def risk(
     if report is not None:
         render_risk_report(result, report)
         say(f"report -> {report}")
+    if log is not None:
+        log.end("complete" if result.complete else "incomplete")
     if not result.complete:  # the figures are written; the exit code says they are partial
         raise typer.Exit(1)
 

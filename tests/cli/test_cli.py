@@ -353,3 +353,39 @@ def test_risk_with_blocks_reports_their_ceiling_in_the_json_and_the_report(tmp_p
     assert figures["inputs"]["blocks"]["size"] == 10
     assert f"; block ceiling {blocks['ceiling']} (" in capsys.readouterr().out
     assert f"The block ceiling {blocks['ceiling']} (" in (tmp_path / "r.html").read_text()
+
+
+def test_risk_events_are_json_lines_of_its_steps_and_intervals(tmp_path, monkeypatch):
+    from tests._helpers import noisy_file, run_main
+
+    monkeypatch.chdir(tmp_path)
+    original, masked = noisy_file(4, 30, 3)
+    original.to_csv("a.csv", index=False)
+    masked.to_csv("b.csv", index=False)
+    args = ["risk", "a.csv", "b.csv", "--families", "wm,sb", "--folds", "0", "--quiet", "--events", "e.jsonl"]
+    assert run_main([*args, "--json", "r.json"]) == 0
+    events = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    assert events[0]["event"] == "step" and events[-1] == {**events[-1], "event": "end", "status": "complete"}
+    figures = json.loads((tmp_path / "r.json").read_text())
+    for row in figures["families"]:  # each family's last interval is its row's
+        last = [e for e in events if e["event"] == "interval" and e["family"] == row["family"]][-1]
+        assert (last["lower"], last["upper"]) == (row["n_correct"], row["bound"])
+    assert [e["elapsed"] for e in events] == sorted(e["elapsed"] for e in events)
+
+
+def test_risk_events_end_interrupted_on_ctrl_c(tmp_path, monkeypatch):
+    import rlopt.risk
+    from tests._helpers import noisy_file, run_main
+
+    def interrupted(*args, progress, **kwargs):
+        progress("learning wm (time limit 60 s)")
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rlopt.risk, "assess_risk", interrupted)
+    original, masked = noisy_file(4, 30, 3)
+    original.to_csv("a.csv", index=False)
+    masked.to_csv("b.csv", index=False)
+    assert run_main(["risk", "a.csv", "b.csv", "--quiet", "--events", "e.jsonl"]) == 130
+    events = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events] == ["step", "end"] and events[-1]["status"] == "interrupted"
