@@ -7,6 +7,7 @@ of the command line imports neither scikit-learn nor Pyomo (a test keeps it so).
 
 from __future__ import annotations
 
+import signal
 import sys
 import warnings
 from importlib import import_module
@@ -133,6 +134,8 @@ def main() -> None:
     or any other error rlopt raises on purpose, with one line and exit code 1; Ctrl-C
     with exit code 130."""
     warnings.showwarning = _show_warning
+    if sys.platform == "win32":  # rlopt serve stops a run with CTRL_BREAK_EVENT: its Ctrl-C
+        signal.signal(signal.SIGBREAK, signal.default_int_handler)
     try:
         code = app(standalone_mode=False, prog_name="rlopt")
     except ClickException as exc:  # the parser's: a bad option, a missing argument

@@ -1,0 +1,278 @@
+"""A run of ``rlopt serve`` is an ``rlopt risk`` command: the page's choices become its
+arguments (:class:`RunSpec`, :meth:`RunSpec.argv`), it runs as a child process in the
+run's folder, writes its events (``--events``), figures, report and per-record table
+there, and a Stop is its Ctrl-C (the interval reached is kept, as on the command line).
+So the command the page shows is the one that ran, and nothing is computed twice.
+
+:class:`Runner` starts queued runs, at most ``slots`` at a time, stops them, and, after a
+restart, queues again the runs that had not started; :func:`run_state` reads what a
+run's folder says."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rlopt.app.workspace import Workspace
+from rlopt.exceptions import InputError
+
+__all__ = ["RunSpec", "Runner", "run_state", "read_events"]
+
+OUTPUTS = {"--json": "figures.json", "--report": "report.html", "--records-csv": "records.csv"}
+EVENTS = "events.jsonl"
+STOP_GRACE_SECONDS = 30.0
+"""How long a stopped run may take to write the figures it reached."""
+
+
+@dataclass
+class RunSpec:
+    """What the officer chose: the two loaded files (workspace identifiers) and the
+    options of ``rlopt risk`` (see its ``--help``), in its own words."""
+
+    original: str
+    masked: str
+    families: list[str] = field(default_factory=lambda: ["wm"])
+    time_limit: float = 60.0
+    folds: int = 0
+    columns: list[str] | None = None
+    id_column: str | None = None
+    ordinal: str | None = None
+    nominal: str | None = None
+    attack_method: str | None = None
+    attack_params: dict[str, str] = field(default_factory=dict)
+    seed: int = 0
+
+    def argv(self, workspace: Workspace) -> list[str]:
+        """The ``rlopt`` arguments of this run (the outputs in the run's folder)."""
+        files = [str(workspace.file(self.original).path), str(workspace.file(self.masked).path)]
+        args = ["risk", *files, "--families", ",".join(self.families), "--time-limit", f"{self.time_limit:g}"]
+        args += ["--folds", str(self.folds), "--seed", str(self.seed)]
+        for flag, value in [
+            ("--columns", None if self.columns is None else ",".join(self.columns)),
+            ("--id-column", self.id_column),
+            ("--ordinal", self.ordinal),
+            ("--nominal", self.nominal),
+            ("--attack-method", self.attack_method),
+        ]:
+            if value:
+                args += [flag, value]
+        if self.attack_method:
+            for name, value in self.attack_params.items():
+                args += [f"--{name.replace('_', '-')}", str(value)]
+        for flag, name in OUTPUTS.items():
+            args += [flag, name]
+        return [*args, "--events", EVENTS, "--quiet"]
+
+    @classmethod
+    def from_dict(cls, values: dict) -> RunSpec:
+        return cls(**values)
+
+
+def command_line(argv: list[str], folder: Path) -> str:
+    """The shell command that reproduces a run: ``cd`` into its folder, then ``rlopt``."""
+    return f"cd {shlex.quote(str(folder))} && rlopt {shlex.join(argv)}"
+
+
+def python_code(spec: RunSpec, workspace: Workspace) -> str:
+    """The Python that makes the same figures as the run (``rlopt.risk.assess_risk``, the
+    function ``rlopt risk`` calls)."""
+    original, masked = workspace.file(spec.original).path, workspace.file(spec.masked).path
+    options = {
+        "families": spec.families,
+        "time_limit": spec.time_limit,
+        "folds": spec.folds,
+        "generalisation_families": ["wm"] if spec.folds else [],
+        "seed": spec.seed,
+        "columns": spec.columns,
+        "id_column": spec.id_column,
+    }
+    lines = [
+        "from rlopt.data import load_table",
+        "from rlopt.report import render_risk_report",
+        "from rlopt.risk import assess_risk",
+        "",
+        "result = assess_risk(",
+        f"    load_table({str(original)!r}),",
+        f"    load_table({str(masked)!r}),",
+        *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
+    ]
+    if spec.ordinal or spec.nominal:
+        kinds = {"ordinal": spec.ordinal, "nominal": spec.nominal}
+        lines.append(f"    kinds={ {k: v for k, v in kinds.items() if v}!r},")
+    if spec.attack_method:
+        lines.append(f"    attack={ {'method': spec.attack_method, **spec.attack_params}!r},")
+    lines += [")", "print(result.headline)", 'render_risk_report(result, "report.html")']
+    return "\n".join(lines)
+
+
+def read_events(folder: Path, offset: int = 0) -> tuple[list[dict], int]:
+    """The whole event lines of a run written after byte ``offset``, and the offset past
+    them (a line still being written waits for the next read)."""
+    path = folder / EVENTS
+    if not path.exists():
+        return [], offset
+    with path.open("rb") as stream:
+        stream.seek(offset)
+        chunk = stream.read()
+    complete = chunk[: chunk.rfind(b"\n") + 1]
+    events = [json.loads(line) for line in complete.decode("utf-8").splitlines() if line.strip()]
+    return events, offset + len(complete)
+
+
+def run_state(folder: Path) -> dict:
+    """What a run's folder says: ``status`` (queued, running, complete, incomplete,
+    interrupted, cancelled, failed), the error line of a failed one, and its outputs."""
+    spec = json.loads((folder / "spec.json").read_text(encoding="utf-8"))
+    state = {"id": folder.name, "spec": spec, "error": None}
+    ended = folder / "exit.json"
+    if (folder / "cancelled").exists():
+        return {**state, "status": "cancelled"}
+    if not (folder / "pid").exists():
+        return {**state, "status": "queued"}
+    if not ended.exists():
+        return {**state, "status": "running"}
+    exit_ = json.loads(ended.read_text(encoding="utf-8"))
+    events, _ = read_events(folder)
+    ends = [e["status"] for e in events if e["event"] == "end"]
+    if ends:
+        return {**state, "status": ends[-1]}
+    return {**state, "status": "failed", "error": exit_.get("error") or f"exit code {exit_['returncode']}"}
+
+
+class Runner:
+    """The runs of one server: ``slots`` at a time, the others queued in order."""
+
+    def __init__(self, workspace: Workspace, slots: int = 1, poll_seconds: float = 0.2):
+        if slots < 1:
+            raise InputError(f"slots={slots}; expected at least 1 run at a time")
+        self.workspace, self.slots, self.poll_seconds = workspace, slots, poll_seconds
+        self._queue: deque[str] = deque()
+        self._running: dict[str, subprocess.Popen] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._resume()
+        self._thread = threading.Thread(target=self._loop, name="rlopt-runs", daemon=True)
+        self._thread.start()
+
+    def submit(self, spec: RunSpec) -> str:
+        """Queue a run; its identifier. The files must be loaded (else an InputError)."""
+        argv = spec.argv(self.workspace)  # checks the file identifiers
+        folder = self.workspace.new_run()
+        (folder / "spec.json").write_text(json.dumps(asdict(spec), indent=1), encoding="utf-8")
+        (folder / "argv.json").write_text(json.dumps(argv), encoding="utf-8")
+        with self._lock:
+            self._queue.append(folder.name)
+        return folder.name
+
+    def stop(self, run_id: str) -> None:
+        """A queued run is cancelled; a running one gets Ctrl-C (it writes what it reached)."""
+        folder = self.workspace.run(run_id)
+        with self._lock:
+            if run_id in self._queue:
+                self._queue.remove(run_id)
+                (folder / "cancelled").touch()
+                return
+            process = self._running.get(run_id)
+        if process is not None and process.poll() is None:
+            _interrupt(process)
+
+    def close(self, wait: float = STOP_GRACE_SECONDS) -> None:
+        """Stop every running run (each writes what it reached) and the loop."""
+        self._closed.set()
+        with self._lock:
+            running = list(self._running.values())
+        for process in running:
+            _interrupt(process)
+        deadline = time.monotonic() + wait
+        for process in running:
+            try:
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self._thread.join(5)
+        self._reap()
+
+    def _resume(self) -> None:
+        """After a restart: runs never started are queued again, in their order; a run
+        whose process ended with the last server says so."""
+        for run_id in sorted(self.workspace.run_ids()):
+            folder = self.workspace.run(run_id)
+            if not (folder / "spec.json").exists():
+                continue
+            status = run_state(folder)["status"]
+            if status == "queued":
+                self._queue.append(run_id)
+            elif status == "running":  # its server ended before it did
+                _write_exit(folder, None, "the server stopped while this run was running")
+
+    def _loop(self) -> None:
+        while not self._closed.is_set():
+            self._reap()
+            with self._lock:
+                while self._queue and len(self._running) < self.slots:
+                    run_id = self._queue.popleft()
+                    self._running[run_id] = self._start(run_id)
+            self._closed.wait(self.poll_seconds)
+
+    def _start(self, run_id: str) -> subprocess.Popen:
+        folder = self.workspace.run(run_id)
+        argv = json.loads((folder / "argv.json").read_text(encoding="utf-8"))
+        log = (folder / "output.log").open("wb")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rlopt", *argv],
+            cwd=folder,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            **_own_group(),
+        )
+        log.close()
+        (folder / "pid").write_text(str(process.pid), encoding="utf-8")
+        return process
+
+    def _reap(self) -> None:
+        with self._lock:
+            ended = [(run_id, p) for run_id, p in self._running.items() if p.poll() is not None]
+            for run_id, _ in ended:
+                del self._running[run_id]
+        for run_id, process in ended:
+            folder = self.workspace.run(run_id)
+            _write_exit(folder, process.returncode, _error_line(folder / "output.log"))
+
+
+def _error_line(log: Path) -> str | None:
+    """The ``error: ...`` line a failed command printed, if any."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.exists() else []
+    errors = [line for line in lines if line.startswith("error: ")]
+    return errors[-1].removeprefix("error: ") if errors else None
+
+
+def _write_exit(folder: Path, returncode: int | None, error: str | None) -> None:
+    (folder / "exit.json").write_text(
+        json.dumps({"returncode": returncode, "error": error}), encoding="utf-8"
+    )
+
+
+def _own_group() -> dict:
+    """A child in its own process group: the server's terminal Ctrl-C reaches the server,
+    which stops its runs itself (each then writes what it reached)."""
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def _interrupt(process: subprocess.Popen) -> None:
+    """The Ctrl-C of a run: SIGINT, or CTRL_BREAK_EVENT on Windows (``rlopt`` takes it as
+    Ctrl-C)."""
+    if sys.platform == "win32":
+        process.send_signal(signal.CTRL_BREAK_EVENT)
+    else:
+        process.send_signal(signal.SIGINT)

@@ -1,0 +1,160 @@
+"""The web application's runs without a browser: a run is the ``rlopt risk`` command it
+shows (run again, it gives the same figures), a Stop is its Ctrl-C and keeps the interval
+reached, runs queue, a restarted server queues again what had not started, and nothing a
+request names reaches the file system unchecked."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rlopt.app.runs import Runner, RunSpec, command_line, python_code, read_events, run_state
+from rlopt.app.workspace import Workspace
+from rlopt.exceptions import InputError
+from tests._helpers import noisy_file
+
+pytest.importorskip("filelock")
+
+
+def _csv(frame) -> bytes:
+    return frame.to_csv(index=False).encode()
+
+
+def _loaded(workspace, seed=4, n=30, d=3, **kwargs):
+    original, masked = noisy_file(seed, n, d, **kwargs)
+    return workspace.store("original.csv", _csv(original)).id, workspace.store("masked.csv", _csv(masked)).id
+
+
+def _wait(workspace, run_id, statuses, seconds=120):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        state = run_state(workspace.run(run_id))
+        if state["status"] in statuses:
+            return state
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} still {state['status']} after {seconds} s")
+
+
+def test_a_file_or_run_is_reached_only_by_an_identifier_the_workspace_made(tmp_path):
+    workspace = Workspace(tmp_path / "ws")
+    stored = workspace.store("../../etc/passwd.csv", b"a,b\n1,2\n")
+    assert stored.path.parent.parent == workspace.files and stored.name == "../../etc/passwd.csv"
+    assert workspace.file(stored.id).path == stored.path
+    assert workspace.store("again.csv", b"a,b\n1,2\n").id == stored.id  # by content
+    for hostile in ["../ws", "..", "/etc/passwd", stored.id + "/../x", ""]:
+        with pytest.raises(InputError, match="no loaded file"):
+            workspace.file(hostile)
+        with pytest.raises(InputError, match="no run"):
+            workspace.run(hostile)
+    with pytest.raises(InputError, match=r"'x.exe': expected a .csv, .tsv, .txt, .parquet file"):
+        workspace.store("x.exe", b"MZ")
+
+
+def test_one_server_holds_a_workspace(tmp_path):
+    code = (
+        "import sys, time; from rlopt.app.workspace import Workspace; "
+        "w = Workspace(sys.argv[1]); w.lock(); print('locked', flush=True); time.sleep(30)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(InputError, match="is in use by another rlopt serve"):
+            Workspace(tmp_path).lock()
+    finally:
+        holder.kill()
+        holder.wait()
+    Workspace(tmp_path).lock()  # released when its holder died
+
+
+def test_a_run_is_the_command_it_shows_and_gives_the_same_figures_again(tmp_path):
+    workspace = Workspace(tmp_path / "ws")
+    original, masked = _loaded(workspace)
+    runner = Runner(workspace)
+    try:
+        run_id = runner.submit(RunSpec(original, masked, families=["wm", "sb"], time_limit=20))
+        state = _wait(workspace, run_id, {"complete", "incomplete", "failed"})
+    finally:
+        runner.close()
+    assert state["status"] == "complete", state
+    folder = workspace.run(run_id)
+    figures = json.loads((folder / "figures.json").read_text())
+    events, _ = read_events(folder)
+    assert {e["family"] for e in events if e["event"] == "interval"} == {"wm", "sb"}
+    argv = json.loads((folder / "argv.json").read_text())
+    assert command_line(argv, folder).startswith(f"cd {folder} && rlopt risk ")
+    again = tmp_path / "again"
+    again.mkdir()
+    subprocess.run([sys.executable, "-m", "rlopt", *argv], cwd=again, check=True, capture_output=True)
+    repeated = json.loads((again / "figures.json").read_text())
+    for row, other in zip(figures["families"], repeated["families"], strict=True):
+        assert (row["family"], row["n_correct"], row["bound"]) == (
+            other["family"],
+            other["n_correct"],
+            other["bound"],
+        )
+    code = python_code(RunSpec.from_dict(state["spec"]), workspace)
+    assert "assess_risk(" in code and "families=['wm', 'sb']" in code
+    compile(code, "reproduce.py", "exec")
+
+
+def test_a_stop_is_a_ctrl_c_that_keeps_the_interval_reached(tmp_path):
+    workspace = Workspace(tmp_path / "ws")
+    original, masked = _loaded(
+        workspace, seed=3, n=60, d=4, scale=(0.8, 1.0, 1.2, 1.5)
+    )  # sb: not proven in 60 s
+    runner = Runner(workspace)
+    try:
+        run_id = runner.submit(RunSpec(original, masked, families=["sb"], time_limit=120))
+        folder = workspace.run(run_id)
+        end = time.monotonic() + 120
+        while not any(e["event"] == "interval" and e["lower"] is not None for e in read_events(folder)[0]):
+            assert time.monotonic() < end and run_state(folder)["status"] in ("queued", "running")
+            time.sleep(0.2)
+        started = time.monotonic()
+        runner.stop(run_id)
+        state = _wait(workspace, run_id, {"interrupted", "failed", "complete"}, seconds=60)
+        assert time.monotonic() - started < 30
+    finally:
+        runner.close()
+    assert state["status"] == "interrupted", state
+    reached = [e for e in read_events(folder)[0] if e["event"] == "interval"][-1]
+    assert reached["lower"] is not None and reached["lower"] <= reached["upper"] <= 60
+    assert "sb: between" in (folder / "output.log").read_text()  # the interval, as Ctrl-C prints it
+
+
+def test_runs_queue_a_queued_one_can_be_cancelled_and_a_restart_queues_what_had_not_started(tmp_path):
+    workspace = Workspace(tmp_path / "ws")
+    original, masked = _loaded(workspace)
+    spec = RunSpec(original, masked, families=["wm"], time_limit=10)
+    runner = Runner(workspace, slots=1, poll_seconds=60)  # its loop sleeps: nothing starts
+    first, second, third = (runner.submit(spec) for _ in range(3))
+    runner.stop(second)
+    runner.close()
+    assert [run_state(workspace.run(r))["status"] for r in (first, second, third)] == [
+        "queued",
+        "cancelled",
+        "queued",
+    ]
+    restarted = Runner(workspace, slots=2)
+    try:
+        states = [_wait(workspace, r, {"complete", "failed"}) for r in (first, third)]
+    finally:
+        restarted.close()
+    assert [s["status"] for s in states] == ["complete", "complete"]
+    assert run_state(workspace.run(second))["status"] == "cancelled"
+
+
+def test_a_bad_option_ends_the_run_with_the_command_lines_message(tmp_path):
+    workspace = Workspace(tmp_path / "ws")
+    original, masked = _loaded(workspace)
+    runner = Runner(workspace)
+    try:
+        run_id = runner.submit(RunSpec(original, masked, families=["nope"]))
+        state = _wait(workspace, run_id, {"failed", "complete"})
+    finally:
+        runner.close()
+    assert state["status"] == "failed" and "nope" in state["error"]
+    with pytest.raises(InputError, match="no loaded file 'zzz'"):
+        Runner(workspace).submit(RunSpec("zzz", masked))
