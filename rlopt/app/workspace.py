@@ -79,27 +79,33 @@ class Workspace:
     # files
 
     def store(self, name: str, content: bytes) -> StoredFile:
-        """Keep an uploaded file under an identifier of its content; ``name`` only for
-        its suffix (checked) and for display."""
+        """Keep an uploaded file under an identifier of its name and content, as its name
+        reduced to letters, digits, ``.``, ``_`` and ``-`` (its suffix checked)."""
         suffix = Path(name).suffix.lower()
         if suffix not in SUFFIXES:
             raise InputError(f"{name!r}: expected a {', '.join(SUFFIXES)} file")
-        file_id = hashlib.sha256(content).hexdigest()[:16]
+        file_id = hashlib.sha256(name.encode() + b"\0" + content).hexdigest()[:16]
         folder = self.files / file_id
         folder.mkdir(exist_ok=True)
-        path = folder / f"data{suffix}"
+        # the user's name, reduced to safe characters (the report names the file by it)
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).stem).strip("._") or "data"
+        path = folder / f"{stem[:80]}{suffix}"
         if not path.exists():
             path.write_bytes(content)
-        (folder / "name.txt").write_text(name, encoding="utf-8")
+        (folder / "upload-name").write_text(name, encoding="utf-8")
         return StoredFile(file_id, name, path)
 
     def file(self, file_id: str) -> StoredFile:
         """The stored file ``file_id`` (an InputError for anything else)."""
         folder = self.files / file_id
-        paths = sorted(folder.glob("data.*")) if _FILE_ID.match(file_id) and folder.is_dir() else []
+        paths = (
+            [p for p in folder.iterdir() if p.suffix in SUFFIXES]
+            if _FILE_ID.match(file_id) and folder.is_dir()
+            else []
+        )
         if not paths:
             raise InputError(f"no loaded file {file_id!r}")
-        return StoredFile(file_id, (folder / "name.txt").read_text(encoding="utf-8"), paths[0])
+        return StoredFile(file_id, (folder / "upload-name").read_text(encoding="utf-8"), paths[0])
 
     # runs
 

@@ -39,6 +39,7 @@ COMMANDS: dict[str, Entry] = {
     "run": Entry("grids", "Run an experiment grid (resumable)."),
     "reproduce": Entry("grids", "Regenerate the published tables."),
     "report": Entry("grids", "HTML report of an experiment run."),
+    "serve": Entry("serve", "The local web application: load two files, watch the interval close."),
 }
 """Every command, in the order ``rlopt --help`` lists them: the module that holds it
 and its one-line summary (the command's ``short_help``)."""

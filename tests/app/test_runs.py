@@ -42,7 +42,9 @@ def test_a_file_or_run_is_reached_only_by_an_identifier_the_workspace_made(tmp_p
     stored = workspace.store("../../etc/passwd.csv", b"a,b\n1,2\n")
     assert stored.path.parent.parent == workspace.files and stored.name == "../../etc/passwd.csv"
     assert workspace.file(stored.id).path == stored.path
-    assert workspace.store("again.csv", b"a,b\n1,2\n").id == stored.id  # by content
+    assert stored.path.name == "passwd.csv"  # the name's safe characters
+    assert workspace.store("../../etc/passwd.csv", b"a,b\n1,2\n").id == stored.id  # by name and content
+    assert workspace.store("other.csv", b"a,b\n1,2\n").id != stored.id
     for hostile in ["../ws", "..", "/etc/passwd", stored.id + "/../x", ""]:
         with pytest.raises(InputError, match="no loaded file"):
             workspace.file(hostile)

@@ -1,0 +1,336 @@
+"""The pages and the event stream of ``rlopt serve`` (Starlette, Jinja2 templates, htmx
+with server-sent events; every script and style sheet served from the package).
+
+Every request carries the server's secret token, first in the address it printed
+(``?token=``), then in a cookie it sets (``SameSite=Strict``, ``HttpOnly``); every form
+also carries it in a hidden field (CSRF). Files and runs are addressed by the workspace's
+identifiers only; every user string reaches the page through Jinja2's escaping."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from rlopt.app.runs import Runner, RunSpec, command_line, python_code, read_events, run_state
+from rlopt.app.workspace import Workspace
+from rlopt.exceptions import RloptError
+
+__all__ = ["AppState", "create_app"]
+
+COOKIE = "rlopt_token"
+DOWNLOADS = {"figures.json": "application/json", "report.html": "text/html", "records.csv": "text/csv"}
+"""The files of a run a request may fetch (by these names only)."""
+POLL_SECONDS = 0.25
+"""How often the event stream looks for a run's new events."""
+
+
+@dataclass
+class AppState:
+    """What the pages share: the workspace, its runs, the token, the upload limit."""
+
+    workspace: Workspace
+    runner: Runner
+    token: str
+    max_upload_bytes: int
+
+
+class TokenGate:
+    """Every request needs the token (query ``token`` or the cookie); a right token in
+    the query sets the cookie. Anything else: 403."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        given = request.query_params.get("token")
+        if given is not None and hmac.compare_digest(given, self.token):
+            response: Response = RedirectResponse(scope["path"], status_code=303)
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
+            await response(scope, receive, send)
+            return
+        cookie = request.cookies.get(COOKIE, "")
+        if not hmac.compare_digest(cookie, self.token):
+            forbidden = PlainTextResponse(
+                "rlopt serve: this address needs the token the server printed when it started "
+                "(open the address with ?token=... that it printed)",
+                status_code=403,
+            )
+            await forbidden(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def create_app(state: AppState) -> Starlette:
+    """The application; the caller starts and closes ``state.runner``."""
+    templates = Environment(loader=PackageLoader("rlopt.app", "templates"), autoescape=select_autoescape())
+    csrf = hmac.new(state.token.encode(), b"forms", "sha256").hexdigest()
+
+    def page(name: str, status_code: int = 200, **values) -> HTMLResponse:
+        return HTMLResponse(templates.get_template(name).render(csrf=csrf, **values), status_code=status_code)
+
+    async def form(request: Request):
+        """The form's fields, checked against CSRF and the upload limit; ``None`` when refused."""
+        length = int(request.headers.get("content-length") or 0)
+        if length > state.max_upload_bytes:
+            return (
+                None,
+                f"the upload is {length / 1e6:.1f} MB; expected at most {state.max_upload_bytes / 1e6:g} MB",
+            )
+        values = await request.form(max_part_size=state.max_upload_bytes)
+        if not hmac.compare_digest(str(values.get("csrf", "")), csrf):
+            return None, "this form is not from this server (reload the page)"
+        return values, None
+
+    async def index(request: Request) -> Response:
+        runs = [_safe_state(state.workspace, run_id) for run_id in state.workspace.run_ids()]
+        return page("index.html", runs=runs, error=request.query_params.get("error"))
+
+    async def load(request: Request) -> Response:
+        values, refused = await form(request)
+        if refused is not None:
+            return page("index.html", 400, runs=[], error=refused)
+        try:
+            original = await _stored(state.workspace, values.get("original"), "original")
+            masked = await _stored(state.workspace, values.get("masked"), "masked")
+            pair = _pair(original.path, masked.path)
+        except RloptError as exc:
+            return page("index.html", 400, runs=[], error=str(exc))
+        return page("pair.html", original=original, masked=masked, pair=pair, families=_families())
+
+    async def start(request: Request) -> Response:
+        values, refused = await form(request)
+        if refused is not None:
+            return page("index.html", 400, runs=[], error=refused)
+        try:
+            spec = RunSpec(
+                original=str(values["original"]),
+                masked=str(values["masked"]),
+                families=[str(f) for f in values.getlist("families")] or ["wm"],
+                time_limit=float(str(values.get("time_limit") or 60)),
+                folds=int(str(values.get("folds") or 0)),
+                id_column=str(values.get("id_column") or "") or None,
+            )
+            run_id = state.runner.submit(spec)
+        except (RloptError, ValueError, KeyError) as exc:
+            return page("index.html", 400, runs=[], error=str(exc))
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    async def run_page(request: Request) -> Response:
+        try:
+            folder = state.workspace.run(request.path_params["run_id"])
+        except RloptError as exc:
+            return page("index.html", 404, runs=[], error=str(exc))
+        return page("run.html", **_run_view(state.workspace, folder))
+
+    async def stop(request: Request) -> Response:
+        _, refused = await form(request)
+        if refused is not None:
+            return page("index.html", 400, runs=[], error=refused)
+        try:
+            state.runner.stop(request.path_params["run_id"])
+        except RloptError as exc:
+            return page("index.html", 404, runs=[], error=str(exc))
+        return RedirectResponse(f"/runs/{request.path_params['run_id']}", status_code=303)
+
+    async def events(request: Request) -> Response:
+        try:
+            folder = state.workspace.run(request.path_params["run_id"])
+        except RloptError as exc:
+            return PlainTextResponse(str(exc), status_code=404)
+        return StreamingResponse(
+            _event_stream(request, folder, templates),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store"},
+        )
+
+    async def download(request: Request) -> Response:
+        name = request.path_params["name"]
+        try:
+            folder = state.workspace.run(request.path_params["run_id"])
+        except RloptError as exc:
+            return PlainTextResponse(str(exc), status_code=404)
+        if name not in DOWNLOADS or not (folder / name).is_file():
+            return PlainTextResponse(f"no file {name!r} in this run", status_code=404)
+        inline = request.query_params.get("view") == "1"
+        return FileResponse(
+            folder / name,
+            media_type=DOWNLOADS[name],
+            filename=None if inline else f"{folder.name}-{name}",
+            content_disposition_type="inline" if inline else "attachment",
+        )
+
+    routes = [
+        Route("/", index),
+        Route("/load", load, methods=["POST"]),
+        Route("/runs", start, methods=["POST"]),
+        Route("/runs/{run_id}", run_page),
+        Route("/runs/{run_id}/stop", stop, methods=["POST"]),
+        Route("/runs/{run_id}/events", events),
+        Route("/runs/{run_id}/files/{name}", download),
+        Mount("/static", StaticFiles(packages=[("rlopt.app", "static")]), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    app.add_middleware(TokenGate, token=state.token)
+    return app
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+async def _stored(workspace: Workspace, upload, name: str):
+    """An uploaded file kept in the workspace and read as ``rlopt risk`` would read it."""
+    from rlopt.data import load_table
+    from rlopt.exceptions import InputError
+
+    if not isinstance(upload, UploadFile) or not upload.filename:
+        raise InputError(f"no {name} file; choose one")
+    stored = workspace.store(upload.filename, await upload.read())
+    try:
+        load_table(stored.path)  # the command line's checks and messages (0 bytes, no header, ...)
+    except InputError as exc:  # named as the officer named the file
+        raise InputError(str(exc).replace(str(stored.path), upload.filename)) from None
+    return stored
+
+
+def _pair(original: Path, masked: Path) -> dict:
+    """The two files as ``rlopt risk`` sees them: records, columns and their kinds."""
+    import warnings
+
+    from rlopt.data import load_table, validate_pair
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = validate_pair(load_table(original), load_table(masked))
+    return {
+        "n_records": data.n_records,
+        "columns": [kind.to_dict() | {"described": kind.describe()} for kind in data.kinds]
+        or [{"name": c, "kind": "numeric", "described": f"{c}: numeric"} for c in data.columns],
+        "notes": [str(w.message) for w in caught],
+    }
+
+
+def _families() -> list[str]:
+    from rlopt.families import LEARNED
+
+    return list(LEARNED)
+
+
+def _safe_state(workspace: Workspace, run_id: str) -> dict:
+    try:
+        return run_state(workspace.run(run_id))
+    except (OSError, ValueError, KeyError) as exc:  # a folder a user edited by hand
+        return {"id": run_id, "status": "unreadable", "error": str(exc), "spec": {}}
+
+
+def _run_view(workspace: Workspace, folder: Path) -> dict:
+    state = run_state(folder)
+    argv = json.loads((folder / "argv.json").read_text(encoding="utf-8"))
+    spec = RunSpec.from_dict(state["spec"])
+    ended = state["status"] not in ("queued", "running")
+    log = folder / "output.log"
+    return {
+        "run": state,
+        "command": command_line(argv, folder),
+        "python": python_code(spec, workspace),
+        "ended": ended,
+        "summary": log.read_text(encoding="utf-8", errors="replace") if ended and log.exists() else "",
+        "downloads": [name for name in DOWNLOADS if (folder / name).is_file()],
+    }
+
+
+async def _event_stream(request: Request, folder: Path, templates: Environment) -> AsyncIterator[str]:
+    """The run's events as server-sent events: its status when it changes, each
+    family's interval panel as it narrows, each step, and ``end`` once the run's process
+    has ended."""
+    offset, status = 0, None
+    histories: dict[str, list[dict]] = {}
+    panel = templates.get_template("_family.html")
+    while not await request.is_disconnected():
+        now = run_state(folder)["status"]
+        if now != status:
+            status = now
+            yield _sse("status", now)
+        new, offset = read_events(folder, offset)
+        for event in new:
+            if event["event"] == "interval":
+                history = histories.setdefault(event["family"], [])
+                history.append(event)
+                html = panel.render(family=event["family"], history=history, chart=_chart(history))
+                yield _sse(f"family-{event['family']}", html)
+            elif event["event"] == "step":
+                yield _sse("step", templates.get_template("_step.html").render(event=event))
+        if (folder / "exit.json").exists():
+            more, offset = read_events(folder, offset)
+            if not more:
+                yield _sse("end", "ended")
+                return
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def _sse(name: str, html: str) -> str:
+    data = "\n".join(f"data: {line}" for line in html.splitlines() or [""])
+    return f"event: {name}\n{data}\n\n"
+
+
+def _chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
+    """The step lines of one family's interval over its run, in SVG coordinates (the
+    vertical axis from the lowest end seen to the highest)."""
+    values = [e[key] for e in history for key in ("lower", "upper") if e[key] is not None]
+    top, bottom = max(values), min(values)
+    span = max(top - bottom, 1)
+    end = max(max(e["seconds"] for e in history), 1e-9)
+
+    def x(seconds: float) -> float:
+        return round(50 + (width - 60) * seconds / end, 1)
+
+    def y(value: float) -> float:
+        return round(10 + (height - 30) * (top - value) / span, 1)
+
+    def steps(key: str) -> str:
+        points, previous = [], None
+        for e in history:
+            if e[key] is None:
+                continue
+            if previous is not None:
+                points.append(f"{x(e['seconds'])},{y(previous)}")
+            points.append(f"{x(e['seconds'])},{y(e[key])}")
+            previous = e[key]
+        if previous is not None:
+            points.append(f"{x(end)},{y(previous)}")
+        return " ".join(points)
+
+    return {
+        "width": width,
+        "height": height,
+        "lower": steps("lower"),
+        "upper": steps("upper"),
+        "top": top,
+        "bottom": bottom,
+        "end": end,
+    }

@@ -1,0 +1,96 @@
+"""``rlopt serve``: the local web application (:mod:`rlopt.app`), on 127.0.0.1 with a
+secret token, its runs in a workspace folder."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlopt.cli._app import Command, commands, summary
+from rlopt.exceptions import InputError
+
+app = commands()
+
+MISSING_EXTRA = (
+    'rlopt serve needs the web application\'s packages: pip install "rlopt[app]" (missing: {name})'
+)
+
+
+@app.command(cls=Command, short_help=summary("serve"), epilog="Example: rlopt serve --workspace ~/rlopt-runs")
+def serve(
+    port: Annotated[
+        int, typer.Option(metavar="PORT", help="the port (default: a free one)", min=0, max=65535)
+    ] = 0,
+    host: Annotated[
+        str,
+        typer.Option(
+            metavar="HOST", help="the address to listen on; anything but 127.0.0.1 is reachable by others"
+        ),
+    ] = "127.0.0.1",
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FOLDER", help="the folder of loaded files and runs (default: rlopt's user data folder)"
+        ),
+    ] = None,
+    browser: Annotated[
+        bool, typer.Option("--browser/--no-browser", help="open the page in a browser")
+    ] = True,
+    slots: Annotated[int, typer.Option(metavar="N", help="runs at a time (the others queue)", min=1)] = 1,
+    max_upload: Annotated[float, typer.Option(metavar="MB", help="the largest upload", min=0.001)] = 200.0,
+) -> None:
+    """Start the web application: load an original and a masked file, run the
+    assessment, watch each family's interval close, stop it, read the report and the
+    command that reproduces it. Ctrl-C stops the server (its runs keep what they reached)."""
+    try:
+        import uvicorn
+
+        from rlopt.app.runs import Runner
+        from rlopt.app.server import AppState, create_app, new_token
+        from rlopt.app.workspace import Workspace, default_workspace
+    except ModuleNotFoundError as exc:
+        raise InputError(MISSING_EXTRA.format(name=exc.name)) from None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(
+            f"warning: --host {host}: anyone who can reach this machine and learns the token can open your "
+            "files and runs; keep 127.0.0.1 unless you know why",
+            err=True,
+        )
+    folder = Workspace(workspace if workspace is not None else default_workspace())
+    folder.lock()
+    listener = _listen(host, port)
+    token = new_token()
+    runner = Runner(folder, slots=slots)
+    application = create_app(AppState(folder, runner, token, int(max_upload * 1e6)))
+    bound = listener.getsockname()[1]
+    address = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/?token={token}"
+    typer.echo(f"rlopt serve: {address}\n  workspace: {folder.root}\n  Ctrl-C stops the server", err=True)
+    if browser:
+        import webbrowser
+
+        webbrowser.open(address)
+    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="off"))
+    try:
+        server.run(sockets=[listener])
+    finally:
+        typer.echo("rlopt serve: stopping the runs (each keeps what it reached)", err=True)
+        runner.close()
+        folder.release()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: a free one, with no race)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise InputError(f"--host {host} --port {port}: cannot listen there ({exc.strerror})") from None
+    listener.listen(64)
+    listener.setblocking(False)
+    return listener

@@ -1,0 +1,167 @@
+"""``rlopt serve`` in a real browser (Debian's chromium driven by Playwright): an officer
+loads the M4-33 pair, runs wm and ci, sees the intervals update and end proven at the
+figures ``rlopt risk`` gives, stops a Census run and keeps its interval, downloads the
+report and runs the command the page shows to the same figures; hostile names are shown
+escaped, an empty file gets the command line's message, no request passes without the
+token. With ``RLOPT_APP_SCREENSHOTS=FOLDER`` the screens are saved there (docs/app)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+playwright = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``rlopt serve`` on a free port, its workspace in a temporary folder; its address."""
+    workspace = tmp_path_factory.mktemp("workspace")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlopt", "serve", "--no-browser", "--workspace", str(workspace)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = process.stderr.readline()
+    match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+    assert match, line
+    yield {"base": match.group(1), "token": match.group(2), "workspace": workspace}
+    process.send_signal(2)
+    process.wait(60)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        if os.environ.get("RLOPT_REQUIRE_BROWSER"):
+            pytest.fail("chromium is required (RLOPT_REQUIRE_BROWSER is set) but not installed")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1100, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    # every swap of an event into the page, counted from the first one
+    page.add_init_script(
+        "window.swaps = 0; document.addEventListener('htmx:sseMessage', () => window.swaps++);"
+    )
+    page.goto(f"{server['base']}/?token={server['token']}")
+    yield page
+    context.close()
+
+
+def _shot(page, name):
+    folder = os.environ.get("RLOPT_APP_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+def _pair(folder, *args):
+    """A pair of files made by the command line, in ``folder``."""
+    subprocess.run([sys.executable, "-m", "rlopt", *args], check=True, capture_output=True, cwd=folder)
+
+
+def _load(page, original, masked):
+    page.set_input_files("input[name=original]", str(original))
+    page.set_input_files("input[name=masked]", str(masked))
+    page.click("#load button")
+
+
+def _run(page, families, time_limit):
+    for box in page.locator("input[name=families]").all():
+        box.set_checked(box.get_attribute("value") in families)
+    page.fill("input[name=time_limit]", str(time_limit))
+    page.click("#assess button")
+    page.wait_for_url(re.compile(r"/runs/\d{8}-\d{6}-[0-9a-f]{6}$"))
+
+
+def test_a_request_without_the_token_is_refused(server):
+    for path in ["/", "/runs/20260101-000000-abcdef/events", "/static/app.css", "/?token=wrong"]:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(server["base"] + path, timeout=10)
+        assert refused.value.code == 403
+
+
+def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, server, tmp_path):
+    _pair(tmp_path, "mask", "--preset", "M4-33", "--out-dir", "m433")
+    _shot(page, "1-load")
+    _load(page, tmp_path / "m433" / "original.csv", tmp_path / "m433" / "masked.csv")
+    assert page.locator("table.columns tbody tr").count() == 4  # M4-33's four attributes
+    _shot(page, "2-files-and-assess")
+    _run(page, {"wm", "ci"}, 60)
+    page.wait_for_selector("#status.complete", timeout=240_000)
+    assert page.evaluate("window.swaps") >= 4  # at least two updates of each family's interval
+    _shot(page, "4-results")
+    shown = {f: page.locator(f"#family-{f} h3").inner_text() for f in ("wm", "ci")}
+    # the command the page shows, run here: the same figures
+    command = page.locator("#command").inner_text()
+    argv = command.split(" && rlopt ", 1)[1]
+    subprocess.run(
+        f"{sys.executable} -m rlopt {argv}", shell=True, check=True, cwd=tmp_path, capture_output=True
+    )
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    for row in figures["families"]:
+        assert row["status"] == "optimal"
+        assert shown[row["family"]].startswith(f"{row['family']}: [{row['n_correct']}, {row['bound']}]")
+        assert "proven" in shown[row["family"]]
+    with page.expect_download() as download:
+        page.click("a[href$='/files/report.html'][download]")
+    report = Path(download.value.path()).read_text()
+    assert "<html" in report and "wm" in report
+
+
+def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
+    _pair(tmp_path, "data", "census", "--out", "census.csv")
+    _pair(tmp_path, "mask", "census.csv", "--method", "rank_swap", "--p", "10", "--out", "masked.csv")
+    _load(page, tmp_path / "census.csv", tmp_path / "masked.csv")
+    _run(page, {"wm"}, 600)
+    # until the interval has narrowed from both ends (a verified count, a proven ceiling)
+    page.wait_for_function(
+        """() => {
+            const shown = document.querySelector('#family-wm h3');
+            const found = shown && shown.innerText.match(/\\[(\\d+), (\\d+)\\]/);
+            return found && Number(found[2]) < 1080;
+        }""",
+        timeout=240_000,
+    )
+    _shot(page, "3-run-live")
+    page.click("#stop button")
+    page.wait_for_selector("#status.interrupted", timeout=120_000)
+    _shot(page, "5-stopped")
+    reached = re.search(r"wm: between (\d+) and (\d+)", page.locator("pre.summary").inner_text())
+    assert reached and int(reached.group(2)) < 1080  # the ceiling proven before the stop is kept
+
+
+def test_an_empty_file_gets_the_command_lines_message(page, tmp_path):
+    (tmp_path / "empty.csv").write_bytes(b"")
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    _load(page, tmp_path / "empty.csv", tmp_path / "other.csv")
+    assert (
+        "'empty.csv' is empty (0 bytes); expected a header row and records"
+        in page.locator(".error").inner_text()
+    )
+
+
+def test_a_hostile_column_name_is_shown_as_text(page, tmp_path):
+    hostile = '<img src=x onerror="window.pwned=1">'
+    text = f'"{hostile.replace(chr(34), chr(34) * 2)}",b\n' + "".join(f"{i},{i * 2}\n" for i in range(12))
+    (tmp_path / "a.csv").write_text(text)
+    (tmp_path / "b.csv").write_text(text)
+    _load(page, tmp_path / "a.csv", tmp_path / "b.csv")
+    assert hostile in page.locator("table.columns").inner_text()
+    assert page.locator("table.columns img").count() == 0 and page.evaluate("window.pwned") is None
