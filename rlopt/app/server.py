@@ -12,12 +12,13 @@ import asyncio
 import hmac
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import (
@@ -32,6 +33,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from rlopt.app.prepare import BUNDLED, make_pair, parameter_flags
 from rlopt.app.runs import Runner, RunSpec, command_line, python_code, read_events, run_state
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import RloptError
@@ -106,55 +108,117 @@ def create_app(state: AppState) -> Starlette:
             return None, "this form is not from this server (reload the page)"
         return values, None
 
-    async def index(request: Request) -> Response:
+    def front(status_code: int = 200, error: str | None = None) -> HTMLResponse:
         runs = [_safe_state(state.workspace, run_id) for run_id in state.workspace.run_ids()]
-        return page("index.html", runs=runs, error=request.query_params.get("error"))
+        return page("index.html", status_code, runs=runs, error=error, **_choices())
+
+    async def index(request: Request) -> Response:
+        return front()
+
+    def pair_page(original, masked, declared: dict, made: Sequence[str] = (), status_code: int = 200):
+        """The files as rlopt reads them with what the officer declared, and the form."""
+        error: str | None = None
+        try:
+            pair = _pair(original.path, masked.path, declared)
+        except RloptError as exc:  # a declaration that does not fit: said, the form kept
+            error = str(exc)
+            try:
+                pair = _pair(original.path, masked.path, {})
+            except RloptError:  # the files themselves do not pair
+                return front(400, error)
+        return page(
+            "pair.html",
+            status_code if error is None else 400,
+            original=original,
+            masked=masked,
+            pair=pair,
+            declared=declared,
+            made=list(made),
+            error=error,
+            **_choices(),
+        )
 
     async def load(request: Request) -> Response:
         values, refused = await form(request)
         if refused is not None:
-            return page("index.html", 400, runs=[], error=refused)
+            return front(400, refused)
         try:
             original = await _stored(state.workspace, values.get("original"), "original")
             masked = await _stored(state.workspace, values.get("masked"), "masked")
-            pair = _pair(original.path, masked.path)
         except RloptError as exc:
-            return page("index.html", 400, runs=[], error=str(exc))
-        return page("pair.html", original=original, masked=masked, pair=pair, families=_families())
+            return front(400, str(exc))
+        return pair_page(original, masked, {})
+
+    async def prepare(request: Request) -> Response:
+        values, refused = await form(request)
+        if refused is not None:
+            return front(400, refused)
+        try:
+            records = str(values.get("records") or "").strip()
+            made = await run_in_threadpool(
+                make_pair,
+                state.workspace,
+                str(values.get("source", "")),
+                method=str(values.get("method") or "") or None,
+                parameters=str(values.get("parameters") or ""),
+                records=int(records) if records else None,
+                seed=int(str(values.get("seed") or 0)),
+            )
+        except (RloptError, ValueError) as exc:
+            return front(400, str(exc))
+        return pair_page(made.original, made.masked, {}, made.commands)
+
+    async def declare(request: Request) -> Response:
+        """The pair page again, with the kinds, columns and id the officer declared."""
+        values, refused = await form(request)
+        if refused is not None:
+            return front(400, refused)
+        try:
+            original = state.workspace.file(str(values.get("original", "")))
+            masked = state.workspace.file(str(values.get("masked", "")))
+        except RloptError as exc:
+            return front(404, str(exc))
+        return pair_page(original, masked, _declared(values))
 
     async def start(request: Request) -> Response:
         values, refused = await form(request)
         if refused is not None:
-            return page("index.html", 400, runs=[], error=refused)
+            return front(400, refused)
         try:
+            declared = _declared(values)
             spec = RunSpec(
                 original=str(values["original"]),
                 masked=str(values["masked"]),
                 families=[str(f) for f in values.getlist("families")] or ["wm"],
                 time_limit=float(str(values.get("time_limit") or 60)),
                 folds=int(str(values.get("folds") or 0)),
-                id_column=str(values.get("id_column") or "") or None,
+                columns=declared.get("columns"),
+                id_column=declared.get("id_column"),
+                ordinal=declared.get("ordinal"),
+                nominal=declared.get("nominal"),
+                attack_method=str(values.get("attack_method") or "") or None,
+                attack_params=_pairs(str(values.get("attack_parameters") or "")),
             )
             run_id = state.runner.submit(spec)
         except (RloptError, ValueError, KeyError) as exc:
-            return page("index.html", 400, runs=[], error=str(exc))
+            return front(400, str(exc))
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     async def run_page(request: Request) -> Response:
         try:
             folder = state.workspace.run(request.path_params["run_id"])
         except RloptError as exc:
-            return page("index.html", 404, runs=[], error=str(exc))
+            return front(404, str(exc))
         return page("run.html", **_run_view(state.workspace, folder))
 
     async def stop(request: Request) -> Response:
         _, refused = await form(request)
         if refused is not None:
-            return page("index.html", 400, runs=[], error=refused)
+            return front(400, refused)
         try:
             state.runner.stop(request.path_params["run_id"])
         except RloptError as exc:
-            return page("index.html", 404, runs=[], error=str(exc))
+            return front(404, str(exc))
         return RedirectResponse(f"/runs/{request.path_params['run_id']}", status_code=303)
 
     async def events(request: Request) -> Response:
@@ -187,6 +251,8 @@ def create_app(state: AppState) -> Starlette:
     routes = [
         Route("/", index),
         Route("/load", load, methods=["POST"]),
+        Route("/prepare", prepare, methods=["POST"]),
+        Route("/declare", declare, methods=["POST"]),
         Route("/runs", start, methods=["POST"]),
         Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/stop", stop, methods=["POST"]),
@@ -218,27 +284,68 @@ async def _stored(workspace: Workspace, upload, name: str):
     return stored
 
 
-def _pair(original: Path, masked: Path) -> dict:
-    """The two files as ``rlopt risk`` sees them: records, columns and their kinds."""
+def _pair(original: Path, masked: Path, declared: dict) -> dict:
+    """The two files as ``rlopt risk`` sees them with ``declared`` (columns, id column,
+    ordinal, nominal in the command line's words): records, columns and their kinds."""
     import warnings
 
-    from rlopt.data import load_table, validate_pair
+    from rlopt.data import KindSpec, load_table, validate_pair
 
+    kinds = KindSpec.parse(declared.get("ordinal"), declared.get("nominal"), "category")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        data = validate_pair(load_table(original), load_table(masked))
+        data = validate_pair(
+            load_table(original),
+            load_table(masked),
+            columns=declared.get("columns"),
+            id_column=declared.get("id_column"),
+            kinds=kinds,
+        )
+    every = list(load_table(original).columns)
     return {
         "n_records": data.n_records,
+        "all_columns": [str(c) for c in every],
         "columns": [kind.to_dict() | {"described": kind.describe()} for kind in data.kinds]
         or [{"name": c, "kind": "numeric", "described": f"{c}: numeric"} for c in data.columns],
+        "used": list(data.columns),
         "notes": [str(w.message) for w in caught],
     }
 
 
-def _families() -> list[str]:
-    from rlopt.families import LEARNED
+def _declared(values) -> dict:
+    """The declarations of the pair form, in the command line's words (empty: none)."""
+    id_column = str(values.get("id_column") or "") or None
+    chosen = [str(c) for c in values.getlist("columns") if c != id_column]  # the identifier is not linked on
+    every = [str(c) for c in values.getlist("all_columns")]
+    declared = {
+        "columns": chosen if chosen and chosen != [c for c in every if c != id_column] else None,
+        "id_column": id_column,
+        "ordinal": str(values.get("ordinal") or "").strip() or None,
+        "nominal": str(values.get("nominal") or "").strip() or None,
+    }
+    return {key: value for key, value in declared.items() if value is not None}
 
-    return list(LEARNED)
+
+def _pairs(text: str) -> dict[str, str]:
+    """``p=10 variant=plain`` as ``{"p": "10", "variant": "plain"}`` (checked)."""
+    flags = parameter_flags(text)
+    return {flags[i].removeprefix("--").replace("-", "_"): flags[i + 1] for i in range(0, len(flags), 2)}
+
+
+def _choices() -> dict:
+    """What the forms offer: families, bundled files, presets, masking methods, attacks."""
+    from rlopt.attacks import ATTACKS
+    from rlopt.families import LEARNED
+    from rlopt.masking import PUBLISHED_FILES
+    from rlopt.masking.methods import MASKING_METHODS
+
+    return {
+        "families": list(LEARNED),
+        "bundled": list(BUNDLED),
+        "presets": list(PUBLISHED_FILES),
+        "methods": list(MASKING_METHODS),
+        "attacks": list(ATTACKS),
+    }
 
 
 def _safe_state(workspace: Workspace, run_id: str) -> dict:

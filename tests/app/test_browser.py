@@ -86,7 +86,7 @@ def _run(page, families, time_limit):
     for box in page.locator("input[name=families]").all():
         box.set_checked(box.get_attribute("value") in families)
     page.fill("input[name=time_limit]", str(time_limit))
-    page.click("#assess button")
+    page.click("#run")
     page.wait_for_url(re.compile(r"/runs/\d{8}-\d{6}-[0-9a-f]{6}$"))
 
 
@@ -126,9 +126,13 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
 
 
 def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
-    _pair(tmp_path, "data", "census", "--out", "census.csv")
-    _pair(tmp_path, "mask", "census.csv", "--method", "rank_swap", "--p", "10", "--out", "masked.csv")
-    _load(page, tmp_path / "census.csv", tmp_path / "masked.csv")
+    page.select_option("select[name=source]", "census")  # made in the page, by rlopt's commands
+    page.select_option("select[name=method]", "rank_swap")
+    page.fill("input[name=parameters]", "p=10")
+    page.click("#prepare button")
+    made = page.locator("pre.command").first.inner_text()
+    assert "rlopt data census --out original.csv" in made and "--method rank_swap --p 10 --seed 0" in made
+    assert page.locator("table.columns tbody tr").count() == 13
     _run(page, {"wm"}, 600)
     # until the interval has narrowed from both ends (a verified count, a proven ceiling)
     page.wait_for_function(
@@ -165,3 +169,23 @@ def test_a_hostile_column_name_is_shown_as_text(page, tmp_path):
     _load(page, tmp_path / "a.csv", tmp_path / "b.csv")
     assert hostile in page.locator("table.columns").inner_text()
     assert page.locator("table.columns img").count() == 0 and page.evaluate("window.pwned") is None
+
+
+def test_declared_kinds_are_checked_as_the_command_line_checks_them(page, tmp_path):
+    rows = "".join(f"{i},{['low', 'mid', 'high'][i % 3]},{['a', 'b'][i % 2]}\n" for i in range(30))
+    (tmp_path / "a.csv").write_text("id,edu,sex\n" + rows)
+    (tmp_path / "b.csv").write_text("id,edu,sex\n" + rows)
+    _load(page, tmp_path / "a.csv", tmp_path / "b.csv")
+    page.select_option("select[name=id_column]", "id")
+    page.fill("input[name=ordinal]", "edu:low<mid<high")
+    page.fill("input[name=nominal]", "sex")
+    page.click("#declare")
+    kinds = page.locator("table.columns").inner_text()
+    assert "edu: ordinal (low < mid < high)" in kinds and "sex: nominal (2 levels)" in kinds
+    assert "id" not in [
+        row.split("\t")[0] for row in kinds.splitlines()[1:]
+    ]  # the identifier is not linked on
+    page.fill("input[name=ordinal]", "edu:low<high")  # a level left out
+    page.click("#declare")
+    assert "mid" in page.locator(".error").inner_text()
+    assert page.input_value("input[name=ordinal]") == "edu:low<high"  # the form kept

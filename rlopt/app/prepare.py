@@ -1,0 +1,86 @@
+"""Files made in the page: a bundled file masked with a registered method, or a
+published test pair, made by the ``rlopt data`` and ``rlopt mask`` commands (shown to
+the officer, as a run's command is) and then loaded like an upload."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlopt.app.workspace import StoredFile, Workspace
+from rlopt.exceptions import InputError
+
+__all__ = ["BUNDLED", "Made", "make_pair", "parameter_flags"]
+
+BUNDLED = ("census", "eia", "acs12", "cps1985")
+"""The files ``rlopt data`` writes."""
+
+_PARAMETER = re.compile(r"^([a-z][a-z0-9_]*)=(.+)$")
+
+
+@dataclass(frozen=True)
+class Made:
+    """A pair made by commands: the loaded files and the commands that made them."""
+
+    original: StoredFile
+    masked: StoredFile
+    commands: list[str]
+
+
+def parameter_flags(text: str) -> list[str]:
+    """``p=10 variant=plain`` as the command line's ``--p 10 --variant plain`` (an
+    InputError for anything else)."""
+    flags: list[str] = []
+    for item in shlex.split(text or ""):
+        found = _PARAMETER.match(item)
+        if found is None:
+            raise InputError(f"masking parameter {item!r}; expected NAME=VALUE, e.g. p=10 or k=3")
+        flags += [f"--{found.group(1).replace('_', '-')}", found.group(2)]
+    return flags
+
+
+def make_pair(
+    workspace: Workspace,
+    source: str,
+    *,
+    method: str | None = None,
+    parameters: str = "",
+    records: int | None = None,
+    seed: int = 0,
+) -> Made:
+    """``source``: a bundled file (masked with ``method`` and its ``parameters``) or
+    ``preset:NAME`` (a published test pair, e.g. ``preset:M4-33``)."""
+    from rlopt.masking import PUBLISHED_FILES
+
+    commands: list[list[str]] = []
+    if source.startswith("preset:"):
+        preset = source.removeprefix("preset:")
+        if preset not in PUBLISHED_FILES:
+            raise InputError(f"preset {preset!r}; expected one of {', '.join(PUBLISHED_FILES)}")
+        commands.append(["mask", "--preset", preset, "--out-dir", "."])
+    elif source in BUNDLED:
+        if not method:
+            raise InputError(f"{source}: choose a masking method for the masked file")
+        sample = [] if records is None else ["--records", str(records), "--seed", str(seed)]
+        commands.append(["data", source, "--out", "original.csv", *sample])
+        masking = ["--method", method, *parameter_flags(parameters), "--seed", str(seed)]
+        commands.append(["mask", "original.csv", *masking, "--out", "masked.csv"])
+    else:
+        raise InputError(f"source {source!r}; expected one of {', '.join(BUNDLED)} or preset:NAME")
+    with tempfile.TemporaryDirectory(dir=workspace.root) as folder:
+        for argv in commands:
+            done = subprocess.run(
+                [sys.executable, "-m", "rlopt", *argv], cwd=folder, capture_output=True, text=True
+            )
+            if done.returncode != 0:
+                errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+                raise InputError(errors[-1].removeprefix("error: ") if errors else done.stderr.strip()[-500:])
+        name = source.removeprefix("preset:")
+        original = workspace.store(f"{name}-original.csv", (Path(folder) / "original.csv").read_bytes())
+        masked = workspace.store(f"{name}-masked.csv", (Path(folder) / "masked.csv").read_bytes())
+    return Made(original, masked, [f"rlopt {shlex.join(argv)}" for argv in commands])
