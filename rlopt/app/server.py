@@ -248,6 +248,18 @@ def create_app(state: AppState) -> Starlette:
             content_disposition_type="inline" if inline else "attachment",
         )
 
+    async def records(request: Request) -> Response:
+        """The run's per-record table, filtered and sorted as asked (a fragment)."""
+        try:
+            folder = state.workspace.run(request.path_params["run_id"])
+        except RloptError as exc:
+            return PlainTextResponse(str(exc), status_code=404)
+        query = request.query_params
+        view = _records_view(
+            folder / "records.csv", query.get("sort"), query.get("desc") == "1", query.get("find", "")
+        )
+        return page("_records.html", run_id=folder.name, **view)
+
     routes = [
         Route("/", index),
         Route("/load", load, methods=["POST"]),
@@ -258,6 +270,7 @@ def create_app(state: AppState) -> Starlette:
         Route("/runs/{run_id}/stop", stop, methods=["POST"]),
         Route("/runs/{run_id}/events", events),
         Route("/runs/{run_id}/files/{name}", download),
+        Route("/runs/{run_id}/records", records),
         Mount("/static", StaticFiles(packages=[("rlopt.app", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
@@ -345,6 +358,34 @@ def _choices() -> dict:
         "presets": list(PUBLISHED_FILES),
         "methods": list(MASKING_METHODS),
         "attacks": list(ATTACKS),
+    }
+
+
+RECORDS_SHOWN = 200
+"""The most rows of the per-record table a page shows (the CSV has them all)."""
+
+
+def _records_view(path: Path, sort: str | None, descending: bool, find: str) -> dict:
+    """The per-record table's rows with ``find`` in some cell, sorted by ``sort`` (a
+    column of the table; anything else: file order), the first :data:`RECORDS_SHOWN`."""
+    import pandas as pd
+
+    frame = pd.read_csv(path) if path.is_file() else pd.DataFrame()
+    if find:
+        cells = frame.astype(str)
+        frame = frame[
+            cells.apply(lambda column: column.str.contains(find, case=False, regex=False)).any(axis=1)
+        ]
+    if sort is not None and sort in frame.columns:
+        frame = frame.sort_values(by=str(sort), ascending=not descending, kind="stable")
+    return {
+        "columns": [str(c) for c in frame.columns],
+        "rows": frame.head(RECORDS_SHOWN).astype(str).values.tolist(),
+        "n_rows": len(frame),
+        "sort": sort,
+        "desc": descending,
+        "find": find,
+        "shown": RECORDS_SHOWN,
     }
 
 

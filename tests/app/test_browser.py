@@ -119,6 +119,17 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
         assert row["status"] == "optimal"
         assert shown[row["family"]].startswith(f"{row['family']}: [{row['n_correct']}, {row['bound']}]")
         assert "proven" in shown[row["family"]]
+    # the per-record table: sorted by a click, filtered by a search
+    page.wait_for_selector("table.records tbody tr")
+    assert "400 records" in page.locator("#records p").inner_text()
+    page.click("table.records th a:text('reid_ci')")
+    page.wait_for_selector("table.records th a:text('reid_ci ▲')")
+    headers = page.locator("table.records th").all_inner_texts()
+    column = headers.index("reid_ci ▲")
+    cells = [row.split("\t")[column] for row in page.locator("table.records tbody tr").all_inner_texts()]
+    assert cells == sorted(cells) and cells[0] == "False"  # ascending: the records ci misses first
+    page.fill("#find", "399")
+    page.wait_for_function("document.querySelector('#records p').innerText.startsWith('1 record ')")
     with page.expect_download() as download:
         page.click("a[href$='/files/report.html'][download]")
     report = Path(download.value.path()).read_text()
