@@ -15,7 +15,7 @@ from pathlib import Path
 from rlopt.app.workspace import StoredFile, Workspace
 from rlopt.exceptions import InputError
 
-__all__ = ["BUNDLED", "Made", "make_pair", "parameter_flags"]
+__all__ = ["BUNDLED", "Made", "make_original", "make_pair", "mask_cell", "parameter_flags"]
 
 BUNDLED = ("census", "eia", "acs12", "cps1985")
 """The files ``rlopt data`` writes."""
@@ -58,6 +58,11 @@ def make_pair(
     from rlopt.masking import PUBLISHED_FILES
 
     commands: list[list[str]] = []
+    if source.startswith("file:"):  # a loaded file, masked here
+        loaded = workspace.file(source.removeprefix("file:"))
+        masking = ["--method", method or "", *parameter_flags(parameters), "--seed", str(seed)]
+        commands.append(["mask", str(loaded.path), *masking, "--out", "masked.csv"])
+        return _made(workspace, commands, Path(loaded.name).stem, original=loaded)
     if source.startswith("preset:"):
         preset = source.removeprefix("preset:")
         if preset not in PUBLISHED_FILES:
@@ -72,6 +77,21 @@ def make_pair(
         commands.append(["mask", "original.csv", *masking, "--out", "masked.csv"])
     else:
         raise InputError(f"source {source!r}; expected one of {', '.join(BUNDLED)} or preset:NAME")
+    return _made(workspace, commands, source.removeprefix("preset:"))
+
+
+def mask_cell(workspace: Workspace, original: str, method: str, parameters: str, seed: int) -> Made:
+    """The masked file of one cell of a map (``parameters`` as ``results.csv`` writes
+    them: ``k=3, p=10``), by ``rlopt mask``, beside its loaded original."""
+    text = " ".join(part.strip() for part in parameters.split(",") if part.strip())
+    return make_pair(workspace, f"file:{original}", method=method, parameters=text, seed=seed)
+
+
+def _made(
+    workspace: Workspace, commands: list[list[str]], name: str, original: StoredFile | None = None
+) -> Made:
+    """Run ``commands`` in a scratch folder; load what they wrote (``original.csv`` unless
+    ``original`` is given, and ``masked.csv``)."""
     with tempfile.TemporaryDirectory(dir=workspace.root) as folder:
         for argv in commands:
             done = subprocess.run(
@@ -80,7 +100,22 @@ def make_pair(
             if done.returncode != 0:
                 errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
                 raise InputError(errors[-1].removeprefix("error: ") if errors else done.stderr.strip()[-500:])
-        name = source.removeprefix("preset:")
-        original = workspace.store(f"{name}-original.csv", (Path(folder) / "original.csv").read_bytes())
+        if original is None:
+            original = workspace.store(f"{name}-original.csv", (Path(folder) / "original.csv").read_bytes())
         masked = workspace.store(f"{name}-masked.csv", (Path(folder) / "masked.csv").read_bytes())
     return Made(original, masked, [f"rlopt {shlex.join(argv)}" for argv in commands])
+
+
+def make_original(workspace: Workspace, source: str, records: int | None = None, seed: int = 0) -> StoredFile:
+    """A bundled file (``rlopt data``) loaded into the workspace."""
+    if source not in BUNDLED:
+        raise InputError(f"source {source!r}; expected one of {', '.join(BUNDLED)}")
+    sample = [] if records is None else ["--records", str(records), "--seed", str(seed)]
+    with tempfile.TemporaryDirectory(dir=workspace.root) as folder:
+        argv = ["data", source, "--out", "original.csv", *sample]
+        done = subprocess.run(
+            [sys.executable, "-m", "rlopt", *argv], cwd=folder, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise InputError(done.stderr.strip().removeprefix("error: ")[-500:])
+        return workspace.store(f"{source}.csv", (Path(folder) / "original.csv").read_bytes())

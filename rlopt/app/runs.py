@@ -20,11 +20,12 @@ import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import InputError
 
-__all__ = ["RunSpec", "Runner", "run_state", "read_events"]
+__all__ = ["CompareSpec", "RunSpec", "Runner", "read_events", "run_state", "spec_of"]
 
 OUTPUTS = {"--json": "figures.json", "--report": "report.html", "--records-csv": "records.csv"}
 EVENTS = "events.jsonl"
@@ -37,6 +38,7 @@ class RunSpec:
     """What the officer chose: the two loaded files (workspace identifiers) and the
     options of ``rlopt risk`` (see its ``--help``), in its own words."""
 
+    kind: ClassVar[str] = "risk"
     original: str
     masked: str
     families: list[str] = field(default_factory=lambda: ["wm"])
@@ -71,46 +73,94 @@ class RunSpec:
             args += [flag, name]
         return [*args, "--events", EVENTS, "--quiet"]
 
-    @classmethod
-    def from_dict(cls, values: dict) -> RunSpec:
-        return cls(**values)
+    def python(self, workspace: Workspace) -> str:
+        """The Python that makes the same figures (``rlopt.risk.assess_risk``, the
+        function ``rlopt risk`` calls)."""
+        original, masked = workspace.file(self.original).path, workspace.file(self.masked).path
+        options = {
+            "families": self.families,
+            "time_limit": self.time_limit,
+            "folds": self.folds,
+            "generalisation_families": ["wm"] if self.folds else [],
+            "seed": self.seed,
+            "columns": self.columns,
+            "id_column": self.id_column,
+        }
+        lines = [
+            "from rlopt.data import load_table",
+            "from rlopt.report import render_risk_report",
+            "from rlopt.risk import assess_risk",
+            "",
+            "result = assess_risk(",
+            f"    load_table({str(original)!r}),",
+            f"    load_table({str(masked)!r}),",
+            *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
+        ]
+        if self.ordinal or self.nominal:
+            kinds = {"ordinal": self.ordinal, "nominal": self.nominal}
+            lines.append(f"    kinds={ {k: v for k, v in kinds.items() if v}!r},")
+        if self.attack_method:
+            lines.append(f"    attack={ {'method': self.attack_method, **self.attack_params}!r},")
+        lines += [")", "print(result.headline)", 'render_risk_report(result, "report.html")']
+        return "\n".join(lines)
+
+
+@dataclass
+class CompareSpec:
+    """A risk-utility map of one loaded file: ``rlopt compare`` with the masking
+    methods and parameter values ``methods`` (its grammar, e.g. ``mdav:k=3..7:2;
+    rank_swap:p=5|15``). Its cells are kept in the run's folder, so a run stopped by
+    the server's end is resumed where it stopped when the server starts again."""
+
+    kind: ClassVar[str] = "compare"
+    original: str
+    methods: str
+    families: list[str] = field(default_factory=lambda: ["wm"])
+    time_limit: float = 60.0
+    loss: str = "il1s"
+    seed: int = 0
+    jobs: int = 1
+
+    def argv(self, workspace: Workspace) -> list[str]:
+        original = str(workspace.file(self.original).path)
+        args = ["compare", original, "--methods", self.methods, "--families", ",".join(self.families)]
+        args += ["--time-limit", f"{self.time_limit:g}", "--loss", self.loss, "--seed", str(self.seed)]
+        return [*args, "--jobs", str(self.jobs), "--out-dir", ".", "--no-progress"]
+
+    def python(self, workspace: Workspace) -> str:
+        original = workspace.file(self.original).path
+        return "\n".join(
+            [
+                "from rlopt.data import load_table",
+                "from rlopt.experiments.compare import run_compare",
+                "",
+                "comparison = run_compare(",
+                f"    load_table({str(original)!r}),",
+                f"    {self.methods!r},",
+                '    "compare",  # the results folder',
+                f"    families={self.families!r},",
+                f"    time_limit={self.time_limit!r},",
+                f"    loss={self.loss!r},",
+                f"    seed={self.seed!r},",
+                f"    jobs={self.jobs!r},",
+                ")",
+                "print(comparison.frame)",
+            ]
+        )
+
+
+SPECS = {spec.kind: spec for spec in (RunSpec, CompareSpec)}
+
+
+def spec_of(values: dict) -> RunSpec | CompareSpec:
+    """The spec a run's ``spec.json`` holds (its ``kind``: risk by default)."""
+    fields = dict(values)
+    return SPECS[fields.pop("kind", "risk")](**fields)
 
 
 def command_line(argv: list[str], folder: Path) -> str:
     """The shell command that reproduces a run: ``cd`` into its folder, then ``rlopt``."""
     return f"cd {shlex.quote(str(folder))} && rlopt {shlex.join(argv)}"
-
-
-def python_code(spec: RunSpec, workspace: Workspace) -> str:
-    """The Python that makes the same figures as the run (``rlopt.risk.assess_risk``, the
-    function ``rlopt risk`` calls)."""
-    original, masked = workspace.file(spec.original).path, workspace.file(spec.masked).path
-    options = {
-        "families": spec.families,
-        "time_limit": spec.time_limit,
-        "folds": spec.folds,
-        "generalisation_families": ["wm"] if spec.folds else [],
-        "seed": spec.seed,
-        "columns": spec.columns,
-        "id_column": spec.id_column,
-    }
-    lines = [
-        "from rlopt.data import load_table",
-        "from rlopt.report import render_risk_report",
-        "from rlopt.risk import assess_risk",
-        "",
-        "result = assess_risk(",
-        f"    load_table({str(original)!r}),",
-        f"    load_table({str(masked)!r}),",
-        *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
-    ]
-    if spec.ordinal or spec.nominal:
-        kinds = {"ordinal": spec.ordinal, "nominal": spec.nominal}
-        lines.append(f"    kinds={ {k: v for k, v in kinds.items() if v}!r},")
-    if spec.attack_method:
-        lines.append(f"    attack={ {'method': spec.attack_method, **spec.attack_params}!r},")
-    lines += [")", "print(result.headline)", 'render_risk_report(result, "report.html")']
-    return "\n".join(lines)
 
 
 def read_events(folder: Path, offset: int = 0) -> tuple[list[dict], int]:
@@ -142,9 +192,16 @@ def run_state(folder: Path) -> dict:
     exit_ = json.loads(ended.read_text(encoding="utf-8"))
     events, _ = read_events(folder)
     ends = [e["status"] for e in events if e["event"] == "end"]
-    if ends:
+    if ends:  # rlopt risk says how it ended
         return {**state, "status": ends[-1]}
-    return {**state, "status": "failed", "error": exit_.get("error") or f"exit code {exit_['returncode']}"}
+    code = exit_["returncode"]
+    if code == 0:
+        return {**state, "status": "complete"}
+    if code == 130:
+        return {**state, "status": "interrupted"}
+    if code == 1 and exit_.get("error") is None:  # figures written, some cell failed
+        return {**state, "status": "incomplete"}
+    return {**state, "status": "failed", "error": exit_.get("error") or f"exit code {code}"}
 
 
 class Runner:
@@ -162,11 +219,12 @@ class Runner:
         self._thread = threading.Thread(target=self._loop, name="rlopt-runs", daemon=True)
         self._thread.start()
 
-    def submit(self, spec: RunSpec) -> str:
+    def submit(self, spec: RunSpec | CompareSpec) -> str:
         """Queue a run; its identifier. The files must be loaded (else an InputError)."""
         argv = spec.argv(self.workspace)  # checks the file identifiers
         folder = self.workspace.new_run()
-        (folder / "spec.json").write_text(json.dumps(asdict(spec), indent=1), encoding="utf-8")
+        record = {"kind": spec.kind, **asdict(spec)}
+        (folder / "spec.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
         (folder / "argv.json").write_text(json.dumps(argv), encoding="utf-8")
         with self._lock:
             self._queue.append(folder.name)
@@ -189,6 +247,8 @@ class Runner:
         self._closed.set()
         with self._lock:
             running = list(self._running.values())
+            for run_id in self._running:  # a grid among them is resumed by the next server
+                (self.workspace.run(run_id) / "stopped-by-server").touch()
         for process in running:
             _interrupt(process)
         deadline = time.monotonic() + wait
@@ -207,11 +267,17 @@ class Runner:
             folder = self.workspace.run(run_id)
             if not (folder / "spec.json").exists():
                 continue
-            status = run_state(folder)["status"]
-            if status == "queued":
+            state = run_state(folder)
+            resumable = state["spec"].get("kind") == CompareSpec.kind
+            if state["status"] == "queued":
                 self._queue.append(run_id)
-            elif status == "running":  # its server ended before it did
+            elif state["status"] == "running" and not resumable:  # its server ended before it did
                 _write_exit(folder, None, "the server stopped while this run was running")
+            elif resumable and state["status"] in ("running", "interrupted") and _stopped_by_server(folder):
+                # a grid keeps its finished cells: run again, it computes the others
+                for name in ("pid", "exit.json"):
+                    (folder / name).unlink(missing_ok=True)
+                self._queue.append(run_id)
 
     def _loop(self) -> None:
         while not self._closed.is_set():
@@ -246,6 +312,11 @@ class Runner:
         for run_id, process in ended:
             folder = self.workspace.run(run_id)
             _write_exit(folder, process.returncode, _error_line(folder / "output.log"))
+
+
+def _stopped_by_server(folder: Path) -> bool:
+    """Whether the run ended because its server stopped (not by the officer's Stop)."""
+    return (folder / "stopped-by-server").exists() or not (folder / "exit.json").exists()
 
 
 def _error_line(log: Path) -> str | None:

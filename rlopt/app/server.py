@@ -33,15 +33,22 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from rlopt.app.prepare import BUNDLED, make_pair, parameter_flags
-from rlopt.app.runs import Runner, RunSpec, command_line, python_code, read_events, run_state
+from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, parameter_flags
+from rlopt.app.runs import CompareSpec, Runner, RunSpec, command_line, read_events, run_state, spec_of
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import RloptError
 
 __all__ = ["AppState", "create_app"]
 
 COOKIE = "rlopt_token"
-DOWNLOADS = {"figures.json": "application/json", "report.html": "text/html", "records.csv": "text/csv"}
+DOWNLOADS = {
+    "figures.json": "application/json",
+    "report.html": "text/html",
+    "records.csv": "text/csv",
+    "compare.html": "text/html",
+    "compare.csv": "text/csv",
+    "results.csv": "text/csv",
+}
 """The files of a run a request may fetch (by these names only)."""
 POLL_SECONDS = 0.25
 """How often the event stream looks for a run's new events."""
@@ -204,6 +211,49 @@ def create_app(state: AppState) -> Starlette:
             return front(400, str(exc))
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
+    async def compare(request: Request) -> Response:
+        """A risk-utility map of one file (uploaded or bundled), queued as a run."""
+        values, refused = await form(request)
+        if refused is not None:
+            return front(400, refused)
+        try:
+            upload = values.get("original")
+            if isinstance(upload, UploadFile) and upload.filename:
+                original = await _stored(state.workspace, upload, "original")
+            else:
+                original = await run_in_threadpool(
+                    make_original, state.workspace, str(values.get("source", ""))
+                )
+            spec = CompareSpec(
+                original=original.id,
+                methods=str(values.get("methods") or ""),
+                families=[str(f) for f in values.getlist("families")] or ["wm"],
+                time_limit=float(str(values.get("time_limit") or 60)),
+                loss=str(values.get("loss") or "il1s"),
+                seed=int(str(values.get("seed") or 0)),
+                jobs=int(str(values.get("jobs") or 1)),
+            )
+            run_id = state.runner.submit(spec)
+        except (RloptError, ValueError) as exc:
+            return front(400, str(exc))
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    async def cell(request: Request) -> Response:
+        """One cell of a map as a pair (its masked file made by rlopt mask), to assess."""
+        values, refused = await form(request)
+        if refused is not None:
+            return front(400, refused)
+        try:
+            folder = state.workspace.run(request.path_params["run_id"])
+            spec = spec_of(run_state(folder)["spec"])
+            row = _grid(folder, spec)["rows"][int(str(values.get("row", "")))]
+            made = await run_in_threadpool(
+                mask_cell, state.workspace, spec.original, row["method"], row["parameters"], int(row["seed"])
+            )
+        except (RloptError, ValueError, IndexError, KeyError) as exc:
+            return front(400, f"that cell cannot be made: {exc}")
+        return pair_page(made.original, made.masked, {}, made.commands)
+
     async def run_page(request: Request) -> Response:
         try:
             folder = state.workspace.run(request.path_params["run_id"])
@@ -227,7 +277,7 @@ def create_app(state: AppState) -> Starlette:
         except RloptError as exc:
             return PlainTextResponse(str(exc), status_code=404)
         return StreamingResponse(
-            _event_stream(request, folder, templates),
+            _event_stream(request, folder, templates, csrf),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store"},
         )
@@ -266,6 +316,8 @@ def create_app(state: AppState) -> Starlette:
         Route("/prepare", prepare, methods=["POST"]),
         Route("/declare", declare, methods=["POST"]),
         Route("/runs", start, methods=["POST"]),
+        Route("/compare", compare, methods=["POST"]),
+        Route("/runs/{run_id}/cell", cell, methods=["POST"]),
         Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/stop", stop, methods=["POST"]),
         Route("/runs/{run_id}/events", events),
@@ -348,6 +400,7 @@ def _pairs(text: str) -> dict[str, str]:
 def _choices() -> dict:
     """What the forms offer: families, bundled files, presets, masking methods, attacks."""
     from rlopt.attacks import ATTACKS
+    from rlopt.experiments.compare import LOSSES
     from rlopt.families import LEARNED
     from rlopt.masking import PUBLISHED_FILES
     from rlopt.masking.methods import MASKING_METHODS
@@ -358,7 +411,65 @@ def _choices() -> dict:
         "presets": list(PUBLISHED_FILES),
         "methods": list(MASKING_METHODS),
         "attacks": list(ATTACKS),
+        "losses": list(LOSSES),
     }
+
+
+def _grid(folder: Path, spec) -> dict:
+    """A map's finished cells (``results.csv``), each with its risk interval, loss,
+    privacy-model levels and whether it is on the Pareto front so far
+    (:func:`rlopt.experiments.compare.pareto_front`), and the map's points."""
+    import numpy as np
+    import pandas as pd
+
+    from rlopt.experiments.compare import pareto_front
+
+    path = folder / "results.csv"
+    if not isinstance(spec, CompareSpec) or not path.exists():
+        return {"rows": [], "loss": getattr(spec, "loss", "il1s"), "points": []}
+    frame = pd.read_csv(path)
+    loss = spec.loss
+    done = frame.dropna(subset=["risk", "risk_upper", loss]) if len(frame) else frame
+    front = pareto_front(done, loss) if len(done) else np.zeros(0, dtype=bool)
+    on_front = dict(zip(done.index, front, strict=True))
+    rows = [
+        {**row, "pareto": bool(on_front.get(i, False))}
+        for i, row in zip(frame.index, frame.to_dict(orient="records"), strict=True)
+    ]
+    return {"rows": rows, "loss": loss, "points": _map_points(rows, loss)}
+
+
+def _map_points(rows: list[dict], loss: str, width: int = 480, height: int = 240) -> list[dict]:
+    """SVG coordinates of each cell: x its loss, a bar from its risk's lower to upper end."""
+    import math
+
+    placed = [
+        r
+        for r in rows
+        if all(
+            isinstance(r.get(k), float | int) and math.isfinite(r[k]) for k in ("risk", "risk_upper", loss)
+        )
+    ]
+    if not placed:
+        return []
+    most = max(r[loss] for r in placed) or 1.0
+
+    def x(value: float) -> float:
+        return round(50 + (width - 70) * value / most, 1)
+
+    def y(rate: float) -> float:
+        return round(10 + (height - 40) * (1 - rate), 1)
+
+    return [
+        {
+            "x": x(r[loss]),
+            "low": y(r["risk"]),
+            "high": y(r["risk_upper"]),
+            "label": r["label"],
+            "pareto": r["pareto"],
+        }
+        for r in placed
+    ]
 
 
 RECORDS_SHOWN = 200
@@ -399,24 +510,26 @@ def _safe_state(workspace: Workspace, run_id: str) -> dict:
 def _run_view(workspace: Workspace, folder: Path) -> dict:
     state = run_state(folder)
     argv = json.loads((folder / "argv.json").read_text(encoding="utf-8"))
-    spec = RunSpec.from_dict(state["spec"])
+    spec = spec_of(state["spec"])
     ended = state["status"] not in ("queued", "running")
     log = folder / "output.log"
     return {
         "run": state,
         "command": command_line(argv, folder),
-        "python": python_code(spec, workspace),
+        "python": spec.python(workspace),
         "ended": ended,
         "summary": log.read_text(encoding="utf-8", errors="replace") if ended and log.exists() else "",
         "downloads": [name for name in DOWNLOADS if (folder / name).is_file()],
     }
 
 
-async def _event_stream(request: Request, folder: Path, templates: Environment) -> AsyncIterator[str]:
+async def _event_stream(
+    request: Request, folder: Path, templates: Environment, csrf: str
+) -> AsyncIterator[str]:
     """The run's events as server-sent events: its status when it changes, each
     family's interval panel as it narrows, each step, and ``end`` once the run's process
-    has ended."""
-    offset, status = 0, None
+    has ended; for a map, its cells each time ``results.csv`` changes."""
+    offset, status, grid_seen = 0, None, None
     histories: dict[str, list[dict]] = {}
     panel = templates.get_template("_family.html")
     while not await request.is_disconnected():
@@ -424,6 +537,14 @@ async def _event_stream(request: Request, folder: Path, templates: Environment) 
         if now != status:
             status = now
             yield _sse("status", now)
+        results = folder / "results.csv"
+        changed = results.stat().st_mtime_ns if results.exists() else None
+        if changed != grid_seen:
+            grid_seen = changed
+            grid = _grid(folder, spec_of(run_state(folder)["spec"]))
+            yield _sse(
+                "grid", templates.get_template("_grid.html").render(run_id=folder.name, csrf=csrf, **grid)
+            )
         new, offset = read_events(folder, offset)
         for event in new:
             if event["event"] == "interval":

@@ -44,6 +44,7 @@ __all__ = [
     "BlockCeiling",
     "BlockOptions",
     "BlockSearch",
+    "BlockSolver",
     "describe_blocks",
     "partition",
 ]
@@ -272,7 +273,7 @@ class BlockSearch:
         n_records = data.original.shape[0]
         self.records = partition(n_records, options.size, options.seed)
         self._problem = (data, family, margin)
-        self._solver = _BlockSolver(options.block_seconds, solver_options.feasibility_tol)
+        self._solver = BlockSolver(options.block_seconds, solver_options.feasibility_tol)
         self._results: dict[int, dict] = {}
         self._deadline = deadline
         self._polled = -math.inf  # when update() last looked
@@ -366,7 +367,7 @@ class BlockSearch:
 
 
 @dataclass(frozen=True)
-class _BlockSolver:
+class BlockSolver:
     """What a block's MILP needs of the run's options (picklable, small)."""
 
     block_seconds: float

@@ -200,3 +200,24 @@ def test_declared_kinds_are_checked_as_the_command_line_checks_them(page, tmp_pa
     page.click("#declare")
     assert "mid" in page.locator(".error").inner_text()
     assert page.input_value("input[name=ordinal]") == "edu:low<high"  # the form kept
+
+
+def test_a_map_of_masking_methods_fills_in_and_a_cell_opens_for_assessment(page, tmp_path):
+    from tests._helpers import noisy_file
+
+    original, _ = noisy_file(6, 60, 3)
+    original.to_csv(tmp_path / "mine.csv", index=False)
+    page.set_input_files("#compare input[name=original]", str(tmp_path / "mine.csv"))
+    page.fill("#compare input[name=methods]", "mdav:k=3|5; noise:variance_ratio=0.1")
+    page.fill("#compare input[name=time_limit]", "10")
+    page.click("#compare button")
+    page.wait_for_url(re.compile(r"/runs/\d{8}-\d{6}-[0-9a-f]{6}$"))
+    page.wait_for_selector("#status.complete", timeout=240_000)
+    rows = page.locator("table.grid tbody tr")
+    assert rows.count() == 3 and page.locator("table.grid tr.pareto").count() >= 1
+    assert page.locator("svg.map circle").count() == 3
+    _shot(page, "6-map")
+    rows.first.locator("button").click()
+    made = page.locator("pre.command").first.inner_text()
+    assert "rlopt mask" in made and "--method mdav --k 3" in made
+    assert page.locator("table.columns tbody tr").count() == 3

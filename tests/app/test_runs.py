@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rlopt.app.runs import Runner, RunSpec, command_line, python_code, read_events, run_state
+from rlopt.app.runs import Runner, RunSpec, command_line, read_events, run_state, spec_of
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import InputError
 from tests._helpers import noisy_file
@@ -96,7 +96,7 @@ def test_a_run_is_the_command_it_shows_and_gives_the_same_figures_again(tmp_path
             other["n_correct"],
             other["bound"],
         )
-    code = python_code(RunSpec.from_dict(state["spec"]), workspace)
+    code = spec_of(state["spec"]).python(workspace)
     assert "assess_risk(" in code and "families=['wm', 'sb']" in code
     compile(code, "reproduce.py", "exec")
 
@@ -160,3 +160,33 @@ def test_a_bad_option_ends_the_run_with_the_command_lines_message(tmp_path):
     assert state["status"] == "failed" and "nope" in state["error"]
     with pytest.raises(InputError, match="no loaded file 'zzz'"):
         Runner(workspace).submit(RunSpec("zzz", masked))
+
+
+def test_a_map_stopped_by_the_server_resumes_where_it_stopped(tmp_path):
+    from rlopt.app.runs import CompareSpec
+
+    workspace = Workspace(tmp_path / "ws")
+    original, _ = noisy_file(3, 60, 4, scale=(0.8, 1.0, 1.2, 1.5))
+    loaded = workspace.store("mine.csv", _csv(original)).id
+    spec = CompareSpec(loaded, "noise:variance_ratio=0.05|0.1|0.2", families=["sb"], time_limit=4)
+    runner = Runner(workspace)
+    run_id = runner.submit(spec)
+    folder = workspace.run(run_id)
+    end = time.monotonic() + 120
+    while not list((folder / "cells").glob("*.json")) if (folder / "cells").exists() else True:
+        assert time.monotonic() < end
+        time.sleep(0.2)
+    runner.close()  # the server stops: the map is stopped between or inside its cells
+    first = {p.name: p.stat().st_mtime_ns for p in (folder / "cells").glob("*.json")}
+    assert run_state(folder)["status"] == "interrupted" and 1 <= len(first) < 3
+    restarted = Runner(workspace)
+    try:
+        state = _wait(workspace, run_id, {"complete", "failed", "incomplete"}, seconds=180)
+    finally:
+        restarted.close()
+    assert state["status"] == "complete"
+    cells = {p.name: p.stat().st_mtime_ns for p in (folder / "cells").glob("*.json")}
+    assert len(cells) == 3 and all(
+        cells[name] == mtime for name, mtime in first.items()
+    )  # not computed again
+    assert "3 row(s) in results.csv" in (folder / "output.log").read_text()

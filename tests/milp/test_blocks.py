@@ -13,10 +13,10 @@ from rlopt.data import validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import get_family
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.milp.blocks import BlockOptions, _BlockSolver, block_bound, partition, solve_block
+from rlopt.milp.blocks import BlockOptions, BlockSolver, block_bound, partition, solve_block
 from tests._helpers import MARGIN, fit, noisy_file
 
-SOLVER = _BlockSolver(block_seconds=60.0, feasibility_tol=1e-9)
+SOLVER = BlockSolver(block_seconds=60.0, feasibility_tol=1e-9)
 
 
 def test_a_partition_holds_every_record_once_in_blocks_of_at_most_the_size():
