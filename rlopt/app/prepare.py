@@ -15,7 +15,7 @@ from pathlib import Path
 from rlopt.app.workspace import StoredFile, Workspace
 from rlopt.exceptions import InputError
 
-__all__ = ["BUNDLED", "Made", "make_original", "make_pair", "mask_cell", "parameter_flags"]
+__all__ = ["BUNDLED", "Made", "make_original", "make_pair", "mask_cell", "parameter_flags", "privacy_models"]
 
 BUNDLED = ("census", "eia", "acs12", "cps1985")
 """The files ``rlopt data`` writes."""
@@ -119,3 +119,18 @@ def make_original(workspace: Workspace, source: str, records: int | None = None,
         if done.returncode != 0:
             raise InputError(done.stderr.strip().removeprefix("error: ")[-500:])
         return workspace.store(f"{source}.csv", (Path(folder) / "original.csv").read_bytes())
+
+
+def privacy_models(released: StoredFile, options: dict[str, str]) -> tuple[str, str]:
+    """``rlopt models`` on a loaded file with ``options`` (``quasi_identifiers``,
+    ``confidential``, ``k``, ``p``, ``l``, ``t``, ``epsilon``; empty ones left out): its
+    summary, and the command. Quick: run while the page waits."""
+    argv = ["models", str(released.path)]
+    for name, value in options.items():
+        if str(value).strip():
+            argv += [f"--{name.replace('_', '-')}", str(value).strip()]
+    done = subprocess.run([sys.executable, "-m", "rlopt", *argv], capture_output=True, text=True)
+    if done.returncode not in (0, 1):  # 1: a level asked for is not met (the summary says which)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        raise InputError(errors[-1].removeprefix("error: ") if errors else done.stderr.strip()[-500:])
+    return done.stdout + done.stderr, f"rlopt {shlex.join(argv)}"

@@ -33,7 +33,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, parameter_flags
+from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, parameter_flags, privacy_models
 from rlopt.app.runs import CompareSpec, Runner, RunSpec, command_line, read_events, run_state, spec_of
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import RloptError
@@ -254,6 +254,22 @@ def create_app(state: AppState) -> Starlette:
             return front(400, f"that cell cannot be made: {exc}")
         return pair_page(made.original, made.masked, {}, made.commands)
 
+    async def models(request: Request) -> Response:
+        """Privacy models of a released file (``rlopt models``), on one page."""
+        if request.method == "GET":
+            return page("models.html")
+        values, refused = await form(request)
+        if refused is not None:
+            return page("models.html", 400, error=refused)
+        fields = ("quasi_identifiers", "confidential", "k", "p", "l", "t", "epsilon")
+        asked = {name: str(values.get(name) or "") for name in fields}
+        try:
+            released = await _stored(state.workspace, values.get("released"), "released")
+            summary, command = await run_in_threadpool(privacy_models, released, asked)
+        except RloptError as exc:
+            return page("models.html", 400, error=str(exc), asked=asked)
+        return page("models.html", summary=summary, command=command, asked=asked, released=released.name)
+
     async def run_page(request: Request) -> Response:
         try:
             folder = state.workspace.run(request.path_params["run_id"])
@@ -317,6 +333,7 @@ def create_app(state: AppState) -> Starlette:
         Route("/declare", declare, methods=["POST"]),
         Route("/runs", start, methods=["POST"]),
         Route("/compare", compare, methods=["POST"]),
+        Route("/models", models, methods=["GET", "POST"]),
         Route("/runs/{run_id}/cell", cell, methods=["POST"]),
         Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/stop", stop, methods=["POST"]),

@@ -221,3 +221,21 @@ def test_a_map_of_masking_methods_fills_in_and_a_cell_opens_for_assessment(page,
     made = page.locator("pre.command").first.inner_text()
     assert "rlopt mask" in made and "--method mdav --k 3" in made
     assert page.locator("table.columns tbody tr").count() == 3
+
+
+def test_privacy_models_of_a_released_file(page, tmp_path):
+    rows = "".join(f"{20 + i % 4},{i % 2},{1000 * (i % 5)}\n" for i in range(40))
+    (tmp_path / "released.csv").write_text("AGE,ZIP,INCOME\n" + rows)
+    page.click("nav a[href='/models']")
+    page.set_input_files("input[name=released]", str(tmp_path / "released.csv"))
+    page.fill("input[name=quasi_identifiers]", "AGE,ZIP")
+    page.fill("input[name=confidential]", "INCOME")
+    page.fill("input[name=k]", "3")
+    page.click("#models button")
+    summary = page.locator("#levels pre.summary").inner_text()
+    assert "k-anonymity" in summary and "rlopt models" in page.locator("#levels pre.command").inner_text()
+    _shot(page, "7-models")
+    page.fill("input[name=quasi_identifiers]", "NOPE")
+    page.set_input_files("input[name=released]", str(tmp_path / "released.csv"))
+    page.click("#models button")
+    assert "NOPE" in page.locator(".error").inner_text()
