@@ -158,8 +158,12 @@ def test_a_bad_option_ends_the_run_with_the_command_lines_message(tmp_path):
     finally:
         runner.close()
     assert state["status"] == "failed" and "nope" in state["error"]
-    with pytest.raises(InputError, match="no loaded file 'zzz'"):
-        Runner(workspace).submit(RunSpec("zzz", masked))
+    unknown = Runner(workspace)
+    try:
+        with pytest.raises(InputError, match="no loaded file 'zzz'"):
+            unknown.submit(RunSpec("zzz", masked))
+    finally:
+        unknown.close()
 
 
 def test_a_map_stopped_by_the_server_resumes_where_it_stopped(tmp_path):

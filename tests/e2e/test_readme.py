@@ -39,6 +39,7 @@ TIME_LIMIT = "5"
 NOT_RLOPT = {
     "pip install -e .": "installs the package, which the tests already import",
     "pip install -e .[test,dev]": "installs the test and check extras, which the tests already use",
+    "pip install -e .[app]": "installs the web application's extra, which the test extra includes",
     "pip install --no-deps pycanon==1.3.6": "the privacy-model tests' reference, installed by .ci/run",
     "ruff check rlopt tests experiments": "the lint check, run by .ci/run",
     "ruff format --check rlopt tests experiments": "the format check, run by .ci/run",
@@ -50,6 +51,7 @@ NOT_RLOPT = {
 SKIPPED = {
     "rlopt run configs/paper.yaml --scheduler tcp://HOST:8786": "needs a Dask scheduler at a real address",
     "rlopt reproduce --out-dir runs/paper": "the full grid: 240 learned cells at up to 600 s each, hours on two cores",
+    "rlopt serve": "serves until stopped; tests/app/test_browser.py drives it in a browser",
 }
 """``rlopt`` commands never run by a test."""
 
