@@ -25,7 +25,7 @@ from typing import ClassVar
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import InputError
 
-__all__ = ["CompareSpec", "RunSpec", "Runner", "read_events", "run_state", "spec_of"]
+__all__ = ["CompareSpec", "RunSpec", "Runner", "command_line", "read_events", "run_state", "spec_of"]
 
 OUTPUTS = {"--json": "figures.json", "--report": "report.html", "--records-csv": "records.csv"}
 EVENTS = "events.jsonl"

@@ -38,7 +38,7 @@ from rlopt.app.runs import CompareSpec, Runner, RunSpec, command_line, read_even
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import RloptError
 
-__all__ = ["AppState", "create_app"]
+__all__ = ["AppState", "create_app", "new_token"]
 
 COOKIE = "rlopt_token"
 DOWNLOADS = {

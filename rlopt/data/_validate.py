@@ -71,9 +71,13 @@ class LinkageData:
         """Indices of the numeric attributes."""
         return [k for k in range(self.n_attributes) if not (self.kinds and self.kinds[k].categorical)]
 
+    def kinds_text(self) -> str:
+        """The attributes' kinds in words."""
+        return describe_kinds(self.kinds) if self.kinds else f"numeric: {', '.join(self.columns)}"
+
     def describe_kinds(self) -> str:
         """The attributes' kinds in words, and those released unmasked (equal in both files)."""
-        text = describe_kinds(self.kinds) if self.kinds else f"numeric: {', '.join(self.columns)}"
+        text = self.kinds_text()
         unmasked = [
             name
             for k, name in enumerate(self.columns)

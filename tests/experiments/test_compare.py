@@ -81,6 +81,9 @@ def test_a_small_map_is_consistent_with_its_parts(small_map):
     assert frame["t_closeness"].between(0, 1).all() and (frame["dp_ratio_epsilon"] > 0).all()
     written = pd.read_csv(folder / "out" / "compare.csv")
     assert written["pareto"].tolist() == pareto_front(frame, "il1s").tolist()
+    # the kinds of the quasi-identifiers, and no claim that they were released unmasked
+    # (before: the file checked against itself called every column unmasked)
+    assert result.kinds == "numeric: AFNLWGT, AGI, EMCONTRB"
 
 
 def test_a_map_resumes_and_renders(small_map, tmp_path):
