@@ -179,7 +179,8 @@ def read_events(folder: Path, offset: int = 0) -> tuple[list[dict], int]:
 
 def run_state(folder: Path) -> dict:
     """What a run's folder says: ``status`` (queued, running, complete, incomplete,
-    interrupted, cancelled, failed), the error line of a failed one, and its outputs."""
+    interrupted, stopped with the server, cancelled, failed), the error line of a failed
+    one, and its outputs."""
     spec = json.loads((folder / "spec.json").read_text(encoding="utf-8"))
     state = {"id": folder.name, "spec": spec, "error": None}
     ended = folder / "exit.json"
@@ -193,12 +194,12 @@ def run_state(folder: Path) -> dict:
     events, _ = read_events(folder)
     ends = [e["status"] for e in events if e["event"] == "end"]
     if ends:  # rlopt risk says how it ended
-        return {**state, "status": ends[-1]}
+        return {**state, "status": _interrupted(folder) if ends[-1] == "interrupted" else ends[-1]}
     code = exit_["returncode"]
     if code == 0:
         return {**state, "status": "complete"}
     if code == 130:
-        return {**state, "status": "interrupted"}
+        return {**state, "status": _interrupted(folder)}
     if code == 1 and exit_.get("error") is None:  # figures written, some cell failed
         return {**state, "status": "incomplete"}
     return {**state, "status": "failed", "error": exit_.get("error") or f"exit code {code}"}
@@ -273,7 +274,11 @@ class Runner:
                 self._queue.append(run_id)
             elif state["status"] == "running" and not resumable:  # its server ended before it did
                 _write_exit(folder, None, "the server stopped while this run was running")
-            elif resumable and state["status"] in ("running", "interrupted") and _stopped_by_server(folder):
+            elif (
+                resumable
+                and state["status"] in ("running", "stopped with the server")
+                and _stopped_by_server(folder)
+            ):
                 # a grid keeps its finished cells: run again, it computes the others
                 for name in ("pid", "exit.json"):
                     (folder / name).unlink(missing_ok=True)
@@ -312,6 +317,11 @@ class Runner:
         for run_id, process in ended:
             folder = self.workspace.run(run_id)
             _write_exit(folder, process.returncode, _error_line(folder / "output.log"))
+
+
+def _interrupted(folder: Path) -> str:
+    """An interrupted run's status: by the officer's Stop, or by the server's end."""
+    return "stopped with the server" if (folder / "stopped-by-server").exists() else "interrupted"
 
 
 def _stopped_by_server(folder: Path) -> bool:

@@ -193,6 +193,12 @@ def create_app(state: AppState) -> Starlette:
             return front(400, refused)
         try:
             declared = _declared(values)
+            original = state.workspace.file(str(values["original"]))
+            masked = state.workspace.file(str(values["masked"]))
+            try:  # the declarations checked as the command will check them, before it is queued
+                _pair(original.path, masked.path, declared)
+            except RloptError:
+                return pair_page(original, masked, declared)
             spec = RunSpec(
                 original=str(values["original"]),
                 masked=str(values["masked"]),
@@ -418,12 +424,12 @@ def _choices() -> dict:
     """What the forms offer: families, bundled files, presets, masking methods, attacks."""
     from rlopt.attacks import ATTACKS
     from rlopt.experiments.compare import LOSSES
-    from rlopt.families import LEARNED
+    from rlopt.families import FAMILIES, LEARNED
     from rlopt.masking import PUBLISHED_FILES
     from rlopt.masking.methods import MASKING_METHODS
 
     return {
-        "families": list(LEARNED),
+        "families": [(name, FAMILIES[name].title) for name in LEARNED],
         "bundled": list(BUNDLED),
         "presets": list(PUBLISHED_FILES),
         "methods": list(MASKING_METHODS),
@@ -443,7 +449,7 @@ def _grid(folder: Path, spec) -> dict:
 
     path = folder / "results.csv"
     if not isinstance(spec, CompareSpec) or not path.exists():
-        return {"rows": [], "loss": getattr(spec, "loss", "il1s"), "points": []}
+        return {"rows": [], "loss": getattr(spec, "loss", "il1s"), "points": [], "most": 0.0}
     frame = pd.read_csv(path)
     loss = spec.loss
     done = frame.dropna(subset=["risk", "risk_upper", loss]) if len(frame) else frame
@@ -453,7 +459,8 @@ def _grid(folder: Path, spec) -> dict:
         {**row, "pareto": bool(on_front.get(i, False))}
         for i, row in zip(frame.index, frame.to_dict(orient="records"), strict=True)
     ]
-    return {"rows": rows, "loss": loss, "points": _map_points(rows, loss)}
+    finite = [r[loss] for r in rows if isinstance(r.get(loss), float | int) and r[loss] == r[loss]]
+    return {"rows": rows, "loss": loss, "points": _map_points(rows, loss), "most": max(finite, default=0.0)}
 
 
 def _map_points(rows: list[dict], loss: str, width: int = 480, height: int = 240) -> list[dict]:
@@ -518,10 +525,25 @@ def _records_view(path: Path, sort: str | None, descending: bool, find: str) -> 
 
 
 def _safe_state(workspace: Workspace, run_id: str) -> dict:
+    """A run's state for the list: with when it was made and the names of its files."""
+    started = f"{run_id[:4]}-{run_id[4:6]}-{run_id[6:8]} {run_id[9:11]}:{run_id[11:13]}:{run_id[13:15]}"
     try:
-        return run_state(workspace.run(run_id))
-    except (OSError, ValueError, KeyError) as exc:  # a folder a user edited by hand
-        return {"id": run_id, "status": "unreadable", "error": str(exc), "spec": {}}
+        state = run_state(workspace.run(run_id))
+        names = [
+            workspace.file(state["spec"][role]).name
+            for role in ("original", "masked")
+            if role in state["spec"]
+        ]
+    except (OSError, ValueError, KeyError, RloptError) as exc:  # a folder a user edited by hand
+        return {
+            "id": run_id,
+            "started": started,
+            "status": "unreadable",
+            "error": str(exc),
+            "spec": {},
+            "files": [],
+        }
+    return {**state, "started": started, "files": names}
 
 
 def _run_view(workspace: Workspace, folder: Path) -> dict:
@@ -532,6 +554,7 @@ def _run_view(workspace: Workspace, folder: Path) -> dict:
     log = folder / "output.log"
     return {
         "run": state,
+        "files": _safe_state(workspace, folder.name)["files"],
         "command": command_line(argv, folder),
         "python": spec.python(workspace),
         "ended": ended,

@@ -83,6 +83,9 @@ class Family(ABC):
     """A family of distances, registered under its name (``docs/method.md``, section 5)."""
 
     name: ClassVar[str]
+    title: ClassVar[str]
+    """The distance in words: ``"weighted mean"``; a baseline's as the reports name it,
+    e.g. ``"Euclidean (AM)"``."""
     learned: ClassVar[bool]
 
     @classmethod
@@ -110,8 +113,6 @@ class BaselineFamily(Family):
     """A family without learning: its single distance is derived from the data."""
 
     learned = False
-    title: ClassVar[str]
-    """How the reports name the baseline's distance, e.g. ``"Euclidean (AM)"``."""
     start_label: ClassVar[str | None] = None
     """The label under which the baseline's distance is handed to the learned families
     as a known parameter (a start where a family contains it); ``None`` when it is no

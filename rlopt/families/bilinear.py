@@ -88,6 +88,7 @@ class Bilinear(LearnedFamily):
     """SB: a symmetric matrix with ``trace(Q) = 1`` and ``|Q_kl| <= 1``."""
 
     name = "sb"
+    title = "symmetric bilinear form"
 
     @classmethod
     def report_view(
@@ -171,6 +172,7 @@ class NonNegativeBilinear(Bilinear):
     """
 
     name = "sb_nc"
+    title = "bilinear form that is never negative"
     option_names = ("cuts_per_round",)
 
     def separate(self, theta, za, zb):
@@ -209,6 +211,7 @@ class PositiveDefiniteBilinear(Bilinear):
     """
 
     name = "sb_pd"
+    title = "positive-definite bilinear form (a metric)"
     option_names = ("delta",)
 
     def separate(self, theta, za, zb):

@@ -167,6 +167,7 @@ class Choquet(LearnedFamily):
     """
 
     name = "ci"
+    title = "Choquet integral"
     min_attributes = 2  # with one attribute mu is fixed (mu(V) = 1): the distance is AM
 
     @classmethod
@@ -374,6 +375,7 @@ class MetricChoquet(Choquet):
     """
 
     name = "ci_m"
+    title = "Choquet integral whose square root is a metric"
     option_names = ("delta", "published_relaxation")
 
     def max_delta(self, n_attributes):
@@ -399,6 +401,7 @@ class SupermodularChoquet(Choquet):
     """CI_super: a supermodular measure (not a metric; an option for analysis)."""
 
     name = "ci_super"
+    title = "Choquet integral, supermodular (analysis only)"
 
     def _n_modularity_rows(self, n_attributes):
         return comb(n_attributes, 2) * 2 ** (n_attributes - 2)

@@ -227,6 +227,7 @@ class KAdditiveChoquet(LearnedFamily):
     """
 
     name = "ci_k"
+    title = "k-additive Choquet integral (a lower end for ci)"
     option_names = ("k",)
     min_attributes = 2  # with one attribute the measure is fixed: the distance is AM
 

@@ -42,6 +42,7 @@ class OrderedWeightedAverage(LearnedFamily):
     """OWA with weights on the simplex; ``w_1`` weights the largest difference."""
 
     name = "owa"
+    title = "ordered weighted average"
 
     @classmethod
     def report_view(

@@ -36,6 +36,7 @@ class WeightedMean(LearnedFamily):
     """``sum_k p_k diff_k`` with ``sum p = 1``, ``p >= 0`` (``docs/method.md``, section 5)."""
 
     name = "wm"
+    title = "weighted mean"
 
     @classmethod
     def report_view(
@@ -98,6 +99,7 @@ class MetricWeightedMean(WeightedMean):
     """
 
     name = "wm_m"
+    title = "weighted mean that is a metric"
     option_names = ("delta",)
 
     def lower(self, n_attributes):

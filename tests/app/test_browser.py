@@ -120,6 +120,7 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
         assert shown[row["family"]].startswith(f"{row['family']}: [{row['n_correct']}, {row['bound']}]")
         assert "proven" in shown[row["family"]]
     # the per-record table: sorted by a click, filtered by a search
+    page.click("#records-section summary")
     page.wait_for_selector("table.records tbody tr")
     assert "400 records" in page.locator("#records p").inner_text()
     page.click("table.records th a:text('reid_ci')")
@@ -192,7 +193,7 @@ def test_declared_kinds_are_checked_as_the_command_line_checks_them(page, tmp_pa
     page.fill("input[name=nominal]", "sex")
     page.click("#declare")
     kinds = page.locator("table.columns").inner_text()
-    assert "edu: ordinal (low < mid < high)" in kinds and "sex: nominal (2 levels)" in kinds
+    assert "edu\tordinal (low < mid < high)" in kinds and "sex\tnominal (2 levels)" in kinds
     assert "id" not in [
         row.split("\t")[0] for row in kinds.splitlines()[1:]
     ]  # the identifier is not linked on

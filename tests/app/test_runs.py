@@ -182,7 +182,7 @@ def test_a_map_stopped_by_the_server_resumes_where_it_stopped(tmp_path):
         time.sleep(0.2)
     runner.close()  # the server stops: the map is stopped between or inside its cells
     first = {p.name: p.stat().st_mtime_ns for p in (folder / "cells").glob("*.json")}
-    assert run_state(folder)["status"] == "interrupted" and 1 <= len(first) < 3
+    assert run_state(folder)["status"] == "stopped with the server" and 1 <= len(first) < 3
     restarted = Runner(workspace)
     try:
         state = _wait(workspace, run_id, {"complete", "failed", "incomplete"}, seconds=180)

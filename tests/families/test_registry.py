@@ -260,3 +260,12 @@ def test_choquet_and_k_additive_shapley_values_agree():
         by_masses = KAdditiveChoquet.shapley_values(KAdditiveDistance(masses, columns, k=k).params(), columns)
         assert by_masses == pytest.approx(by_measure, abs=1e-12)
         assert sum(by_measure.values()) == pytest.approx(1.0)
+
+
+def test_every_family_says_in_words_what_it_is():
+    """The web application's forms name each family by its title beside its name."""
+    from rlopt.families import FAMILIES
+
+    titles = {name: family.title for name, family in FAMILIES.items()}
+    assert all(isinstance(t, str) and t for t in titles.values()), titles
+    assert len(set(titles.values())) == len(titles)  # no two alike
