@@ -231,6 +231,12 @@ class Runner:
             self._queue.append(folder.name)
         return folder.name
 
+    @property
+    def running(self) -> int:
+        """How many runs are running now."""
+        with self._lock:
+            return sum(process.poll() is None for process in self._running.values())
+
     def stop(self, run_id: str) -> None:
         """A queued run is cancelled; a running one gets Ctrl-C (it writes what it reached)."""
         folder = self.workspace.run(run_id)

@@ -20,6 +20,8 @@ __all__ = ["Workspace", "StoredFile", "default_workspace"]
 
 _ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 _FILE_ID = re.compile(r"^[0-9a-f]{16}$")
+ADDRESS = "serve.address"
+"""The file holding the address of the server that holds the workspace."""
 SUFFIXES = (".csv", ".tsv", ".txt", ".parquet")
 """The file kinds a user may load (those :func:`rlopt.data.load_table` reads)."""
 
@@ -65,14 +67,24 @@ class Workspace:
         try:
             lock.acquire(timeout=0)
         except Timeout:
+            held = self.root / ADDRESS
+            where = f" at {held.read_text(encoding='utf-8').strip()}" if held.is_file() else ""
             raise InputError(
-                f"the workspace {str(self.root)!r} is in use by another rlopt serve; stop it or give "
-                "--workspace another folder"
+                f"the workspace {str(self.root)!r} is in use by another rlopt serve{where}; open that "
+                "address, stop that server, or give --workspace another folder"
             ) from None
         self._lock = lock
 
+    def announce(self, address: str) -> None:
+        """Write the holding server's address (with its token; readable by the user only),
+        so that a second server on this workspace can point to it."""
+        path = self.root / ADDRESS
+        path.touch(mode=0o600)
+        path.write_text(address, encoding="utf-8")
+
     def release(self) -> None:
         if self._lock is not None:
+            (self.root / ADDRESS).unlink(missing_ok=True)
             self._lock.release()
             self._lock = None
 

@@ -72,13 +72,16 @@ def serve(
         import webbrowser
 
         webbrowser.open(address)
+    folder.announce(address)
     server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="off"))
     try:
         server.run(sockets=[listener])
     finally:
-        typer.echo("rlopt serve: stopping the runs (each keeps what it reached)", err=True)
+        if runner.running:
+            typer.echo(f"rlopt serve: stopping {runner.running} run(s); each keeps what it reached", err=True)
         runner.close()
         folder.release()
+        typer.echo("rlopt serve: stopped", err=True)
 
 
 def _listen(host: str, port: int) -> socket.socket:

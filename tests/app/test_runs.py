@@ -57,13 +57,18 @@ def test_a_file_or_run_is_reached_only_by_an_identifier_the_workspace_made(tmp_p
 def test_one_server_holds_a_workspace(tmp_path):
     code = (
         "import sys, time; from rlopt.app.workspace import Workspace; "
-        "w = Workspace(sys.argv[1]); w.lock(); print('locked', flush=True); time.sleep(30)"
+        "w = Workspace(sys.argv[1]); w.lock(); w.announce('http://127.0.0.1:1/?token=x'); "
+        "print('locked', flush=True); time.sleep(30)"
     )
     holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(InputError, match="is in use by another rlopt serve"):
+        with pytest.raises(
+            InputError, match=r"in use by another rlopt serve at http://127.0.0.1:1/\?token=x"
+        ):
             Workspace(tmp_path).lock()
+        if sys.platform != "win32":  # the address holds the token: the user's only
+            assert (tmp_path / "serve.address").stat().st_mode & 0o077 == 0
     finally:
         holder.kill()
         holder.wait()
