@@ -12,9 +12,10 @@ import asyncio
 import hmac
 import json
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -122,6 +123,23 @@ def create_app(state: AppState) -> Starlette:
     async def index(request: Request) -> Response:
         return front()
 
+    FormHandler = Callable[[Request, Any], Awaitable[Response]]
+
+    def posted(handler: FormHandler) -> Callable[[Request], Awaitable[Response]]:
+        """A form's handler: CSRF and the upload limit checked first; the error a handler
+        raises (an input the command line would refuse) said on the front page."""
+
+        async def endpoint(request: Request) -> Response:
+            values, refused = await form(request)
+            if refused is not None:
+                return front(400, refused)
+            try:
+                return await handler(request, values)
+            except (RloptError, ValueError, KeyError, IndexError) as exc:
+                return front(400, str(exc))
+
+        return endpoint
+
     def pair_page(original, masked, declared: dict, made: Sequence[str] = (), status_code: int = 200):
         """The files as rlopt reads them with what the officer declared, and the form."""
         error: str | None = None
@@ -145,119 +163,85 @@ def create_app(state: AppState) -> Starlette:
             **_choices(),
         )
 
-    async def load(request: Request) -> Response:
-        values, refused = await form(request)
-        if refused is not None:
-            return front(400, refused)
-        try:
-            original = await _stored(state.workspace, values.get("original"), "original")
-            masked = await _stored(state.workspace, values.get("masked"), "masked")
-        except RloptError as exc:
-            return front(400, str(exc))
+    @posted
+    async def load(request: Request, values) -> Response:
+        original = await _stored(state.workspace, values.get("original"), "original")
+        masked = await _stored(state.workspace, values.get("masked"), "masked")
         return pair_page(original, masked, {})
 
-    async def prepare(request: Request) -> Response:
-        values, refused = await form(request)
-        if refused is not None:
-            return front(400, refused)
-        try:
-            records = str(values.get("records") or "").strip()
-            made = await run_in_threadpool(
-                make_pair,
-                state.workspace,
-                str(values.get("source", "")),
-                method=str(values.get("method") or "") or None,
-                parameters=str(values.get("parameters") or ""),
-                records=int(records) if records else None,
-                seed=int(str(values.get("seed") or 0)),
-            )
-        except (RloptError, ValueError) as exc:
-            return front(400, str(exc))
+    @posted
+    async def prepare(request: Request, values) -> Response:
+        records = str(values.get("records") or "").strip()
+        made = await run_in_threadpool(
+            make_pair,
+            state.workspace,
+            str(values.get("source", "")),
+            method=str(values.get("method") or "") or None,
+            parameters=str(values.get("parameters") or ""),
+            records=int(records) if records else None,
+            seed=int(str(values.get("seed") or 0)),
+        )
         return pair_page(made.original, made.masked, {}, made.commands)
 
-    async def declare(request: Request) -> Response:
+    @posted
+    async def declare(request: Request, values) -> Response:
         """The pair page again, with the kinds, columns and id the officer declared."""
-        values, refused = await form(request)
-        if refused is not None:
-            return front(400, refused)
-        try:
-            original = state.workspace.file(str(values.get("original", "")))
-            masked = state.workspace.file(str(values.get("masked", "")))
-        except RloptError as exc:
-            return front(404, str(exc))
+        original = state.workspace.file(str(values.get("original", "")))
+        masked = state.workspace.file(str(values.get("masked", "")))
         return pair_page(original, masked, _declared(values))
 
-    async def start(request: Request) -> Response:
-        values, refused = await form(request)
-        if refused is not None:
-            return front(400, refused)
-        try:
-            declared = _declared(values)
-            original = state.workspace.file(str(values["original"]))
-            masked = state.workspace.file(str(values["masked"]))
-            try:  # the declarations checked as the command will check them, before it is queued
-                _pair(original.path, masked.path, declared)
-            except RloptError:
-                return pair_page(original, masked, declared)
-            spec = RunSpec(
-                original=str(values["original"]),
-                masked=str(values["masked"]),
-                families=[str(f) for f in values.getlist("families")] or ["wm"],
-                time_limit=float(str(values.get("time_limit") or 60)),
-                folds=int(str(values.get("folds") or 0)),
-                columns=declared.get("columns"),
-                id_column=declared.get("id_column"),
-                ordinal=declared.get("ordinal"),
-                nominal=declared.get("nominal"),
-                attack_method=str(values.get("attack_method") or "") or None,
-                attack_params=_pairs(str(values.get("attack_parameters") or "")),
-            )
-            run_id = state.runner.submit(spec)
-        except (RloptError, ValueError, KeyError) as exc:
-            return front(400, str(exc))
-        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+    @posted
+    async def start(request: Request, values) -> Response:
+        declared = _declared(values)
+        original = state.workspace.file(str(values["original"]))
+        masked = state.workspace.file(str(values["masked"]))
+        try:  # the declarations checked as the command will check them, before it is queued
+            _pair(original.path, masked.path, declared)
+        except RloptError:
+            return pair_page(original, masked, declared)
+        spec = RunSpec(
+            original=original.id,
+            masked=masked.id,
+            families=[str(f) for f in values.getlist("families")] or ["wm"],
+            time_limit=float(str(values.get("time_limit") or 60)),
+            folds=int(str(values.get("folds") or 0)),
+            columns=declared.get("columns"),
+            id_column=declared.get("id_column"),
+            ordinal=declared.get("ordinal"),
+            nominal=declared.get("nominal"),
+            attack_method=str(values.get("attack_method") or "") or None,
+            attack_params=_pairs(str(values.get("attack_parameters") or "")),
+        )
+        return RedirectResponse(f"/runs/{state.runner.submit(spec)}", status_code=303)
 
-    async def compare(request: Request) -> Response:
+    @posted
+    async def compare(request: Request, values) -> Response:
         """A risk-utility map of one file (uploaded or bundled), queued as a run."""
-        values, refused = await form(request)
-        if refused is not None:
-            return front(400, refused)
-        try:
-            upload = values.get("original")
-            if isinstance(upload, UploadFile) and upload.filename:
-                original = await _stored(state.workspace, upload, "original")
-            else:
-                original = await run_in_threadpool(
-                    make_original, state.workspace, str(values.get("source", ""))
-                )
-            spec = CompareSpec(
-                original=original.id,
-                methods=str(values.get("methods") or ""),
-                families=[str(f) for f in values.getlist("families")] or ["wm"],
-                time_limit=float(str(values.get("time_limit") or 60)),
-                loss=str(values.get("loss") or "il1s"),
-                seed=int(str(values.get("seed") or 0)),
-                jobs=int(str(values.get("jobs") or 1)),
-            )
-            run_id = state.runner.submit(spec)
-        except (RloptError, ValueError) as exc:
-            return front(400, str(exc))
-        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+        upload = values.get("original")
+        if isinstance(upload, UploadFile) and upload.filename:
+            original = await _stored(state.workspace, upload, "original")
+        else:
+            original = await run_in_threadpool(make_original, state.workspace, str(values.get("source", "")))
+        spec = CompareSpec(
+            original=original.id,
+            methods=str(values.get("methods") or ""),
+            families=[str(f) for f in values.getlist("families")] or ["wm"],
+            time_limit=float(str(values.get("time_limit") or 60)),
+            loss=str(values.get("loss") or "il1s"),
+            seed=int(str(values.get("seed") or 0)),
+            jobs=int(str(values.get("jobs") or 1)),
+        )
+        return RedirectResponse(f"/runs/{state.runner.submit(spec)}", status_code=303)
 
-    async def cell(request: Request) -> Response:
+    @posted
+    async def cell(request: Request, values) -> Response:
         """One cell of a map as a pair (its masked file made by rlopt mask), to assess."""
-        values, refused = await form(request)
-        if refused is not None:
-            return front(400, refused)
-        try:
-            folder = state.workspace.run(request.path_params["run_id"])
-            spec = spec_of(run_state(folder)["spec"])
-            row = _grid(folder, spec)["rows"][int(str(values.get("row", "")))]
-            made = await run_in_threadpool(
-                mask_cell, state.workspace, spec.original, row["method"], row["parameters"], int(row["seed"])
-            )
-        except (RloptError, ValueError, IndexError, KeyError) as exc:
-            return front(400, f"that cell cannot be made: {exc}")
+        folder = state.workspace.run(request.path_params["run_id"])
+        spec = spec_of(run_state(folder)["spec"])
+        row = _grid(folder, spec)["rows"][int(str(values.get("row", "")))]
+        made = await run_in_threadpool(
+            mask_cell, state.workspace, spec.original, row["method"], row["parameters"], int(row["seed"])
+        )
         return pair_page(made.original, made.masked, {}, made.commands)
 
     async def models(request: Request) -> Response:
@@ -283,14 +267,9 @@ def create_app(state: AppState) -> Starlette:
             return front(404, str(exc))
         return page("run.html", **_run_view(state.workspace, folder))
 
-    async def stop(request: Request) -> Response:
-        _, refused = await form(request)
-        if refused is not None:
-            return front(400, refused)
-        try:
-            state.runner.stop(request.path_params["run_id"])
-        except RloptError as exc:
-            return front(404, str(exc))
+    @posted
+    async def stop(request: Request, values) -> Response:
+        state.runner.stop(request.path_params["run_id"])
         return RedirectResponse(f"/runs/{request.path_params['run_id']}", status_code=303)
 
     async def events(request: Request) -> Response:

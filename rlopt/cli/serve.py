@@ -42,9 +42,11 @@ def serve(
     slots: Annotated[int, typer.Option(metavar="N", help="runs at a time (the others queue)", min=1)] = 1,
     max_upload: Annotated[float, typer.Option(metavar="MB", help="the largest upload", min=0.001)] = 200.0,
 ) -> None:
-    """Start the web application: load an original and a masked file, run the
-    assessment, watch each family's interval close, stop it, read the report and the
-    command that reproduces it. Ctrl-C stops the server (its runs keep what they reached)."""
+    """Start the web application: load an original and a masked file (or make them),
+    run the assessment, watch each family's interval close, stop it, read the report and
+    the command that reproduces it; map masking methods on risk and utility; check a
+    released file's privacy models. Ctrl-C stops the server (its runs keep what they
+    reached; a map resumes at the next start)."""
     try:
         import uvicorn
 
