@@ -12,9 +12,12 @@ or HiGHS before they are needed. The packages, in the order data flows through t
 - :mod:`rlopt.learn` and :mod:`rlopt.milp`: the best distance of a family, proven;
 - :mod:`rlopt.attacks`: transparency attacks on a published masking method;
 - :mod:`rlopt.models`: privacy models of a released file (k-anonymity, ...);
+- :mod:`rlopt.integral`: integral privacy of published models (what two models learned
+  before and after an update reveal of it);
 - :mod:`rlopt.risk`: the worst case over all of them, with utility;
 - :mod:`rlopt.report`: the HTML reports; :mod:`rlopt.experiments`: grids of runs;
-- :mod:`rlopt.cli`: the ``rlopt`` command line.
+- :mod:`rlopt.cli`: the ``rlopt`` command line; :mod:`rlopt.app`: ``rlopt serve``, the
+  local web application over it.
 
 Beside them, used by all: :mod:`rlopt.exceptions` (the errors ``rlopt`` reports in one
 line), :mod:`rlopt.validation` (parameter constraints, declared once per function),

@@ -37,6 +37,7 @@ PACKAGES = [
     "rlopt.milp",
     "rlopt.attacks",
     "rlopt.models",
+    "rlopt.integral",
     "rlopt.risk",
     "rlopt.report",
     "rlopt.experiments",

@@ -1,0 +1,33 @@
+"""Integral privacy: what models learned from a database reveal about its updates
+(Torra's talk; docs/method.md).
+
+- :mod:`rlopt.integral.learners`: a learning algorithm and the key two published models
+  share when they are published alike (the mean, a decision tree, linear and logistic
+  regression, any scikit-learn estimator with a key function);
+- :mod:`rlopt.integral.exact`: the exact set ``M`` of modifications consistent with two
+  published models on a small population, its minimal elements, its intersection, the
+  records it reveals.
+"""
+
+from rlopt.integral.exact import IntegralPrivacy, Modification, consistent_modifications, published
+from rlopt.integral.learners import (
+    Learner,
+    decision_tree,
+    estimator,
+    linear_regression,
+    logistic_regression,
+    mean,
+)
+
+__all__ = [
+    "IntegralPrivacy",
+    "Learner",
+    "Modification",
+    "consistent_modifications",
+    "decision_tree",
+    "estimator",
+    "linear_regression",
+    "logistic_regression",
+    "mean",
+    "published",
+]
