@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterable
 
 __all__ = [
     "die_with_parent",
@@ -23,6 +24,7 @@ __all__ = [
     "local_pool",
     "one_native_thread",
     "stop_pool",
+    "with_progress",
     "CONNECT_TIMEOUT",
 ]
 
@@ -143,3 +145,19 @@ def one_native_thread():
     16 cores: 14.7 s, 7.0 s on one thread)."""
     controller = _blas_controller()
     return contextlib.nullcontext() if controller is None else controller.limit(limits=1)
+
+
+def with_progress(items: Iterable, total: int, label: str, enabled: bool):
+    """``items`` as they come, with a progress bar on stderr (rich) when ``enabled``."""
+    if not enabled:
+        yield from items
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    ) as bar:
+        task = bar.add_task(label, total=total)
+        for item in items:
+            bar.advance(task)
+            yield item

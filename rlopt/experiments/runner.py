@@ -23,7 +23,7 @@ import socket
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +35,7 @@ import pandas as pd
 from rlopt.exceptions import InputError, Interrupted
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
 from rlopt.families import BASELINES
-from rlopt.processes import dask_client, local_pool, stop_pool
+from rlopt.processes import dask_client, local_pool, stop_pool, with_progress
 from rlopt.status import Status
 from rlopt.validation import JOBS, validate_params
 
@@ -406,7 +406,7 @@ def _run_tasks(
             _atomic_write(out / "run.json", json.dumps(manifest, indent=2))
         if todo:
             submit, close = _executor(jobs, scheduler, work)
-            for cell, outcome in _with_progress(submit(todo), len(todo), label, progress):
+            for cell, outcome in with_progress(submit(todo), len(todo), f"{label}: cells", progress):
                 if isinstance(outcome, Exception):
                     run.failed[cell.key] = f"{cell.describe()}: {type(outcome).__name__}: {outcome}"
                     continue
@@ -439,21 +439,6 @@ def oversubscription(jobs: int, threads: int, cores: int | None = None) -> str |
         f"solving in its limit (a wider interval, never another optimum); fewer --jobs or "
         f"--threads avoid it"
     )
-
-
-def _with_progress(items: Iterable, total: int, label: str, enabled: bool):
-    if not enabled:
-        yield from items
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-    ) as bar:
-        task = bar.add_task(f"{label}: cells", total=total)
-        for item in items:
-            bar.advance(task)
-            yield item
 
 
 def _write_results(out: Path, keys: list[str], columns: list[str]) -> list[dict]:

@@ -6,7 +6,10 @@
   regression, any scikit-learn estimator with a key function);
 - :mod:`rlopt.integral.exact`: the exact set ``M`` of modifications consistent with two
   published models on a small population, its minimal elements, its intersection, the
-  records it reveals.
+  records it reveals;
+- :mod:`rlopt.integral.sampling`: at real size, many candidate databases (subsamples, or
+  ``X`` changed by random modifications) learned and grouped by model, and the
+  integrally private model selection.
 """
 
 from rlopt.integral.exact import IntegralPrivacy, Modification, consistent_modifications, published
@@ -18,8 +21,15 @@ from rlopt.integral.learners import (
     logistic_regression,
     mean,
 )
+from rlopt.integral.sampling import SampledModels, Selection, around, learn_all, select_private, subsamples
 
 __all__ = [
+    "SampledModels",
+    "Selection",
+    "around",
+    "learn_all",
+    "select_private",
+    "subsamples",
     "IntegralPrivacy",
     "Learner",
     "Modification",

@@ -3,12 +3,17 @@ applied to a database (a frame of records) and a *key* of its result that two mo
 share exactly when they are published alike. Parameters are compared rounded to
 ``precision`` decimals: two models are equal when their rounded parameters are equal
 (``precision=None``: exactly equal floats), so ``precision`` is the resolution at which
-the intruder reads the published numbers."""
+the intruder reads the published numbers.
+
+Each learner is a small frozen dataclass (picklable: worker processes and Dask train
+with it): :class:`Mean`, :class:`DecisionTree`, :class:`LinearRegression`,
+:class:`LogisticRegression`, and :class:`Estimator` for any scikit-learn estimator with
+a key function (both module-level functions, for the workers)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,25 +21,49 @@ import pandas as pd
 
 from rlopt.exceptions import InputError
 
-__all__ = ["Learner", "decision_tree", "estimator", "linear_regression", "logistic_regression", "mean"]
+__all__ = [
+    "DecisionTree",
+    "Estimator",
+    "Learner",
+    "LinearRegression",
+    "LogisticRegression",
+    "Mean",
+    "decision_tree",
+    "estimator",
+    "linear_regression",
+    "logistic_regression",
+    "mean",
+]
 
 
-@dataclass(frozen=True)
+def _rounded(values, precision: int | None) -> tuple:
+    array = np.asarray(values, dtype=float).ravel()
+    return tuple((array if precision is None else np.round(array, precision)).tolist())
+
+
 class Learner:
-    """``fit(records) -> model`` and ``key(model) -> hashable``; ``name`` for reports."""
+    """``fit(records) -> model`` and ``key(model) -> hashable``; called on a database, the
+    key of its model (``None`` for a database without records)."""
 
-    name: str
-    fit: Callable[[pd.DataFrame], object]
-    key: Callable[[object], Hashable]
+    name: str = "a model"
+
+    def fit(self, records: pd.DataFrame) -> Any:
+        raise NotImplementedError
+
+    def key(self, model: Any) -> Hashable:
+        raise NotImplementedError
 
     def __call__(self, records: pd.DataFrame) -> Hashable:
         """The key of the model learned on ``records`` (an InputError when it fails)."""
+        if records.empty:
+            return None
         try:
             model = self.fit(records)
         except Exception as exc:  # the estimator's own failure on this database
+            shown = list(records.index)[:10]
             raise InputError(
                 f"{self.name} failed on a database of {len(records)} records "
-                f"(records {list(records.index)[:10]}{'...' if len(records) > 10 else ''}): {exc}"
+                f"(records {shown}{'...' if len(records) > 10 else ''}): {exc}"
             ) from exc
         key = self.key(model)
         try:
@@ -47,19 +76,119 @@ class Learner:
         return key
 
 
-def _rounded(values, precision: int | None) -> tuple:
-    array = np.asarray(values, dtype=float).ravel()
-    return tuple((array if precision is None else np.round(array, precision)).tolist())
+@dataclass(frozen=True)
+class Mean(Learner):
+    """The mean of ``columns``."""
+
+    columns: tuple[str, ...]
+    precision: int | None = None
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"the mean of {', '.join(self.columns)}"
+
+    def fit(self, records: pd.DataFrame) -> Any:
+        return records[list(self.columns)].to_numpy(float).mean(axis=0)
+
+    def key(self, model: Any) -> Hashable:
+        return _rounded(model, self.precision)
 
 
-def mean(columns: Sequence[str], precision: int | None = None) -> Learner:
-    """The mean of ``columns`` (a database without records has no mean: key ``None``)."""
-    columns = list(columns)
-    return Learner(
-        f"the mean of {', '.join(columns)}",
-        lambda records: None if records.empty else records[columns].to_numpy(float).mean(axis=0),
-        lambda model: None if model is None else _rounded(model, precision),
-    )
+@dataclass(frozen=True)
+class DecisionTree(Learner):
+    """scikit-learn's decision tree classifier (fixed ``seed``); its key is its
+    structure: each node's feature and threshold (rounded) and each leaf's class."""
+
+    target: str
+    features: tuple[str, ...]
+    max_depth: int | None = 3
+    seed: int = 0
+    precision: int | None = 3
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"a decision tree of {self.target}"
+
+    def fit(self, records: pd.DataFrame) -> Any:
+        from sklearn.tree import DecisionTreeClassifier
+
+        tree = DecisionTreeClassifier(max_depth=self.max_depth, random_state=self.seed)
+        return tree.fit(records[list(self.features)].to_numpy(float), records[self.target].to_numpy())
+
+    def key(self, model: Any) -> Hashable:
+        t = model.tree_
+        leaves = t.children_left == -1
+        classes = model.classes_[np.argmax(t.value[:, 0, :], axis=1)]
+        return (
+            tuple(t.children_left.tolist()),
+            tuple(np.where(leaves, -1, t.feature).tolist()),
+            _rounded(np.where(leaves, 0.0, t.threshold), self.precision),
+            tuple(str(c) if leaf else "" for c, leaf in zip(classes, leaves, strict=True)),
+        )
+
+
+@dataclass(frozen=True)
+class LinearRegression(Learner):
+    """Least squares; its key is its intercept and coefficients, rounded."""
+
+    target: str
+    features: tuple[str, ...]
+    precision: int | None = 3
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"a linear regression of {self.target}"
+
+    def _make(self) -> Any:
+        from sklearn.linear_model import LinearRegression as Model
+
+        return Model()
+
+    def fit(self, records: pd.DataFrame) -> Any:
+        return self._make().fit(records[list(self.features)].to_numpy(float), records[self.target].to_numpy())
+
+    def key(self, model: Any) -> Hashable:
+        return _rounded(np.concatenate([np.ravel(model.intercept_), np.ravel(model.coef_)]), self.precision)
+
+
+@dataclass(frozen=True)
+class LogisticRegression(LinearRegression):
+    """Logistic regression (scikit-learn's default: L2, lbfgs); its key is its intercept
+    and coefficients, rounded."""
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"a logistic regression of {self.target}"
+
+    def _make(self) -> Any:
+        from sklearn.linear_model import LogisticRegression as Model
+
+        return Model()
+
+
+@dataclass(frozen=True)
+class Estimator(Learner):
+    """Any scikit-learn estimator: ``make()`` a fresh one (seeded), ``key_of(fitted)`` its
+    key (module-level functions, so that worker processes can train it)."""
+
+    make: Callable[[], Any]
+    target: str
+    features: tuple[str, ...]
+    key_of: Callable[[Any], Hashable] = field(repr=False)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return type(self.make()).__name__
+
+    def fit(self, records: pd.DataFrame) -> Any:
+        return self.make().fit(records[list(self.features)].to_numpy(float), records[self.target])
+
+    def key(self, model: Any) -> Hashable:
+        return self.key_of(model)
+
+
+def mean(columns: Sequence[str], precision: int | None = None) -> Mean:
+    return Mean(tuple(columns), precision)
 
 
 def decision_tree(
@@ -69,75 +198,21 @@ def decision_tree(
     max_depth: int | None = 3,
     seed: int = 0,
     precision: int | None = 3,
-) -> Learner:
-    """scikit-learn's decision tree classifier (fixed ``seed``); its key is its
-    structure: each node's feature and threshold (rounded) and each leaf's class."""
-    from sklearn.tree import DecisionTreeClassifier
-
-    features = list(features)
-
-    def fit(records: pd.DataFrame):
-        if records.empty:
-            return None
-        tree = DecisionTreeClassifier(max_depth=max_depth, random_state=seed)
-        return tree.fit(records[features].to_numpy(float), records[target].to_numpy())
-
-    def key(model) -> Hashable:
-        if model is None:
-            return None
-        t = model.tree_
-        leaves = t.children_left == -1
-        classes = model.classes_[np.argmax(t.value[:, 0, :], axis=1)]
-        return (
-            tuple(t.children_left.tolist()),
-            tuple(np.where(leaves, -1, t.feature).tolist()),
-            _rounded(np.where(leaves, 0.0, t.threshold), precision),
-            tuple(str(c) if leaf else "" for c, leaf in zip(classes, leaves, strict=True)),
-        )
-
-    return Learner(f"a decision tree of {target}", fit, key)
+) -> DecisionTree:
+    return DecisionTree(target, tuple(features), max_depth, seed, precision)
 
 
-def _linear(name: str, make, target: str, features: Sequence[str], precision: int | None) -> Learner:
-    features = list(features)
-
-    def fit(records: pd.DataFrame):
-        if records.empty:
-            return None
-        return make().fit(records[features].to_numpy(float), records[target].to_numpy())
-
-    def key(model) -> Hashable:
-        if model is None:
-            return None
-        return _rounded(np.concatenate([np.ravel(model.intercept_), np.ravel(model.coef_)]), precision)
-
-    return Learner(f"{name} of {target}", fit, key)
+def linear_regression(target: str, features: Sequence[str], precision: int | None = 3) -> LinearRegression:
+    return LinearRegression(target, tuple(features), precision)
 
 
-def linear_regression(target: str, features: Sequence[str], precision: int | None = 3) -> Learner:
-    """Least squares; its key is its intercept and coefficients, rounded."""
-    from sklearn.linear_model import LinearRegression
-
-    return _linear("a linear regression", LinearRegression, target, features, precision)
-
-
-def logistic_regression(target: str, features: Sequence[str], precision: int | None = 3) -> Learner:
-    """Logistic regression (scikit-learn's default, L2, lbfgs); its key is its intercept and
-    coefficients, rounded."""
-    from sklearn.linear_model import LogisticRegression
-
-    return _linear("a logistic regression", LogisticRegression, target, features, precision)
+def logistic_regression(
+    target: str, features: Sequence[str], precision: int | None = 3
+) -> LogisticRegression:
+    return LogisticRegression(target, tuple(features), precision)
 
 
 def estimator(
     make: Callable[[], Any], target: str, features: Sequence[str], key: Callable[[Any], Hashable]
-) -> Learner:
-    """Any scikit-learn estimator (``make()`` a fresh one, seeded) with ``key(fitted)``."""
-    features = list(features)
-    return Learner(
-        type(make()).__name__,
-        lambda records: (
-            None if records.empty else make().fit(records[features].to_numpy(float), records[target])
-        ),
-        lambda model: None if model is None else key(model),
-    )
+) -> Estimator:
+    return Estimator(make, target, tuple(features), key)
