@@ -36,6 +36,7 @@ COMMANDS: dict[str, Entry] = {
     "compare": Entry("publish", "Masking methods and parameters on one risk-utility map."),
     "models": Entry("publish", "Privacy models of a released file (k-anonymity, ...)."),
     "intersect": Entry("publish", "Intersection attack on k-anonymous releases."),
+    "integral": Entry("integral", "What two published models reveal of a database's update."),
     "run": Entry("grids", "Run an experiment grid (resumable)."),
     "reproduce": Entry("grids", "Regenerate the published tables."),
     "report": Entry("grids", "HTML report of an experiment run."),

@@ -9,7 +9,7 @@ common to them all."""
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,7 +61,7 @@ def subsamples(
 
 
 def around(
-    records: Sequence[Hashable], database: Sequence[Hashable], n: int, *, max_changes: int, seed: int = 0
+    records: Sequence[Hashable], database: Iterable[Hashable], n: int, *, max_changes: int, seed: int = 0
 ) -> list[frozenset]:
     """``n`` distinct databases ``X + mu``: ``database`` (``X``) with 1 to ``max_changes``
     random records removed from it or added from the other ``records``."""

@@ -1,0 +1,111 @@
+"""``rlopt integral``: the update attack of integral privacy on two published models."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlopt.cli._app import Command, commands, summary
+from rlopt.cli._options import Jobs, JsonOut, Scheduler, check_outputs, emit_json, split
+from rlopt.cli._options import summary as summary_to
+from rlopt.exceptions import InputError
+
+app = commands()
+
+
+class Model(StrEnum):
+    mean = "mean"
+    tree = "tree"
+    linear = "linear"
+    logistic = "logistic"
+
+
+@app.command(
+    cls=Command,
+    short_help=summary("integral"),
+    epilog="Example: rlopt integral before.csv after.csv --id-column ID --model tree --target Y --max-changes 2",
+)
+def integral(
+    before: Annotated[
+        Path, typer.Argument(metavar="BEFORE", help="the database X the first model was learned on")
+    ],
+    after: Annotated[
+        Path, typer.Argument(metavar="AFTER", help="the updated database X' of the second model")
+    ],
+    model: Annotated[Model, typer.Option(help="the learning algorithm A")] = Model.tree,
+    target: Annotated[
+        str | None, typer.Option(metavar="COLUMN", help="the predicted column (tree, linear, logistic)")
+    ] = None,
+    features: Annotated[
+        str | None,
+        typer.Option(metavar="A,B,...", help="the model's columns (default: all but the target and id)"),
+    ] = None,
+    precision: Annotated[
+        int,
+        typer.Option(
+            metavar="DIGITS",
+            help="two models are equal when their parameters rounded to DIGITS decimals are",
+            min=0,
+        ),
+    ] = 3,
+    max_depth: Annotated[int, typer.Option(metavar="D", help="the tree's depth", min=1)] = 3,
+    id_column: Annotated[
+        str | None, typer.Option(metavar="COLUMN", help="the records' identifier (default: the row's values)")
+    ] = None,
+    known: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="the records of X the intruder knows (default: all of X)"),
+    ] = None,
+    population: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="other candidate records an update may add")
+    ] = None,
+    max_changes: Annotated[
+        int | None,
+        typer.Option(
+            metavar="R", help="the largest modification considered (default: the update's own size)", min=1
+        ),
+    ] = None,
+    samples: Annotated[
+        int,
+        typer.Option(metavar="N", help="above 16 candidate records: modifications drawn at random", min=1),
+    ] = 2000,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="seed of the drawn modifications")] = 0,
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    json_out: JsonOut = None,
+) -> None:
+    """The modifications consistent with the models learned on BEFORE and AFTER (the
+    intruder knows the algorithm and both models): how many, the minimal ones, the records
+    removed or added in every one, the members inferred. Exact on up to 16 candidate
+    records; above, on randomly drawn modifications (a sample of the set: what it infers
+    is an upper bound)."""
+    from rlopt.integral.update import update_attack
+
+    if jobs != 1 and scheduler is not None:
+        raise InputError("--jobs and --scheduler: give one of the two")
+    check_outputs(json=json_out)
+    say = summary_to(json_out)
+    result = update_attack(
+        before,
+        after,
+        model=model.value,
+        target=target,
+        features=split(features),
+        precision=precision,
+        max_depth=max_depth,
+        id_column=id_column,
+        known=known,
+        population=population,
+        max_changes=max_changes,
+        samples=samples,
+        seed=seed,
+        jobs=jobs,
+        scheduler=scheduler,
+    )
+    for line in result.lines():
+        say(line)
+    if json_out is not None:
+        emit_json(json_out, result.to_dict())

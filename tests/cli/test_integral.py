@@ -1,0 +1,110 @@
+"""``rlopt integral``: the update attack from files, on the worked examples of
+tests/integral (exact), on a larger file (drawn modifications), and its bad input."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests._helpers import run_main
+
+
+def _files(folder, before, after, population=()):
+    for name, values in (("before", before), ("after", after), ("pop", population)):
+        pd.DataFrame({"ID": [f"r{v}" for v in values], "v": list(values)}).to_csv(
+            folder / f"{name}.csv", index=False
+        )
+
+
+def test_the_mean_example_by_hand(tmp_path, monkeypatch, capsys):
+    """X = {1, 2, 3} becomes {1, 2, 3, 4} (mean 2 to 2.5); with 5 also a candidate, M = {+r4, -r1}."""
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [1, 2, 3], [1, 2, 3, 4], [5])
+    args = [
+        "integral",
+        "before.csv",
+        "after.csv",
+        "--id-column",
+        "ID",
+        "--model",
+        "mean",
+        "--population",
+        "pop.csv",
+    ]
+    assert run_main([*args, "--max-changes", "2", "--json", "out.json"]) == 0
+    figures = json.loads((tmp_path / "out.json").read_text())
+    assert figures["modifications"] == ["{+r4}", "{-r1}"] and figures["k"] == 2 and figures["exact"]
+    assert figures["integrally_private"] and figures["update"] == "{+r4}"
+    assert "consistent modifications of at most 2 record(s): 2 (exact" in capsys.readouterr().out
+
+
+def test_an_update_with_one_explanation_is_named(tmp_path, monkeypatch, capsys):
+    """{1, 2} to {2} (mean 1.5 to 2) with 4 a candidate: only -r1 explains it."""
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [1, 2], [2], [4])
+    args = [
+        "integral",
+        "before.csv",
+        "after.csv",
+        "--id-column",
+        "ID",
+        "--model",
+        "mean",
+        "--population",
+        "pop.csv",
+    ]
+    assert run_main(args) == 0
+    out = capsys.readouterr().out
+    assert (
+        "removed in every one: r1" in out
+        and "integrally private: no: -r1 in every consistent modification" in out
+    )
+
+
+def test_a_larger_file_is_attacked_on_drawn_modifications(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=40)
+    frame = pd.DataFrame({"ID": [f"p{i}" for i in range(40)], "x": x, "y": (x > 0).astype(int)})
+    frame.iloc[:30].to_csv("before.csv", index=False)
+    frame.iloc[:29].to_csv("after.csv", index=False)  # p29 removed
+    frame.iloc[30:].to_csv("pop.csv", index=False)
+    args = [
+        "integral",
+        "before.csv",
+        "after.csv",
+        "--id-column",
+        "ID",
+        "--target",
+        "y",
+        "--population",
+        "pop.csv",
+    ]
+    assert run_main([*args, "--precision", "1", "--samples", "300", "--json", "out.json"]) == 0
+    figures = json.loads((tmp_path / "out.json").read_text())
+    assert (
+        not figures["exact"] and figures["drawn"] == 40 and figures["candidates"] == 40
+    )  # 40 single changes exist
+    assert "{-p29}" in figures["modifications"]  # every single change drawn: the true one among them
+    assert "(drawn: more modifications may be consistent" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--model", "tree"], "--model tree needs --target COLUMN"),
+        (["--model", "linear", "--target", "nope"], "--target 'nope' is not a column"),
+        (["--known", "after.csv"], "--known holds records that are not in BEFORE"),
+        (["--id-column", "nope"], "--id-column 'nope' is not a column of BEFORE"),
+        (["--jobs", "2", "--scheduler", "tcp://h:1"], "give one of the two"),
+    ],
+)
+def test_bad_input_is_one_clear_error(tmp_path, monkeypatch, capsys, extra, message):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [1, 2, 3], [1, 2, 3, 4])
+    args = ["integral", "before.csv", "after.csv", "--model", "mean"]
+    if "--id-column" not in extra:
+        args += ["--id-column", "ID"]
+    assert run_main([*args, *extra]) == 2
+    assert message in capsys.readouterr().err
