@@ -1,8 +1,8 @@
 """The update attack on two published models, from files: the database before and after
 an update, the learning algorithm, what the intruder knows; the consistent modifications
-exactly (at most 16 candidate records) or on drawn modifications (above: a sample of the
-set, so the records it names as surely changed are an upper bound). What
-``rlopt integral`` prints."""
+exactly (at most 16 candidate records) or on drawn modifications and the update itself
+(above: a sample of the set, so the records it names as surely changed are an upper
+bound of what the intruder infers). What ``rlopt integral`` prints."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class UpdateAttack:
         how = (
             f"exact: every database of the {self.n_candidates} candidate records"
             if self.exact
-            else f"found among {self.drawn} modifications drawn at random (a sample of the set)"
+            else f"found among {self.drawn} modifications drawn at random, and the update itself (a sample of the set)"
         )
         lines = [
             f"integral privacy of {self.learner} (parameters to {self.precision} decimals) after an update "
@@ -171,9 +171,10 @@ def update_attack(
         )
     drawn = around(list(every.index), x, samples, max_changes=min(r, len(every)), seed=seed)
     sampled = learn_all(every, learner, drawn, jobs=jobs, scheduler=scheduler)
-    found = sorted(
-        {Modification(x - d, d - x) for d, key in zip(drawn, sampled.keys, strict=True) if key == g_after},
-        key=lambda m: (len(m), str(m)),
-    )
+    # the update itself explains the two models: it is in the set whether drawn or not
+    consistent = {
+        Modification(x - d, d - x) for d, key in zip(drawn, sampled.keys, strict=True) if key == g_after
+    }
+    found = sorted(consistent | ({truth} if len(truth) <= r else set()), key=lambda m: (len(m), str(m)))
     privacy = IntegralPrivacy(found, [x] if found else [], knows)
     return UpdateAttack(privacy, truth, learner.name, precision, r, len(every), exact=False, drawn=len(drawn))
