@@ -76,6 +76,9 @@ def integral(
     jobs: Jobs = 1,
     scheduler: Scheduler = None,
     json_out: JsonOut = None,
+    report: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="write the HTML page of the attack")
+    ] = None,
 ) -> None:
     """The modifications consistent with the models learned on BEFORE and AFTER (the
     intruder knows the algorithm and both models): how many, the minimal ones, the records
@@ -86,7 +89,7 @@ def integral(
 
     if jobs != 1 and scheduler is not None:
         raise InputError("--jobs and --scheduler: give one of the two")
-    check_outputs(json=json_out)
+    check_outputs(json=json_out, report=report)
     say = summary_to(json_out)
     result = update_attack(
         before,
@@ -109,3 +112,8 @@ def integral(
         say(line)
     if json_out is not None:
         emit_json(json_out, result.to_dict())
+    if report is not None:
+        from rlopt.report import render_integral_report
+
+        render_integral_report(result.to_dict(), report, learner=result.learner, precision=result.precision)
+        say(f"report -> {report}")

@@ -18,7 +18,7 @@ from rlopt.milp.blocks import describe_blocks
 from rlopt.milp.search.portfolio import describe_lower
 from rlopt.report import plots
 
-__all__ = ["render_risk_report", "render_results_report", "render_compare_report"]
+__all__ = ["render_risk_report", "render_results_report", "render_compare_report", "render_integral_report"]
 
 MAX_RECORD_ROWS = 100
 
@@ -304,6 +304,28 @@ def render_compare_report(
             n_front=int(keep.sum()),
             loss=loss,
             **about,
+        )
+    )
+    path = Path(path)
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def render_integral_report(figures: dict, path: str | Path, *, learner: str, precision: int) -> Path:
+    """The page of ``rlopt integral``: the update, its consistent modifications, what they
+    reveal (``figures``: :meth:`rlopt.integral.update.UpdateAttack.to_dict`)."""
+    from importlib.metadata import version
+
+    html = (
+        _environment()
+        .get_template("integral.html")
+        .render(
+            title=f"rlopt integral: {learner}",
+            figures=figures,
+            learner=learner,
+            precision=precision,
+            shown=MAX_RECORD_ROWS,
+            version=version("rlopt"),
         )
     )
     path = Path(path)

@@ -17,21 +17,15 @@ def _files(folder, before, after, population=()):
         )
 
 
+MEAN_WITH_CANDIDATES = ["integral", "before.csv", "after.csv", "--id-column", "ID", "--model", "mean"]
+MEAN_WITH_CANDIDATES += ["--population", "pop.csv"]
+
+
 def test_the_mean_example_by_hand(tmp_path, monkeypatch, capsys):
     """X = {1, 2, 3} becomes {1, 2, 3, 4} (mean 2 to 2.5); with 5 also a candidate, M = {+r4, -r1}."""
     monkeypatch.chdir(tmp_path)
     _files(tmp_path, [1, 2, 3], [1, 2, 3, 4], [5])
-    args = [
-        "integral",
-        "before.csv",
-        "after.csv",
-        "--id-column",
-        "ID",
-        "--model",
-        "mean",
-        "--population",
-        "pop.csv",
-    ]
+    args = MEAN_WITH_CANDIDATES
     assert run_main([*args, "--max-changes", "2", "--json", "out.json"]) == 0
     figures = json.loads((tmp_path / "out.json").read_text())
     assert figures["modifications"] == ["{+r4}", "{-r1}"] and figures["k"] == 2 and figures["exact"]
@@ -43,19 +37,11 @@ def test_an_update_with_one_explanation_is_named(tmp_path, monkeypatch, capsys):
     """{1, 2} to {2} (mean 1.5 to 2) with 4 a candidate: only -r1 explains it."""
     monkeypatch.chdir(tmp_path)
     _files(tmp_path, [1, 2], [2], [4])
-    args = [
-        "integral",
-        "before.csv",
-        "after.csv",
-        "--id-column",
-        "ID",
-        "--model",
-        "mean",
-        "--population",
-        "pop.csv",
-    ]
-    assert run_main(args) == 0
+    args = MEAN_WITH_CANDIDATES
+    assert run_main([*args, "--report", "attack.html"]) == 0
     out = capsys.readouterr().out
+    page = (tmp_path / "attack.html").read_text()
+    assert "Not integrally private" in page and "removes r1" in page and "<code>{-r1}</code>" in page
     assert (
         "removed in every one: r1" in out
         and "integrally private: no: -r1 in every consistent modification" in out
