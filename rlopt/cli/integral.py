@@ -113,7 +113,7 @@ def integral(
     if json_out is not None:
         emit_json(json_out, result.to_dict())
     if report is not None:
-        from rlopt.report import render_integral_report
+        from rlopt.report.html import render_integral_report
 
         render_integral_report(result.to_dict(), report, learner=result.learner, precision=result.precision)
         say(f"report -> {report}")
