@@ -265,7 +265,8 @@ def create_app(state: AppState) -> Starlette:
             folder = state.workspace.run(request.path_params["run_id"])
         except RloptError as exc:
             return front(404, str(exc))
-        return page("run.html", **_run_view(state.workspace, folder))
+        panels = _panels(folder, templates.get_template("_family.html"))
+        return page("run.html", panels=panels, **_run_view(state.workspace, folder))
 
     @posted
     async def stop(request: Request, values) -> Response:
@@ -500,6 +501,19 @@ def _records_view(path: Path, sort: str | None, descending: bool, find: str) -> 
         "desc": descending,
         "find": find,
         "shown": RECORDS_SHOWN,
+    }
+
+
+def _panels(folder: Path, template) -> dict[str, str]:
+    """Each family's interval panel as its events so far draw it (rendered by the
+    autoescaping template): a page shows them at once, the event stream then goes on."""
+    histories: dict[str, list[dict]] = {}
+    for event in read_events(folder)[0]:
+        if event["event"] == "interval":
+            histories.setdefault(event["family"], []).append(event)
+    return {
+        family: template.render(family=family, history=history, chart=_chart(history))
+        for family, history in histories.items()
     }
 
 
