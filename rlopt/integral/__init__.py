@@ -19,6 +19,7 @@ from rlopt.integral.learners import (
     estimator,
     linear_regression,
     logistic_regression,
+    masked,
     mean,
 )
 from rlopt.integral.sampling import SampledModels, Selection, around, learn_all, select_private, subsamples
@@ -38,6 +39,7 @@ __all__ = [
     "estimator",
     "linear_regression",
     "logistic_regression",
+    "masked",
     "mean",
     "published",
 ]

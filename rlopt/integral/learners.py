@@ -27,11 +27,13 @@ __all__ = [
     "Learner",
     "LinearRegression",
     "LogisticRegression",
+    "Masked",
     "Mean",
     "decision_tree",
     "estimator",
     "linear_regression",
     "logistic_regression",
+    "masked",
     "mean",
 ]
 
@@ -185,6 +187,46 @@ class Estimator(Learner):
 
     def key(self, model: Any) -> Hashable:
         return self.key_of(model)
+
+
+@dataclass(frozen=True)
+class Masked(Learner):
+    """``A(rho(X))``: ``learner`` on each database masked first by a registered masking
+    method (``method`` and its ``parameters``, seeded), on ``columns`` (default: the
+    learner's features). A good masking makes more databases give the same model."""
+
+    learner: Learner
+    method: str
+    parameters: tuple[tuple[str, Any], ...] = ()
+    columns: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        shown = ", ".join(f"{k}={v}" for k, v in self.parameters)
+        return f"{self.learner.name} on data masked by {self.method}" + (f" ({shown})" if shown else "")
+
+    def fit(self, records: pd.DataFrame) -> Any:
+        from rlopt.masking import masking_spec
+
+        spec = masking_spec(self.method, **dict(self.parameters))
+        columns = list(self.columns or getattr(self.learner, "features", ()))
+        return self.learner.fit(spec.apply(records, columns or None))
+
+    def key(self, model: Any) -> Hashable:
+        return self.learner.key(model)
+
+    def __getattr__(self, name: str) -> Any:  # target, features: the learner's
+        if name in ("target", "features"):
+            return getattr(self.learner, name)
+        raise AttributeError(name)
+
+
+def masked(learner: Learner, method: str, columns: Sequence[str] = (), **parameters) -> Masked:
+    """``learner`` on data masked by ``method`` with ``parameters`` (e.g. ``k=3``, ``seed=0``)."""
+    from rlopt.masking import masking_spec
+
+    masking_spec(method, **parameters)  # checked now, with the registry's message
+    return Masked(learner, method, tuple(sorted(parameters.items())), tuple(columns))
 
 
 def mean(columns: Sequence[str], precision: int | None = None) -> Mean:
