@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rlopt.cli._app import Command, commands, summary
-from rlopt.cli._options import Jobs, JsonOut, Scheduler, check_outputs, emit_json, split
+from rlopt.cli._options import Jobs, JsonOut, ProgressBar, Scheduler, check_outputs, emit_json, split
 from rlopt.cli._options import summary as summary_to
 from rlopt.exceptions import InputError
 
@@ -75,6 +75,7 @@ def integral(
     seed: Annotated[int, typer.Option(metavar="SEED", help="seed of the drawn modifications")] = 0,
     jobs: Jobs = 1,
     scheduler: Scheduler = None,
+    progress: ProgressBar = True,
     json_out: JsonOut = None,
     report: Annotated[
         Path | None, typer.Option(metavar="FILE", help="write the HTML page of the attack")
@@ -107,6 +108,7 @@ def integral(
         seed=seed,
         jobs=jobs,
         scheduler=scheduler,
+        progress=progress,
     )
     for line in result.lines():
         say(line)

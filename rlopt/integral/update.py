@@ -125,6 +125,7 @@ def update_attack(
     seed: int = 0,
     jobs: int = 1,
     scheduler: str | None = None,
+    progress: bool = False,
 ) -> UpdateAttack:
     """The update attack of ``rlopt integral`` (see there)."""
     from rlopt.data import load_table
@@ -170,7 +171,7 @@ def update_attack(
             "(leave out --known)"
         )
     drawn = around(list(every.index), x, samples, max_changes=min(r, len(every)), seed=seed)
-    sampled = learn_all(every, learner, drawn, jobs=jobs, scheduler=scheduler)
+    sampled = learn_all(every, learner, drawn, jobs=jobs, scheduler=scheduler, progress=progress)
     # the update itself explains the two models: it is in the set whether drawn or not
     consistent = {
         Modification(x - d, d - x) for d, key in zip(drawn, sampled.keys, strict=True) if key == g_after

@@ -46,7 +46,7 @@ def test_random_modifications_stay_within_their_size_and_are_reproducible():
     assert all(len(d) == 12 for d in sized) and len(set(sized)) == 20
 
 
-def test_the_same_groups_in_worker_processes():
+def test_the_same_groups_in_worker_processes_and_on_dask():
     rng = np.random.default_rng(0)
     data = pd.DataFrame({"x": rng.normal(size=40), "y": rng.integers(0, 2, size=40)})
     learner = decision_tree("y", ["x"], max_depth=1, precision=1)
