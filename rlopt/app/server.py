@@ -73,17 +73,22 @@ class TokenGate:
         self.app, self.token = app, token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
             return
+        if scope["type"] != "http":  # no websocket here: refused
+            await send({"type": "websocket.close", "code": 1008})
+            return
         request = Request(scope)
+        # one cookie per port: two servers on one machine do not overwrite each other's
+        name = f"{COOKIE}_{(scope.get('server') or ('', 0))[1]}"
         given = request.query_params.get("token")
         if given is not None and hmac.compare_digest(given, self.token):
             response: Response = RedirectResponse(scope["path"], status_code=303)
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
+            response.set_cookie(name, self.token, httponly=True, samesite="strict")
             await response(scope, receive, send)
             return
-        cookie = request.cookies.get(COOKIE, "")
+        cookie = request.cookies.get(name, "")
         if not hmac.compare_digest(cookie, self.token):
             forbidden = PlainTextResponse(
                 "rlopt serve: this address needs the token the server printed when it started "

@@ -46,6 +46,7 @@ def test_the_token_is_needed_once_then_kept_in_a_strict_cookie(client):
     assert entry.status_code == 303 and entry.headers["location"] == "/"
     cookie = entry.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
+    assert cookie.startswith("rlopt_token_80=")  # one cookie per port: two servers keep theirs
     assert client.get("/").status_code == 200  # the cookie now
     assert client.get("/static/app.css").status_code == 200
 
