@@ -11,5 +11,8 @@ Modules, in the order a request flows through them:
   reached only by the identifiers it made;
 - :mod:`rlopt.app.runs`: a run's options (:class:`~rlopt.app.runs.RunSpec`) as the
   command, its reproduce command and Python code, the queue of child processes, Stop as
-  Ctrl-C, and what a run's folder says.
+  Ctrl-C, and what a run's folder says;
+- :mod:`rlopt.app.prepare`: files made in the page and the privacy-models page, by the
+  ``rlopt data``, ``rlopt mask`` and ``rlopt models`` commands;
+- :mod:`rlopt.app.server`: the pages and the event stream, behind the token gate.
 """

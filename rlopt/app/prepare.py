@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlopt.app.runs import error_line
 from rlopt.app.workspace import StoredFile, Workspace
 from rlopt.exceptions import InputError
 
@@ -94,12 +95,7 @@ def _made(
     ``original`` is given, and ``masked.csv``)."""
     with tempfile.TemporaryDirectory(dir=workspace.root) as folder:
         for argv in commands:
-            done = subprocess.run(
-                [sys.executable, "-m", "rlopt", *argv], cwd=folder, capture_output=True, text=True
-            )
-            if done.returncode != 0:
-                errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-                raise InputError(errors[-1].removeprefix("error: ") if errors else done.stderr.strip()[-500:])
+            _rlopt(argv, cwd=folder)
         if original is None:
             original = workspace.store(f"{name}-original.csv", (Path(folder) / "original.csv").read_bytes())
         masked = workspace.store(f"{name}-masked.csv", (Path(folder) / "masked.csv").read_bytes())
@@ -112,12 +108,7 @@ def make_original(workspace: Workspace, source: str, records: int | None = None,
         raise InputError(f"source {source!r}; expected one of {', '.join(BUNDLED)}")
     sample = [] if records is None else ["--records", str(records), "--seed", str(seed)]
     with tempfile.TemporaryDirectory(dir=workspace.root) as folder:
-        argv = ["data", source, "--out", "original.csv", *sample]
-        done = subprocess.run(
-            [sys.executable, "-m", "rlopt", *argv], cwd=folder, capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            raise InputError(done.stderr.strip().removeprefix("error: ")[-500:])
+        _rlopt(["data", source, "--out", "original.csv", *sample], cwd=folder)
         return workspace.store(f"{source}.csv", (Path(folder) / "original.csv").read_bytes())
 
 
@@ -129,8 +120,14 @@ def privacy_models(released: StoredFile, options: dict[str, str]) -> tuple[str, 
     for name, value in options.items():
         if str(value).strip():
             argv += [f"--{name.replace('_', '-')}", str(value).strip()]
-    done = subprocess.run([sys.executable, "-m", "rlopt", *argv], capture_output=True, text=True)
-    if done.returncode not in (0, 1):  # 1: a level asked for is not met (the summary says which)
-        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-        raise InputError(errors[-1].removeprefix("error: ") if errors else done.stderr.strip()[-500:])
+    done = _rlopt(argv, accepted=(0, 1))  # 1: a level asked for is not met (the summary says which)
     return done.stdout + done.stderr, f"rlopt {shlex.join(argv)}"
+
+
+def _rlopt(argv: list[str], cwd: str | None = None, accepted: tuple[int, ...] = (0,)):
+    """``rlopt ARGV`` in a child process; an exit code not ``accepted`` is an InputError
+    with the command's own error line."""
+    done = subprocess.run([sys.executable, "-m", "rlopt", *argv], cwd=cwd, capture_output=True, text=True)
+    if done.returncode not in accepted:
+        raise InputError(error_line(done.stderr) or done.stderr.strip()[-500:])
+    return done

@@ -25,7 +25,16 @@ from typing import ClassVar
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import InputError
 
-__all__ = ["CompareSpec", "RunSpec", "Runner", "command_line", "read_events", "run_state", "spec_of"]
+__all__ = [
+    "CompareSpec",
+    "RunSpec",
+    "Runner",
+    "command_line",
+    "error_line",
+    "read_events",
+    "run_state",
+    "spec_of",
+]
 
 OUTPUTS = {"--json": "figures.json", "--report": "report.html", "--records-csv": "records.csv"}
 EVENTS = "events.jsonl"
@@ -335,11 +344,15 @@ def _stopped_by_server(folder: Path) -> bool:
     return (folder / "stopped-by-server").exists() or not (folder / "exit.json").exists()
 
 
-def _error_line(log: Path) -> str | None:
-    """The ``error: ...`` line a failed command printed, if any."""
-    lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.exists() else []
-    errors = [line for line in lines if line.startswith("error: ")]
+def error_line(text: str) -> str | None:
+    """The last ``error: ...`` line an ``rlopt`` command printed, without its prefix."""
+    errors = [line for line in text.splitlines() if line.startswith("error: ")]
     return errors[-1].removeprefix("error: ") if errors else None
+
+
+def _error_line(log: Path) -> str | None:
+    """The ``error: ...`` line a failed run printed in its log, if any."""
+    return error_line(log.read_text(encoding="utf-8", errors="replace")) if log.exists() else None
 
 
 def _write_exit(folder: Path, returncode: int | None, error: str | None) -> None:

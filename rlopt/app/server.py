@@ -527,11 +527,7 @@ def _safe_state(workspace: Workspace, run_id: str) -> dict:
     started = f"{run_id[:4]}-{run_id[4:6]}-{run_id[6:8]} {run_id[9:11]}:{run_id[11:13]}:{run_id[13:15]}"
     try:
         state = run_state(workspace.run(run_id))
-        names = [
-            workspace.file(state["spec"][role]).name
-            for role in ("original", "masked")
-            if role in state["spec"]
-        ]
+        names = _file_names(workspace, state["spec"])
     except (OSError, ValueError, KeyError, RloptError) as exc:  # a folder a user edited by hand
         return {
             "id": run_id,
@@ -544,6 +540,11 @@ def _safe_state(workspace: Workspace, run_id: str) -> dict:
     return {**state, "started": started, "files": names}
 
 
+def _file_names(workspace: Workspace, spec: dict) -> list[str]:
+    """The names the officer gave the run's files."""
+    return [workspace.file(spec[role]).name for role in ("original", "masked") if role in spec]
+
+
 def _run_view(workspace: Workspace, folder: Path) -> dict:
     state = run_state(folder)
     argv = json.loads((folder / "argv.json").read_text(encoding="utf-8"))
@@ -552,7 +553,7 @@ def _run_view(workspace: Workspace, folder: Path) -> dict:
     log = folder / "output.log"
     return {
         "run": state,
-        "files": _safe_state(workspace, folder.name)["files"],
+        "files": _file_names(workspace, state["spec"]),
         "command": command_line(argv, folder),
         "python": spec.python(workspace),
         "ended": ended,

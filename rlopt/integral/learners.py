@@ -209,16 +209,19 @@ class Masked(Learner):
         from rlopt.masking import masking_spec
 
         spec = masking_spec(self.method, **dict(self.parameters))
-        columns = list(self.columns or getattr(self.learner, "features", ()))
+        columns = list(self.columns or self.features)
         return self.learner.fit(spec.apply(records, columns or None))
 
     def key(self, model: Any) -> Hashable:
         return self.learner.key(model)
 
-    def __getattr__(self, name: str) -> Any:  # target, features: the learner's
-        if name in ("target", "features"):
-            return getattr(self.learner, name)
-        raise AttributeError(name)
+    @property
+    def target(self) -> str | None:
+        return getattr(self.learner, "target", None)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return tuple(getattr(self.learner, "features", ()))
 
 
 def masked(learner: Learner, method: str, columns: Sequence[str] = (), **parameters) -> Masked:
