@@ -9,8 +9,9 @@
 - :mod:`rlopt.cli._risk_lines`: what ``rlopt risk`` prints, and what a Ctrl-C keeps;
 - commands: :mod:`~rlopt.cli.risk`, :mod:`~rlopt.cli.tradeoff`, :mod:`~rlopt.cli.link`
   (link, attack), :mod:`~rlopt.cli.learn`, :mod:`~rlopt.cli.mask` (mask, data),
-  :mod:`~rlopt.cli.publish` (compare, models, intersect), :mod:`~rlopt.cli.grids`
-  (run, reproduce, report).
+  :mod:`~rlopt.cli.publish` (compare, models, intersect), :mod:`~rlopt.cli.integral`
+  (integral, private-model), :mod:`~rlopt.cli.grids` (run, reproduce, report),
+  :mod:`~rlopt.cli.serve`.
 
 Exit codes: 0 done; 1 a figure is missing (a failed family or cell, a solver error);
 2 bad input (``error: ...``, naming the value); 130 Ctrl-C (what was finished is kept).

@@ -37,6 +37,7 @@ COMMANDS: dict[str, Entry] = {
     "models": Entry("publish", "Privacy models of a released file (k-anonymity, ...)."),
     "intersect": Entry("publish", "Intersection attack on k-anonymous releases."),
     "integral": Entry("integral", "What two published models reveal of a database's update."),
+    "private-model": Entry("integral", "The most useful integrally private model of a file."),
     "run": Entry("grids", "Run an experiment grid (resumable)."),
     "reproduce": Entry("grids", "Regenerate the published tables."),
     "report": Entry("grids", "HTML report of an experiment run."),

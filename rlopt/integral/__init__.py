@@ -9,9 +9,13 @@
   records it reveals;
 - :mod:`rlopt.integral.sampling`: at real size, many candidate databases (subsamples, or
   ``X`` changed by random modifications) learned and grouped by model, and the
-  integrally private model selection.
+  integrally private model selection;
+- :mod:`rlopt.integral.update`: the update attack from files (``rlopt integral``);
+- :mod:`rlopt.integral.choose`: the integrally private model of a file, plain and on
+  masked data (``rlopt private-model``).
 """
 
+from rlopt.integral.choose import PrivateModel, private_model
 from rlopt.integral.exact import IntegralPrivacy, Modification, consistent_modifications, published
 from rlopt.integral.learners import (
     Learner,
@@ -25,6 +29,8 @@ from rlopt.integral.learners import (
 from rlopt.integral.sampling import SampledModels, Selection, around, learn_all, select_private, subsamples
 
 __all__ = [
+    "PrivateModel",
+    "private_model",
     "SampledModels",
     "Selection",
     "around",

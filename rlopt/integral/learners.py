@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -35,12 +35,25 @@ __all__ = [
     "logistic_regression",
     "masked",
     "mean",
+    "MODELS",
+    "named_learner",
 ]
 
 
 def _rounded(values, precision: int | None) -> tuple:
     array = np.asarray(values, dtype=float).ravel()
-    return tuple((array if precision is None else np.round(array, precision)).tolist())
+    rounded = array if precision is None else np.round(array, precision)
+    return tuple((rounded + 0.0).tolist())  # -0.0 reads as 0.0
+
+
+def _right_child(left: Sequence[int], i: int) -> int:
+    """The right child of node ``i`` in scikit-learn's depth-first numbering: the node
+    after the left child's whole subtree."""
+
+    def size(j: int) -> int:
+        return 1 if left[j] == -1 else 1 + size(left[j]) + size(_right_child(left, j))
+
+    return left[i] + size(left[i])
 
 
 class Learner:
@@ -54,6 +67,10 @@ class Learner:
 
     def key(self, model: Any) -> Hashable:
         raise NotImplementedError
+
+    def describe(self, key: Hashable) -> str:
+        """The published model a key stands for, in words."""
+        return str(key)
 
     def __call__(self, records: pd.DataFrame) -> Hashable:
         """The key of the model learned on ``records`` (an InputError when it fails)."""
@@ -95,6 +112,12 @@ class Mean(Learner):
     def key(self, model: Any) -> Hashable:
         return _rounded(model, self.precision)
 
+    def describe(self, key: Hashable) -> str:
+        if key is None:
+            return "no model (no records)"
+        values = cast(tuple[float, ...], key)
+        return ", ".join(f"mean {c} = {v:g}" for c, v in zip(self.columns, values, strict=True))
+
 
 @dataclass(frozen=True)
 class DecisionTree(Learner):
@@ -128,6 +151,21 @@ class DecisionTree(Learner):
             tuple(str(c) if leaf else "" for c, leaf in zip(classes, leaves, strict=True)),
         )
 
+    def describe(self, key: Hashable) -> str:
+        """``if A <= 1.5 then (...) else (...)``, each leaf its class."""
+        if key is None:
+            return "no model (no records)"
+        Parts = tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...], tuple[str, ...]]
+        left, feature, threshold, leaf_class = cast(Parts, key)
+
+        def node(i: int) -> str:
+            if left[i] == -1:
+                return leaf_class[i]
+            below, above = node(left[i]), node(_right_child(left, i))
+            return f"(if {self.features[feature[i]]} <= {threshold[i]:g} then {below} else {above})"
+
+        return node(0)[1:-1] if left[0] != -1 else leaf_class[0]
+
 
 @dataclass(frozen=True)
 class LinearRegression(Learner):
@@ -152,6 +190,30 @@ class LinearRegression(Learner):
     def key(self, model: Any) -> Hashable:
         return _rounded(np.concatenate([np.ravel(model.intercept_), np.ravel(model.coef_)]), self.precision)
 
+    def describe(self, key: Hashable) -> str:
+        """``Y = 1.2 + 0.5 A - 0.1 B`` (for a logistic regression, the log-odds of its
+        second class; one equation per class beyond two)."""
+        if key is None:
+            return "no model (no records)"
+        values = list(cast(tuple[float, ...], key))
+        per = len(self.features) + 1
+        if len(values) % per or not values:
+            return str(key)
+        n = len(values) // per  # classes with their own equation
+        intercepts, coefficients = values[:n], values[n:]
+        equations = []
+        for c in range(n):
+            terms = [f"{intercepts[c]:g}"] + [
+                f"{'-' if b < 0 else '+'} {abs(b):g} {name}"
+                for name, b in zip(self.features, coefficients[c * len(self.features) :], strict=False)
+            ]
+            which = f" (equation {c + 1} of {n})" if n > 1 else ""
+            equations.append(f"{self._left_side()}{which} = {' '.join(terms)}")
+        return "; ".join(equations)
+
+    def _left_side(self) -> str:
+        return self.target
+
 
 @dataclass(frozen=True)
 class LogisticRegression(LinearRegression):
@@ -166,6 +228,9 @@ class LogisticRegression(LinearRegression):
         from sklearn.linear_model import LogisticRegression as Model
 
         return Model()
+
+    def _left_side(self) -> str:
+        return f"log-odds of {self.target}"
 
 
 @dataclass(frozen=True)
@@ -215,6 +280,9 @@ class Masked(Learner):
     def key(self, model: Any) -> Hashable:
         return self.learner.key(model)
 
+    def describe(self, key: Hashable) -> str:
+        return self.learner.describe(key)
+
     @property
     def target(self) -> str | None:
         return getattr(self.learner, "target", None)
@@ -261,3 +329,46 @@ def estimator(
     make: Callable[[], Any], target: str, features: Sequence[str], key: Callable[[Any], Hashable]
 ) -> Estimator:
     return Estimator(make, target, tuple(features), key)
+
+
+MODELS = ("mean", "tree", "linear", "logistic")
+"""The learners the command line names (``--model``)."""
+
+
+def named_learner(
+    model: str,
+    data: pd.DataFrame,
+    *,
+    target: str | None = None,
+    features: Sequence[str] | None = None,
+    precision: int = 3,
+    max_depth: int = 3,
+) -> Learner:
+    """The learner ``--model`` names, on columns of ``data`` (features: every column but
+    the target by default), each checked: the target present, the features numeric."""
+    if model not in MODELS:
+        raise InputError(f"--model {model!r}; expected one of {', '.join(MODELS)}")
+    columns = list(data.columns)
+    if model != "mean":
+        if target is None:
+            raise InputError(f"--model {model} needs --target COLUMN (the predicted column)")
+        if target not in columns:
+            raise InputError(f"--target {target!r} is not a column; the columns: {columns}")
+    used = list(features or [c for c in columns if c != target])
+    missing = [c for c in used if c not in columns]
+    if missing:
+        raise InputError(f"--features {missing} are not columns; the columns: {columns}")
+    if target in used:
+        raise InputError(f"--features holds the target {target!r}; expected the columns that predict it")
+    words = [c for c in used if not pd.api.types.is_numeric_dtype(data[c])]
+    if words:
+        raise InputError(
+            f"the model's columns {words} are not numeric; expected numbers (choose others with --features)"
+        )
+    if model == "mean":
+        return mean(used, precision)
+    if model == "tree":
+        return decision_tree(target, used, max_depth=max_depth, precision=precision)  # type: ignore[arg-type]
+    if model == "linear":
+        return linear_regression(target, used, precision)  # type: ignore[arg-type]
+    return logistic_regression(target, used, precision)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ import pandas as pd
 
 from rlopt.exceptions import InputError
 from rlopt.integral.exact import MAX_POPULATION, IntegralPrivacy, Modification, consistent_modifications
-from rlopt.integral.learners import Learner, decision_tree, linear_regression, logistic_regression, mean
+from rlopt.integral.learners import named_learner
 from rlopt.integral.sampling import around, learn_all
 
 __all__ = ["UpdateAttack", "update_attack"]
@@ -91,23 +91,6 @@ def _labelled(frame: pd.DataFrame, id_column: str | None, name: str) -> pd.DataF
     return frame.set_index(frame[id_column].astype(str)).drop(columns=[id_column])
 
 
-def _learner(
-    model: str, columns: list[str], target: str | None, features, precision: int, max_depth: int
-) -> Learner:
-    if model == "mean":
-        return mean(list(features or columns), precision)
-    if target is None:
-        raise InputError(f"--model {model} needs --target COLUMN (the predicted column)")
-    if target not in columns:
-        raise InputError(f"--target {target!r} is not a column; the columns: {columns}")
-    used = list(features or [c for c in columns if c != target])
-    if model == "tree":
-        return decision_tree(target, used, max_depth=max_depth, precision=precision)
-    if model == "linear":
-        return linear_regression(target, used, precision)
-    return logistic_regression(target, used, precision)
-
-
 def update_attack(
     before: str | Path,
     after: str | Path,
@@ -154,7 +137,9 @@ def update_attack(
         every = pd.concat(frames.values())
         every = every[~every.index.duplicated()]
         ids = {name: list(frame.index) for name, frame in frames.items()}
-    learner = _learner(model, columns, target, features, precision, max_depth)
+    learner = named_learner(
+        model, every, target=target, features=features, precision=precision, max_depth=max_depth
+    )
     x, x_after = frozenset(ids["BEFORE"]), frozenset(ids["AFTER"])
     knows = frozenset(ids.get("--known", ids["BEFORE"]))
     if not knows <= x:

@@ -94,3 +94,65 @@ def test_bad_input_is_one_clear_error(tmp_path, monkeypatch, capsys, extra, mess
         args += ["--id-column", "ID"]
     assert run_main([*args, *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def _line_file(folder, n=60):
+    """y = 2x exactly: every subsample learns the same line."""
+    x = np.arange(n, dtype=float)
+    pd.DataFrame({"x": x, "y": 2 * x, "group": ["a", "b"] * (n // 2)}).to_csv(
+        folder / "line.csv", index=False
+    )
+
+
+PRIVATE_LINE = ["private-model", "line.csv", "--model", "linear", "--target", "y", "--features", "x"]
+PRIVATE_LINE += ["--subsamples", "40", "--k", "5", "--no-progress"]
+
+
+def test_a_model_every_subsample_learns_is_chosen_at_no_cost(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _line_file(tmp_path)
+    assert run_main([*PRIVATE_LINE, "--json", "out.json"]) == 0
+    figures = json.loads((tmp_path / "out.json").read_text())
+    (choice,) = figures["choices"]
+    assert choice["distinct_models"] == 1 and choice["generators"] == 40 and choice["n_private_models"] == 1
+    assert choice["score"] == pytest.approx(1.0) and choice["utility_lost"] == pytest.approx(0.0)
+    assert choice["model"] == "y = 0 + 2 x" and figures["score"] == "R²"
+    assert (
+        figures["training_records"] == 42
+        and figures["test_records"] == 18
+        and figures["subsample_size"] == 21
+    )
+    assert "the chosen model: y = 0 + 2 x" in capsys.readouterr().out
+
+
+def test_a_held_out_file_and_masked_data_give_a_second_choice(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _line_file(tmp_path)
+    pd.read_csv(tmp_path / "line.csv").iloc[:10].to_csv(tmp_path / "test.csv", index=False)
+    args = [*PRIVATE_LINE, "--test", "test.csv", "--mask", "mdav:k=3", "--json", "-"]
+    assert run_main(args) == 0
+    figures = json.loads(capsys.readouterr().out)
+    plain, masked = figures["choices"]
+    assert figures["training_records"] == 60 and figures["test_records"] == 10
+    assert masked["learner"] == "a linear regression of y on data masked by mdav (k=3)"
+    assert plain["chosen"] is not None and masked["n_private_models"] <= masked["distinct_models"]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--features", "x,group"], "the model's columns ['group'] are not numeric"),
+        (["--mask", "mdav:k=2..4"], "--mask 'mdav:k=2..4'; expected one method with one value"),
+        (["--mask", "mdav:q=2"], "--mask 'mdav:q=2': 'q=2'; expected PARAMETER=VALUES"),
+        (["--holdout", "0.99"], "leaves 59 to test on and 1 to train on"),
+        (["--share", "1"], "share=1.0; expected the share of the training records"),
+        (["--test", "missing.csv"], "file not found: 'missing.csv'"),
+        (["--k", "0"], "Invalid value for '--k'"),
+        (["--target", "nope"], "--target 'nope' is not a column"),
+    ],
+)
+def test_bad_input_to_private_model_is_one_clear_error(tmp_path, monkeypatch, capsys, extra, message):
+    monkeypatch.chdir(tmp_path)
+    _line_file(tmp_path)
+    assert run_main([*PRIVATE_LINE, *extra]) == 2
+    assert message in capsys.readouterr().err

@@ -3,6 +3,7 @@ consistent modifications are known in closed form, the talk's definitions (M, it
 intersection, its minimal elements, k) on a few records, a decision tree keyed by its
 structure and thresholds, and one clear error for each bad input."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -88,6 +89,33 @@ def test_a_decision_tree_is_keyed_by_its_structure_and_thresholds():
         rows, tree, split_at_3_5, split_at_3_5, known=list(rows.index), max_changes=1
     )
     assert sorted(str(m) for m in result.modifications) == ["{-p0}", "{-p1}", "{-p4}", "{-p5}", "{}"]
+    assert tree.describe(split_at_3_5) == "if x <= 3.5 then 0 else 1"
+
+
+def test_a_published_tree_reads_as_its_rules_whatever_its_shape():
+    """The key holds only the left children: each right child is recovered from
+    scikit-learn's depth-first numbering, checked against the fitted tree's own."""
+    from rlopt.integral.learners import _right_child
+
+    rng = np.random.default_rng(3)
+    rows = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    rows["y"] = ((rows.a > 0.2) ^ (rows.b < -0.5)).astype(int) + (rows.c > 1).astype(int)
+    for depth in (1, 2, 4, 6):
+        tree = decision_tree("y", ["a", "b", "c"], max_depth=depth, precision=2)
+        fitted = tree.fit(rows).tree_
+        left = fitted.children_left.tolist()
+        inner = [i for i, child in enumerate(left) if child != -1]
+        assert [_right_child(left, i) for i in inner] == fitted.children_right[inner].tolist()
+        words = tree.describe(tree(rows))
+        assert words.count("if ") == len(inner) and words.count(" else ") == len(inner)
+
+
+def test_a_linear_model_reads_as_its_equation():
+    rows = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "z": [1.0, 0.0, 1.0, 0.0]})
+    rows["y"] = 1 + 2 * rows.x - 0.5 * rows.z
+    line = linear_regression("y", ["x", "z"], precision=2)
+    assert line.describe(published(rows, line, rows.index)) == "y = 1 + 2 x - 0.5 z"
+    assert mean(["x"], 1).describe(published(rows, mean(["x"], 1), rows.index)) == "mean x = 1.5"
 
 
 def test_a_linear_model_compared_at_a_precision():
