@@ -42,7 +42,7 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def files() -> dict[str, tuple[pd.DataFrame, dict]]:
-    """Each file's frame (numeric columns as z-scores, a binary class) and its two models."""
+    """Each file's frame (numeric columns as z-scores, a binary class) and its models."""
     census = load_census()
     cols = ["AFNLWGT", "AGI", "EMCONTRB", "PTOTVAL", "FEDTAX"]
     c = census[cols].astype(float)
@@ -55,22 +55,33 @@ def files() -> dict[str, tuple[pd.DataFrame, dict]]:
     return {
         "Census 1080": (
             c,
-            {
-                "tree": decision_tree(
-                    "high_tax", ["AFNLWGT", "AGI", "EMCONTRB", "PTOTVAL"], max_depth=3, precision=2
-                ),
-                "linear": linear_regression("FEDTAX", ["AGI", "EMCONTRB", "PTOTVAL"], precision=2),
-            },
+            models(
+                "high_tax",
+                ["AFNLWGT", "AGI", "EMCONTRB", "PTOTVAL"],
+                "FEDTAX",
+                ["AGI", "EMCONTRB", "PTOTVAL"],
+            ),
         ),
         "CPS1985 534": (
             p,
-            {
-                "tree": decision_tree(
-                    "union", ["wage", "education", "experience", "age"], max_depth=3, precision=2
-                ),
-                "linear": linear_regression("wage", ["education", "experience", "age"], precision=2),
-            },
+            models(
+                "union",
+                ["wage", "education", "experience", "age"],
+                "wage",
+                ["education", "experience", "age"],
+            ),
         ),
+    }
+
+
+def models(classed: str, by: list[str], measured: str, from_: list[str]) -> dict:
+    """A decision tree of ``classed`` and a linear model of ``measured``, each read at two
+    resolutions: the finer one tells more models apart, the coarser one groups more."""
+    return {
+        "tree, depth 3, 2 decimals": decision_tree(classed, by, max_depth=3, precision=2),
+        "tree, depth 2, 1 decimal": decision_tree(classed, by, max_depth=2, precision=1),
+        "linear, 2 decimals": linear_regression(measured, from_, precision=2),
+        "linear, 1 decimal": linear_regression(measured, from_, precision=1),
     }
 
 
@@ -102,16 +113,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rows = []
-    for name, (data, models) in files().items():
+    for name, (data, learners) in files().items():
         rng = np.random.default_rng(args.seed)
         x = frozenset(rng.choice(np.array(data.index), len(data) // 2, replace=False).tolist())
         test = data.drop(index=list(x))
         variants = {
-            **models,
-            **{f"{label}, MDAV k=5 first": masked(m, "mdav", k=5) for label, m in models.items()},
+            **learners,
+            **{f"{label}, MDAV k=5 first": masked(m, "mdav", k=5) for label, m in learners.items()},
         }
         for label, learner in variants.items():
-            row: dict = {"file": name, "model": f"{label} (2 decimals)"}
+            row: dict = {"file": name, "model": label}
             began = time.perf_counter()
             for m in (1, 5, 20):
                 share, found = inferable_share(data, learner, x, m, args.draws, args.seed + m)

@@ -1,4 +1,5 @@
-"""A run of ``rlopt serve`` is an ``rlopt risk`` command: the page's choices become its
+"""A run of ``rlopt serve`` is an ``rlopt`` command (``risk``, ``compare``, ``integral``,
+``private-model``): the page's choices become its
 arguments (:class:`RunSpec`, :meth:`RunSpec.argv`), it runs as a child process in the
 run's folder, writes its events (``--events``), figures, report and per-record table
 there, and a Stop is its Ctrl-C (the interval reached is kept, as on the command line).
@@ -26,8 +27,10 @@ from rlopt.app.workspace import Workspace
 from rlopt.exceptions import InputError
 
 __all__ = [
+    "ChoiceSpec",
     "CompareSpec",
     "RunSpec",
+    "UpdateSpec",
     "Runner",
     "command_line",
     "error_line",
@@ -158,10 +161,125 @@ class CompareSpec:
         )
 
 
-SPECS = {spec.kind: spec for spec in (RunSpec, CompareSpec)}
+def _model_flags(spec: UpdateSpec | ChoiceSpec) -> list[str]:
+    """The learning algorithm's options, shared by ``rlopt integral`` and ``private-model``."""
+    args = ["--model", spec.model, "--precision", str(spec.precision), "--max-depth", str(spec.max_depth)]
+    for flag, value in (("--target", spec.target), ("--features", spec.features)):
+        if value:
+            args += [flag, value]
+    return args
 
 
-def spec_of(values: dict) -> RunSpec | CompareSpec:
+def _model_options(spec: UpdateSpec | ChoiceSpec) -> list[str]:
+    """The same options as Python keyword lines."""
+    features = None if not spec.features else [f.strip() for f in spec.features.split(",")]
+    options: dict[str, object] = {"model": spec.model, "target": spec.target or None, "features": features}
+    options |= {"precision": spec.precision, "max_depth": spec.max_depth}
+    return [f"    {name}={value!r}," for name, value in options.items() if value is not None]
+
+
+@dataclass
+class UpdateSpec:
+    """The update attack on two published models: ``rlopt integral`` on the database
+    before and after an update (two loaded files) and the learning algorithm."""
+
+    kind: ClassVar[str] = "integral"
+    before: str
+    after: str
+    model: str = "tree"
+    target: str | None = None
+    features: str | None = None
+    precision: int = 3
+    max_depth: int = 3
+    id_column: str | None = None
+    max_changes: int | None = None
+    samples: int = 2000
+    seed: int = 0
+
+    def argv(self, workspace: Workspace) -> list[str]:
+        files = [str(workspace.file(self.before).path), str(workspace.file(self.after).path)]
+        args = [
+            "integral",
+            *files,
+            *_model_flags(self),
+            "--samples",
+            str(self.samples),
+            "--seed",
+            str(self.seed),
+        ]
+        if self.id_column:
+            args += ["--id-column", self.id_column]
+        if self.max_changes is not None:
+            args += ["--max-changes", str(self.max_changes)]
+        return [*args, "--json", "figures.json", "--report", "report.html", "--no-progress"]
+
+    def python(self, workspace: Workspace) -> str:
+        before, after = workspace.file(self.before).path, workspace.file(self.after).path
+        options: dict[str, object] = {"id_column": self.id_column or None, "max_changes": self.max_changes}
+        options |= {"samples": self.samples, "seed": self.seed}
+        return "\n".join(
+            [
+                "from rlopt.integral.update import update_attack",
+                "",
+                "attack = update_attack(",
+                f"    {str(before)!r},",
+                f"    {str(after)!r},",
+                *_model_options(self),
+                *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
+                ")",
+                'print("\\n".join(attack.lines()))',
+            ]
+        )
+
+
+@dataclass
+class ChoiceSpec:
+    """The integrally private model of one loaded file: ``rlopt private-model``."""
+
+    kind: ClassVar[str] = "private-model"
+    data: str
+    model: str = "tree"
+    target: str | None = None
+    features: str | None = None
+    precision: int = 3
+    max_depth: int = 3
+    k: int = 5
+    subsamples: int = 1000
+    holdout: float = 0.3
+    mask: str | None = None
+    seed: int = 0
+
+    def argv(self, workspace: Workspace) -> list[str]:
+        args = ["private-model", str(workspace.file(self.data).path), *_model_flags(self)]
+        args += ["--k", str(self.k), "--subsamples", str(self.subsamples), "--holdout", f"{self.holdout:g}"]
+        if self.mask:
+            args += ["--mask", self.mask]
+        return [*args, "--seed", str(self.seed), "--json", "figures.json", "--no-progress"]
+
+    def python(self, workspace: Workspace) -> str:
+        options: dict[str, object] = {"k": self.k, "databases": self.subsamples, "holdout": self.holdout}
+        options |= {"mask": self.mask or None, "seed": self.seed}
+        return "\n".join(
+            [
+                "from rlopt.integral import private_model",
+                "",
+                "choice = private_model(",
+                f"    {str(workspace.file(self.data).path)!r},",
+                *_model_options(self),
+                *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
+                ")",
+                'print("\\n".join(choice.lines()))',
+            ]
+        )
+
+
+Spec = RunSpec | CompareSpec | UpdateSpec | ChoiceSpec
+SPECS: dict[str, type[Spec]] = {spec.kind: spec for spec in (RunSpec, CompareSpec, UpdateSpec, ChoiceSpec)}
+FILE_ROLES = ("original", "masked", "before", "after", "data")
+"""The fields of a spec that name a loaded file."""
+
+
+def spec_of(values: dict) -> Spec:
     """The spec a run's ``spec.json`` holds (its ``kind``: risk by default)."""
     fields = dict(values)
     return SPECS[fields.pop("kind", "risk")](**fields)
@@ -229,7 +347,7 @@ class Runner:
         self._thread = threading.Thread(target=self._loop, name="rlopt-runs", daemon=True)
         self._thread.start()
 
-    def submit(self, spec: RunSpec | CompareSpec) -> str:
+    def submit(self, spec: Spec) -> str:
         """Queue a run; its identifier. The files must be loaded (else an InputError)."""
         argv = spec.argv(self.workspace)  # checks the file identifiers
         folder = self.workspace.new_run()

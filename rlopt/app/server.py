@@ -35,9 +35,20 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, parameter_flags, privacy_models
-from rlopt.app.runs import CompareSpec, Runner, RunSpec, command_line, read_events, run_state, spec_of
+from rlopt.app.runs import (
+    FILE_ROLES,
+    ChoiceSpec,
+    CompareSpec,
+    Runner,
+    RunSpec,
+    UpdateSpec,
+    command_line,
+    read_events,
+    run_state,
+    spec_of,
+)
 from rlopt.app.workspace import Workspace
-from rlopt.exceptions import RloptError
+from rlopt.exceptions import InputError, RloptError
 
 __all__ = ["AppState", "create_app", "new_token"]
 
@@ -130,20 +141,26 @@ def create_app(state: AppState) -> Starlette:
 
     FormHandler = Callable[[Request, Any], Awaitable[Response]]
 
-    def posted(handler: FormHandler) -> Callable[[Request], Awaitable[Response]]:
+    def posted_to(failed: Callable[..., HTMLResponse]) -> Callable[[FormHandler], Callable]:
         """A form's handler: CSRF and the upload limit checked first; the error a handler
-        raises (an input the command line would refuse) said on the front page."""
+        raises (an input the command line would refuse) said on the page ``failed`` draws
+        (the front page, or the form's own)."""
 
-        async def endpoint(request: Request) -> Response:
-            values, refused = await form(request)
-            if refused is not None:
-                return front(400, refused)
-            try:
-                return await handler(request, values)
-            except (RloptError, ValueError, KeyError, IndexError) as exc:
-                return front(400, str(exc))
+        def decorate(handler: FormHandler) -> Callable[[Request], Awaitable[Response]]:
+            async def endpoint(request: Request) -> Response:
+                values, refused = await form(request)
+                if refused is not None:
+                    return failed(400, refused)
+                try:
+                    return await handler(request, values)
+                except (RloptError, ValueError, KeyError, IndexError) as exc:
+                    return failed(400, str(exc))
 
-        return endpoint
+            return endpoint
+
+        return decorate
+
+    posted = posted_to(front)
 
     def pair_page(original, masked, declared: dict, made: Sequence[str] = (), status_code: int = 200):
         """The files as rlopt reads them with what the officer declared, and the form."""
@@ -243,6 +260,8 @@ def create_app(state: AppState) -> Starlette:
         """One cell of a map as a pair (its masked file made by rlopt mask), to assess."""
         folder = state.workspace.run(request.path_params["run_id"])
         spec = spec_of(run_state(folder)["spec"])
+        if not isinstance(spec, CompareSpec):
+            raise InputError("this run is not a map; expected a map's cell")
         row = _grid(folder, spec)["rows"][int(str(values.get("row", "")))]
         made = await run_in_threadpool(
             mask_cell, state.workspace, spec.original, row["method"], row["parameters"], int(row["seed"])
@@ -264,6 +283,58 @@ def create_app(state: AppState) -> Starlette:
         except RloptError as exc:
             return page("models.html", 400, error=str(exc), asked=asked)
         return page("models.html", summary=summary, command=command, asked=asked, released=released.name)
+
+    def published_page(status_code: int = 200, error: str | None = None) -> HTMLResponse:
+        return page(
+            "published.html", status_code, error=error, bundled=list(BUNDLED), methods=_choices()["methods"]
+        )
+
+    async def published(request: Request) -> Response:
+        """Integral privacy of published models: the update attack and the private model."""
+        return published_page()
+
+    def model_fields(values) -> dict:
+        """The learning algorithm as the form gives it (``rlopt integral``'s options)."""
+        return {
+            "model": str(values.get("model") or "tree"),
+            "target": str(values.get("target") or "").strip() or None,
+            "features": str(values.get("features") or "").strip() or None,
+            "precision": int(str(values.get("precision") or 3)),
+            "max_depth": int(str(values.get("max_depth") or 3)),
+            "seed": int(str(values.get("seed") or 0)),
+        }
+
+    @posted_to(published_page)
+    async def update(request: Request, values) -> Response:
+        changes = str(values.get("max_changes") or "").strip()
+        options = {  # read first: a bad one is said before any file is kept
+            "id_column": str(values.get("id_column") or "").strip() or None,
+            "max_changes": int(changes) if changes else None,
+            "samples": int(str(values.get("samples") or 2000)),
+            **model_fields(values),
+        }
+        before = await _stored(state.workspace, values.get("before"), "the database before the update")
+        after = await _stored(state.workspace, values.get("after"), "the database after it")
+        spec = UpdateSpec(before=before.id, after=after.id, **options)
+        return RedirectResponse(f"/runs/{state.runner.submit(spec)}", status_code=303)
+
+    @posted_to(published_page)
+    async def choose(request: Request, values) -> Response:
+        options = {
+            "k": int(str(values.get("k") or 5)),
+            "subsamples": int(str(values.get("subsamples") or 1000)),
+            "holdout": float(str(values.get("holdout") or 0.3)),
+            "mask": str(values.get("mask") or "").strip() or None,
+            **model_fields(values),
+        }
+        upload = values.get("data")
+        if isinstance(upload, UploadFile) and upload.filename:
+            data = await _stored(state.workspace, upload, "the data")
+        else:
+            data = await run_in_threadpool(make_original, state.workspace, str(values.get("source", "")))
+        return RedirectResponse(
+            f"/runs/{state.runner.submit(ChoiceSpec(data=data.id, **options))}", status_code=303
+        )
 
     async def run_page(request: Request) -> Response:
         try:
@@ -325,6 +396,9 @@ def create_app(state: AppState) -> Starlette:
         Route("/runs", start, methods=["POST"]),
         Route("/compare", compare, methods=["POST"]),
         Route("/models", models, methods=["GET", "POST"]),
+        Route("/published", published),
+        Route("/published/update", update, methods=["POST"]),
+        Route("/published/choose", choose, methods=["POST"]),
         Route("/runs/{run_id}/cell", cell, methods=["POST"]),
         Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/stop", stop, methods=["POST"]),
@@ -348,7 +422,7 @@ async def _stored(workspace: Workspace, upload, name: str):
     from rlopt.exceptions import InputError
 
     if not isinstance(upload, UploadFile) or not upload.filename:
-        raise InputError(f"no {name} file; choose one")
+        raise InputError(f"no file chosen for {name}; choose one")
     stored = workspace.store(upload.filename, await upload.read())
     try:
         load_table(stored.path)  # the command line's checks and messages (0 bytes, no header, ...)
@@ -542,7 +616,7 @@ def _safe_state(workspace: Workspace, run_id: str) -> dict:
 
 def _file_names(workspace: Workspace, spec: dict) -> list[str]:
     """The names the officer gave the run's files."""
-    return [workspace.file(spec[role]).name for role in ("original", "masked") if role in spec]
+    return [workspace.file(spec[role]).name for role in FILE_ROLES if role in spec]
 
 
 def _run_view(workspace: Workspace, folder: Path) -> dict:

@@ -322,6 +322,11 @@ def render_integral_report(figures: dict, path: str | Path, *, learner: str, pre
         .render(
             title=f"rlopt integral: {learner}",
             figures=figures,
+            surely=" and ".join(
+                f"{verb} {', '.join(map(str, figures[key]))}"
+                for verb, key in (("removes", "removed_surely"), ("adds", "added_surely"))
+                if figures[key]
+            ),
             learner=learner,
             precision=precision,
             shown=MAX_RECORD_ROWS,

@@ -240,3 +240,24 @@ def test_privacy_models_of_a_released_file(page, tmp_path):
     page.set_input_files("input[name=released]", str(tmp_path / "released.csv"))
     page.click("#models button")
     assert "NOPE" in page.locator(".error").inner_text()
+
+
+def test_an_update_attack_on_two_published_models_shows_its_report(page, tmp_path):
+    """{r1, r2} becomes {r2}: the mean moves from 1.5 to 2, and of the single changes only
+    removing r1 explains it (worked by hand in tests/cli/test_integral.py)."""
+    (tmp_path / "before.csv").write_text("ID,v\nr1,1\nr2,2\n")
+    (tmp_path / "after.csv").write_text("ID,v\nr2,2\n")
+    page.click("nav a[href='/published']")
+    page.set_input_files("#update input[name=before]", str(tmp_path / "before.csv"))
+    page.set_input_files("#update input[name=after]", str(tmp_path / "after.csv"))
+    page.fill("#update input[name=id_column]", "ID")
+    page.select_option("#update select[name=model]", "mean")
+    _shot(page, "8-published-models")
+    page.click("#update button")
+    page.wait_for_url(re.compile(r"/runs/\d{8}-\d{6}-[0-9a-f]{6}$"))
+    page.wait_for_selector("#results iframe.report", timeout=60_000)  # the page reloaded at the end
+    assert "removed in every one: r1" in page.locator("pre.summary").text_content()
+    report = page.frame_locator("iframe.report")
+    assert "Not integrally private" in report.locator("body").inner_text()
+    assert "rlopt integral " in page.locator("#command").inner_text()
+    _shot(page, "9-update-attack")

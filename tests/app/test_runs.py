@@ -199,3 +199,47 @@ def test_a_map_stopped_by_the_server_resumes_where_it_stopped(tmp_path):
         cells[name] == mtime for name, mtime in first.items()
     )  # not computed again
     assert "3 row(s) in results.csv" in (folder / "output.log").read_text()
+
+
+def test_the_update_attack_and_the_private_model_run_as_their_commands_and_show_on_their_pages(tmp_path):
+    """{1, 2} becomes {2}: the mean moves from 1.5 to 2, and only removing r1 explains it
+    (worked by hand in tests/cli/test_integral.py); y = 2x learns one line from every
+    subsample. Each run's page shows what its command printed, the update its report."""
+    import numpy as np
+    import pandas as pd
+    from starlette.testclient import TestClient
+
+    from rlopt.app.runs import ChoiceSpec, UpdateSpec
+    from rlopt.app.server import AppState, create_app
+
+    workspace = Workspace(tmp_path / "ws")
+    before = workspace.store("before.csv", b"ID,v\nr1,1\nr2,2\n").id
+    after = workspace.store("after.csv", b"ID,v\nr2,2\n").id
+    x = np.arange(60.0)
+    line = workspace.store("line.csv", _csv(pd.DataFrame({"x": x, "y": 2 * x}))).id
+    runner = Runner(workspace, slots=2)
+    try:
+        update = runner.submit(UpdateSpec(before, after, model="mean", id_column="ID"))
+        choice = runner.submit(
+            ChoiceSpec(line, model="linear", target="y", features="x", subsamples=40, precision=2)
+        )
+        states = [_wait(workspace, run, {"complete", "failed"}) for run in (update, choice)]
+        assert [s["status"] for s in states] == ["complete", "complete"], states
+        figures = json.loads((workspace.run(update) / "figures.json").read_text())
+        assert figures["modifications"] == ["{-r1}"] and figures["removed_surely"] == ["r1"]
+        chosen = json.loads((workspace.run(choice) / "figures.json").read_text())["choices"][0]
+        assert chosen["model"] == "y = 0 + 2 x" and chosen["generators"] == 40
+        for spec in (s["spec"] for s in states):
+            compile(spec_of(spec).python(workspace), "reproduce.py", "exec")
+        app = create_app(AppState(workspace, runner, "t", max_upload_bytes=10**6))
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            client.get("/?token=t")
+            update_page, choice_page = (client.get(f"/runs/{run}").text for run in (update, choice))
+            listed = client.get("/").text
+    finally:
+        runner.close()
+    assert "Update attack of before.csv and after.csv" in update_page
+    assert "report.html?view=1" in update_page and "removed in every one: r1" in update_page
+    assert "Private model of line.csv" in choice_page and "the chosen model: y = 0 + 2 x" in choice_page
+    assert "rlopt private-model " in choice_page and "No report" not in choice_page
+    assert "private-model" in listed and "integral" in listed

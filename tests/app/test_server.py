@@ -100,3 +100,18 @@ def test_the_chart_and_the_records_table_by_hand(tmp_path):
     assert [row[0] for row in view["rows"]] == ["1", "0", "2"]  # False first, stable
     found = _records_view(tmp_path / "records.csv", "nope", False, "tru")
     assert found["n_rows"] == 2 and [row[0] for row in found["rows"]] == ["0", "2"]
+
+
+def test_the_published_models_page_queues_its_runs_and_says_a_bad_form_on_itself(client):
+    client.get(f"/?token={TOKEN}")
+    page = client.get("/published").text
+    assert 'id="update"' in page and 'id="choose"' in page and 'href="/published"' in page
+    csrf = _csrf(client)
+    missing = client.post("/published/update", data={"csrf": csrf}, files={"before": ("b.csv", b"v\n1\n")})
+    assert missing.status_code == 400 and "no file chosen for the database after it" in missing.text
+    assert 'id="update"' in missing.text  # the models page again, not the front page
+    bad = client.post("/published/choose", data={"csrf": csrf, "source": "census", "k": "many"})
+    assert bad.status_code == 400 and "many" in bad.text
+    files = {"before": ("b.csv", b"v\n1\n2\n"), "after": ("a.csv", b"v\n2\n")}
+    queued = client.post("/published/update", data={"csrf": csrf, "model": "mean"}, files=files)
+    assert queued.status_code == 200 and "Update attack of b.csv and a.csv" in queued.text
