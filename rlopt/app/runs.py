@@ -27,6 +27,7 @@ from rlopt.app.workspace import Workspace
 from rlopt.exceptions import InputError
 
 __all__ = [
+    "FILE_ROLES",
     "ChoiceSpec",
     "CompareSpec",
     "RunSpec",

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from rlopt.exceptions import InputError
-from rlopt.integral.learners import Learner
+from rlopt.integral.learners import Learner, rows
 
 __all__ = ["MAX_POPULATION", "IntegralPrivacy", "Modification", "consistent_modifications", "published"]
 
@@ -133,7 +133,7 @@ def _check_k(k: int) -> None:
 
 def published(population: pd.DataFrame, learner: Learner, records: Iterable[Hashable]) -> Hashable:
     """The key of the model ``learner`` makes from ``records`` (labels of ``population``)."""
-    return learner(population.loc[list(records)])
+    return learner(rows(population, records))
 
 
 def consistent_modifications(
@@ -166,7 +166,7 @@ def consistent_modifications(
             f"max_changes={max_changes!r}; expected an integer from 0 to the population's {n} records"
         )
     keys = {
-        frozenset(subset): learner(population.loc[list(subset)])
+        frozenset(subset): learner(rows(population, subset))
         for size in range(n + 1)
         for subset in itertools.combinations(records, size)
     }

@@ -8,11 +8,14 @@ the intruder reads the published numbers.
 Each learner is a small frozen dataclass (picklable: worker processes and Dask train
 with it): :class:`Mean`, :class:`DecisionTree`, :class:`LinearRegression`,
 :class:`LogisticRegression`, and :class:`Estimator` for any scikit-learn estimator with
-a key function (both module-level functions, for the workers)."""
+a key function (both module-level functions, for the workers). A learner also gives
+the model as published (``published``: its parameters rounded as its key reads them)
+and a key in words (``describe``). A database is read by :func:`rows`, in the data's
+order; :func:`named_learner` builds the learner a command names."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -37,7 +40,39 @@ __all__ = [
     "mean",
     "MODELS",
     "named_learner",
+    "check_records",
+    "rows",
 ]
+
+
+def rows(data: pd.DataFrame, database: Iterable[Hashable]) -> pd.DataFrame:
+    """The records of ``data`` labelled in ``database``, in ``data``'s order: never in a
+    set's iteration order, which changes between processes (string hashes are salted,
+    and a pickled set may iterate otherwise), so that a learner that depends on the
+    records' order (a masking method first) gives the same model in every worker."""
+    return data[data.index.isin(list(database))]
+
+
+MAX_PRECISION = 15
+"""The most decimals a parameter is read to (a double holds about 16 significant digits)."""
+
+
+def _check_precision(precision: int | None) -> None:
+    if precision is None:
+        return
+    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= MAX_PRECISION:
+        raise InputError(
+            f"precision={precision!r}; expected a number of decimals from 0 to {MAX_PRECISION} (or None: exact)"
+        )
+
+
+def _number(value: float, precision: int | None) -> str:
+    """``value`` as the intruder reads it: to ``precision`` decimals, trailing zeros
+    dropped (``None``: every digit of the float)."""
+    if precision is None:
+        return repr(float(value))
+    text = f"{value:.{precision}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _rounded(values, precision: int | None) -> tuple:
@@ -71,6 +106,11 @@ class Learner:
     def describe(self, key: Hashable) -> str:
         """The published model a key stands for, in words."""
         return str(key)
+
+    def published(self, model: Any) -> Any:
+        """``model`` as it is published: its parameters rounded as the key reads them,
+        so that every database of one key publishes the same model (scored as such)."""
+        return model
 
     def __call__(self, records: pd.DataFrame) -> Hashable:
         """The key of the model learned on ``records`` (an InputError when it fails)."""
@@ -116,7 +156,8 @@ class Mean(Learner):
         if key is None:
             return "no model (no records)"
         values = cast(tuple[float, ...], key)
-        return ", ".join(f"mean {c} = {v:g}" for c, v in zip(self.columns, values, strict=True))
+        shown = (_number(v, self.precision) for v in values)
+        return ", ".join(f"mean {c} = {v}" for c, v in zip(self.columns, shown, strict=True))
 
 
 @dataclass(frozen=True)
@@ -162,9 +203,22 @@ class DecisionTree(Learner):
             if left[i] == -1:
                 return leaf_class[i]
             below, above = node(left[i]), node(_right_child(left, i))
-            return f"(if {self.features[feature[i]]} <= {threshold[i]:g} then {below} else {above})"
+            at = _number(threshold[i], self.precision)
+            return f"(if {self.features[feature[i]]} <= {at} then {below} else {above})"
 
         return node(0)[1:-1] if left[0] != -1 else leaf_class[0]
+
+    def published(self, model: Any) -> Any:
+        if self.precision is None:
+            return model
+        import copy
+
+        rounded = copy.deepcopy(model)
+        thresholds = rounded.tree_.threshold  # a view of the tree's nodes
+        thresholds[:] = np.round(thresholds, self.precision)
+        if not np.array_equal(rounded.tree_.threshold, thresholds):  # not a view in this scikit-learn
+            raise RuntimeError("this scikit-learn's trees do not take rounded thresholds")
+        return rounded
 
 
 @dataclass(frozen=True)
@@ -191,28 +245,33 @@ class LinearRegression(Learner):
         return _rounded(np.concatenate([np.ravel(model.intercept_), np.ravel(model.coef_)]), self.precision)
 
     def describe(self, key: Hashable) -> str:
-        """``Y = 1.2 + 0.5 A - 0.1 B`` (for a logistic regression, the log-odds of its
-        second class; one equation per class beyond two)."""
+        """``Y = 1.2 + 0.5 A - 0.1 B``."""
         if key is None:
             return "no model (no records)"
-        values = list(cast(tuple[float, ...], key))
-        per = len(self.features) + 1
-        if len(values) % per or not values:
-            return str(key)
-        n = len(values) // per  # classes with their own equation
+        return self._equations(list(cast(tuple[float, ...], key)), [self.target])
+
+    def _equations(self, values: list[float], left_sides: list[str]) -> str:
+        """One equation per left side: the intercepts first, then each side's coefficients."""
+        n, width = len(left_sides), len(self.features)
         intercepts, coefficients = values[:n], values[n:]
         equations = []
-        for c in range(n):
-            terms = [f"{intercepts[c]:g}"] + [
-                f"{'-' if b < 0 else '+'} {abs(b):g} {name}"
-                for name, b in zip(self.features, coefficients[c * len(self.features) :], strict=False)
+        for c, side in enumerate(left_sides):
+            terms = [_number(intercepts[c], self.precision)] + [
+                f"{'-' if b < 0 else '+'} {_number(abs(b), self.precision)} {name}"
+                for name, b in zip(self.features, coefficients[c * width : (c + 1) * width], strict=True)
             ]
-            which = f" (equation {c + 1} of {n})" if n > 1 else ""
-            equations.append(f"{self._left_side()}{which} = {' '.join(terms)}")
+            equations.append(f"{side} = {' '.join(terms)}")
         return "; ".join(equations)
 
-    def _left_side(self) -> str:
-        return self.target
+    def published(self, model: Any) -> Any:
+        if self.precision is None:
+            return model
+        import copy
+
+        rounded = copy.deepcopy(model)
+        rounded.intercept_ = np.round(np.asarray(model.intercept_, dtype=float), self.precision)
+        rounded.coef_ = np.round(np.asarray(model.coef_, dtype=float), self.precision)
+        return rounded
 
 
 @dataclass(frozen=True)
@@ -228,6 +287,20 @@ class LogisticRegression(LinearRegression):
         from sklearn.linear_model import LogisticRegression as Model
 
         return Model()
+
+    def key(self, model: Any) -> Hashable:
+        """The classes, then the intercepts and coefficients rounded."""
+        return (tuple(map(str, model.classes_)), super().key(model))
+
+    def describe(self, key: Hashable) -> str:
+        """``log-odds of Y being yes = 1.2 + 0.5 A``; beyond two classes, each class's score
+        (scikit-learn's multinomial model: the class of the highest score is predicted)."""
+        if key is None:
+            return "no model (no records)"
+        classes, values = cast(tuple[tuple[str, ...], tuple[float, ...]], key)
+        if len(classes) == 2:
+            return self._equations(list(values), [f"log-odds of {self.target} being {classes[1]}"])
+        return self._equations(list(values), [f"score of {self.target} being {c}" for c in classes])
 
     def _left_side(self) -> str:
         return f"log-odds of {self.target}"
@@ -283,6 +356,9 @@ class Masked(Learner):
     def describe(self, key: Hashable) -> str:
         return self.learner.describe(key)
 
+    def published(self, model: Any) -> Any:
+        return self.learner.published(model)
+
     @property
     def target(self) -> str | None:
         return getattr(self.learner, "target", None)
@@ -301,6 +377,7 @@ def masked(learner: Learner, method: str, columns: Sequence[str] = (), **paramet
 
 
 def mean(columns: Sequence[str], precision: int | None = None) -> Mean:
+    _check_precision(precision)
     return Mean(tuple(columns), precision)
 
 
@@ -312,16 +389,19 @@ def decision_tree(
     seed: int = 0,
     precision: int | None = 3,
 ) -> DecisionTree:
+    _check_precision(precision)
     return DecisionTree(target, tuple(features), max_depth, seed, precision)
 
 
 def linear_regression(target: str, features: Sequence[str], precision: int | None = 3) -> LinearRegression:
+    _check_precision(precision)
     return LinearRegression(target, tuple(features), precision)
 
 
 def logistic_regression(
     target: str, features: Sequence[str], precision: int | None = 3
 ) -> LogisticRegression:
+    _check_precision(precision)
     return LogisticRegression(target, tuple(features), precision)
 
 
@@ -345,30 +425,51 @@ def named_learner(
     max_depth: int = 3,
 ) -> Learner:
     """The learner ``--model`` names, on columns of ``data`` (features: every column but
-    the target by default), each checked: the target present, the features numeric."""
+    the target by default; the mean takes no target), checked on ``data`` by
+    :func:`check_records`."""
     if model not in MODELS:
         raise InputError(f"--model {model!r}; expected one of {', '.join(MODELS)}")
     columns = list(data.columns)
-    if model != "mean":
-        if target is None:
-            raise InputError(f"--model {model} needs --target COLUMN (the predicted column)")
-        if target not in columns:
-            raise InputError(f"--target {target!r} is not a column; the columns: {columns}")
+    if model == "mean":
+        target = None
+    elif target is None:
+        raise InputError(f"--model {model} needs --target COLUMN (the predicted column)")
+    elif target not in columns:
+        raise InputError(f"--target {target!r} is not a column; the columns: {columns}")
     used = list(features or [c for c in columns if c != target])
-    missing = [c for c in used if c not in columns]
-    if missing:
-        raise InputError(f"--features {missing} are not columns; the columns: {columns}")
     if target in used:
         raise InputError(f"--features holds the target {target!r}; expected the columns that predict it")
-    words = [c for c in used if not pd.api.types.is_numeric_dtype(data[c])]
+    learner: Learner
+    if model == "mean":
+        learner = mean(used, precision)
+    elif model == "tree":
+        learner = decision_tree(target, used, max_depth=max_depth, precision=precision)  # type: ignore[arg-type]
+    elif model == "linear":
+        learner = linear_regression(target, used, precision)  # type: ignore[arg-type]
+    else:
+        learner = logistic_regression(target, used, precision)  # type: ignore[arg-type]
+    check_records(learner, data, "the data")
+    return learner
+
+
+def check_records(learner: Learner, frame: pd.DataFrame, name: str) -> None:
+    """The columns ``learner`` reads are in ``frame`` (called ``name``), its features
+    numbers, and none of them, the target included, has a missing value."""
+    features: list[str] = list(getattr(learner, "features", None) or getattr(learner, "columns", None) or ())
+    target = getattr(learner, "target", None)
+    used = [*features, *([target] if target is not None else [])]
+    absent = [c for c in used if c not in frame.columns]
+    if absent:
+        raise InputError(f"{name} lacks the model's columns {absent}; its columns: {list(frame.columns)}")
+    words = [c for c in features if not pd.api.types.is_numeric_dtype(frame[c])]
     if words:
         raise InputError(
-            f"the model's columns {words} are not numeric; expected numbers (choose others with --features)"
+            f"the model's columns {words} are not numeric in {name}; expected numbers "
+            "(choose others with --features)"
         )
-    if model == "mean":
-        return mean(used, precision)
-    if model == "tree":
-        return decision_tree(target, used, max_depth=max_depth, precision=precision)  # type: ignore[arg-type]
-    if model == "linear":
-        return linear_regression(target, used, precision)  # type: ignore[arg-type]
-    return logistic_regression(target, used, precision)  # type: ignore[arg-type]
+    blank = {c: int(n) for c, n in frame[used].isna().sum().items() if n}
+    if blank:
+        raise InputError(
+            f"missing values in {name}: {blank} (column: count); expected none in the model's columns "
+            "(drop or impute those records first)"
+        )

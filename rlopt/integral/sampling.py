@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from rlopt.exceptions import InputError
-from rlopt.integral.learners import Learner
+from rlopt.integral.learners import Learner, rows
 
 __all__ = ["ModelGroup", "SampledModels", "Selection", "around", "learn_all", "select_private", "subsamples"]
 
@@ -132,7 +132,7 @@ class SampledModels:
 
 
 def _keys(data: pd.DataFrame, learner: Learner, databases: list[frozenset]) -> list[Hashable]:
-    return [learner(data.loc[list(database)]) for database in databases]
+    return [learner(rows(data, database)) for database in databases]
 
 
 def learn_all(
@@ -152,9 +152,7 @@ def learn_all(
     from rlopt.processes import with_progress
 
     if jobs == 1 and scheduler is None:
-        keys = [
-            learner(data.loc[list(d)]) for d in with_progress(databases, len(databases), "models", progress)
-        ]
+        keys = [learner(rows(data, d)) for d in with_progress(databases, len(databases), "models", progress)]
     else:
         keys = _in_workers(data, learner, databases, jobs, scheduler, progress)
     members: dict[Hashable, list[frozenset]] = {}
@@ -196,13 +194,16 @@ def _in_workers(data, learner, databases, jobs, scheduler, progress) -> list[Has
 @dataclass
 class Selection:
     """The integrally private choice: among the k-integrally private models, the best on
-    held-out data (``score``: accuracy or R²), beside the model of the whole training data."""
+    the validation records, and its ``score`` on the test records (accuracy or R²),
+    beside the model of the whole training data on the same test records. Every model
+    is scored as it is published: its parameters rounded as its key reads them."""
 
     k: int
     chosen: ModelGroup | None
     score: float | None
     non_private_score: float
-    candidates: list[tuple[ModelGroup, float]]
+    candidates: list[tuple[ModelGroup, float]]  # each private model and its validation score
+    validated: bool = True  # chosen on other records than those it is scored on
 
     @property
     def utility_lost(self) -> float | None:
@@ -217,31 +218,44 @@ class Selection:
             "non_private_score": self.non_private_score,
             "utility_lost": self.utility_lost,
             "n_private_models": len(self.candidates),
+            "chosen_on_other_records": self.validated,
         }
 
 
 def select_private(
-    train: pd.DataFrame, test: pd.DataFrame, learner: Learner, sampled: SampledModels, k: int
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    learner: Learner,
+    sampled: SampledModels,
+    k: int,
+    *,
+    validation: pd.DataFrame | None = None,
 ) -> Selection:
     """Integrally private model selection: the k-integrally private model of ``sampled``
-    (databases of ``train``) that scores best on ``test``; ``chosen`` is ``None`` when none
-    is. The learner must make scikit-learn models (their ``score``)."""
+    (databases of ``train``) that scores best on ``validation``, scored on ``test``;
+    ``chosen`` is ``None`` when none is private. Without ``validation`` the model is
+    chosen on ``test`` itself, and its score there overstates it (the best of several on
+    those records). The learner must make scikit-learn models (their ``score``)."""
     target = getattr(learner, "target", None)
     features = list(getattr(learner, "features", ()))
     if target is None or not features:
         raise InputError(f"{learner.name}: model selection needs a learner with a target and features")
 
-    def score(records: pd.DataFrame) -> float:
-        model = learner.fit(records)
-        return float(model.score(test[features].to_numpy(float), test[target].to_numpy()))
+    def score(model, records: pd.DataFrame) -> float:
+        published = learner.published(model)
+        return float(published.score(records[features].to_numpy(float), records[target].to_numpy()))
 
-    private = sampled.private(k)
-    candidates = [(group, score(train.loc[list(group.example)])) for group in private]
-    best = max(candidates, key=lambda item: item[1], default=None)
+    choosing = test if validation is None else validation
+    fitted = {group: learner.fit(rows(train, group.example)) for group in sampled.private(k)}
+    candidates = sorted(
+        ((group, score(model, choosing)) for group, model in fitted.items()), key=lambda item: -item[1]
+    )
+    best = candidates[0][0] if candidates else None
     return Selection(
         k,
-        None if best is None else best[0],
-        None if best is None else best[1],
-        score(train),
-        sorted(candidates, key=lambda item: -item[1]),
+        best,
+        None if best is None else score(fitted[best], test),
+        score(learner.fit(train), test),
+        candidates,
+        validation is not None,
     )

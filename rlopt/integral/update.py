@@ -14,7 +14,7 @@ import pandas as pd
 
 from rlopt.exceptions import InputError
 from rlopt.integral.exact import MAX_POPULATION, IntegralPrivacy, Modification, consistent_modifications
-from rlopt.integral.learners import named_learner
+from rlopt.integral.learners import named_learner, rows
 from rlopt.integral.sampling import around, learn_all
 
 __all__ = ["UpdateAttack", "update_attack"]
@@ -146,7 +146,7 @@ def update_attack(
         raise InputError("--known holds records that are not in BEFORE; expected part of BEFORE")
     truth = Modification(x - x_after, x_after - x)
     r = max_changes if max_changes is not None else max(1, len(truth))
-    g, g_after = learner(every.loc[list(x)]), learner(every.loc[list(x_after)])
+    g, g_after = learner(rows(every, x)), learner(rows(every, x_after))
     if len(every) <= MAX_POPULATION:
         privacy = consistent_modifications(every, learner, g, g_after, known=knows, max_changes=r)
         return UpdateAttack(privacy, truth, learner.name, precision, r, len(every), exact=True)

@@ -98,11 +98,12 @@ def test_bad_input_is_one_clear_error(tmp_path, monkeypatch, capsys, extra, mess
 
 
 def _line_file(folder, n=60):
-    """y = 2x exactly: every subsample learns the same line."""
+    """y = 2x exactly: every subsample learns the same line (and two bad test files)."""
     x = np.arange(n, dtype=float)
-    pd.DataFrame({"x": x, "y": 2 * x, "group": ["a", "b"] * (n // 2)}).to_csv(
-        folder / "line.csv", index=False
-    )
+    frame = pd.DataFrame({"x": x, "y": 2 * x, "group": ["a", "b"] * (n // 2)})
+    frame.to_csv(folder / "line.csv", index=False)
+    (folder / "blank.csv").write_text("x,y,group\n1000,2000,a\n,2002,b\n")
+    (folder / "words.csv").write_text("x,y,group\none,2000,a\ntwo,2002,b\n")
 
 
 PRIVATE_LINE = ["private-model", "line.csv", "--model", "linear", "--target", "y", "--features", "x"]
@@ -118,23 +119,21 @@ def test_a_model_every_subsample_learns_is_chosen_at_no_cost(tmp_path, monkeypat
     assert choice["distinct_models"] == 1 and choice["generators"] == 40 and choice["n_private_models"] == 1
     assert choice["score"] == pytest.approx(1.0) and choice["utility_lost"] == pytest.approx(0.0)
     assert choice["model"] == "y = 0 + 2 x" and figures["score"] == "R²"
-    assert (
-        figures["training_records"] == 42
-        and figures["test_records"] == 18
-        and figures["subsample_size"] == 21
-    )
+    assert (figures["training_records"], figures["validation_records"], figures["test_records"]) == (42, 9, 9)
+    assert figures["subsample_size"] == 21 and figures["held_out_like_training"] == 0
     assert "the chosen model: y = 0 + 2 x" in capsys.readouterr().out
 
 
 def test_a_held_out_file_and_masked_data_give_a_second_choice(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     _line_file(tmp_path)
-    pd.read_csv(tmp_path / "line.csv").iloc[:10].to_csv(tmp_path / "test.csv", index=False)
+    x = np.arange(100.0, 110.0)  # records the model was not learned on
+    pd.DataFrame({"x": x, "y": 2 * x, "group": "c"}).to_csv(tmp_path / "test.csv", index=False)
     args = [*PRIVATE_LINE, "--test", "test.csv", "--mask", "mdav:k=3", "--json", "-"]
     assert run_main(args) == 0
     figures = json.loads(capsys.readouterr().out)
     plain, masked = figures["choices"]
-    assert figures["training_records"] == 60 and figures["test_records"] == 10
+    assert (figures["training_records"], figures["validation_records"], figures["test_records"]) == (60, 5, 5)
     assert masked["learner"] == "a linear regression of y on data masked by mdav (k=3)"
     assert plain["chosen"] is not None and masked["n_private_models"] <= masked["distinct_models"]
 
@@ -145,7 +144,11 @@ def test_a_held_out_file_and_masked_data_give_a_second_choice(tmp_path, monkeypa
         (["--features", "x,group"], "the model's columns ['group'] are not numeric"),
         (["--mask", "mdav:k=2..4"], "--mask 'mdav:k=2..4'; expected one method with one value"),
         (["--mask", "mdav:q=2"], "--mask 'mdav:q=2': 'q=2'; expected PARAMETER=VALUES"),
-        (["--holdout", "0.99"], "leaves 59 to test on and 1 to train on"),
+        (["--holdout", "0.99"], "holds out 59 and trains on 1; expected at least two each side"),
+        (["--test", "line.csv"], "every record of --test is also a training record"),
+        (["--test", "blank.csv"], "missing values in the test records: {'x': 1}"),
+        (["--test", "words.csv"], "the model's columns ['x'] are not numeric in the test records"),
+        (["--precision", "16"], "Invalid value for '--precision'"),
         (["--share", "1"], "share=1.0; expected the share of the training records"),
         (["--test", "missing.csv"], "file not found: 'missing.csv'"),
         (["--k", "0"], "Invalid value for '--k'"),

@@ -14,6 +14,7 @@ from rlopt.integral import (
     decision_tree,
     estimator,
     linear_regression,
+    logistic_regression,
     mean,
     published,
 )
@@ -116,6 +117,23 @@ def test_a_linear_model_reads_as_its_equation():
     line = linear_regression("y", ["x", "z"], precision=2)
     assert line.describe(published(rows, line, rows.index)) == "y = 1 + 2 x - 0.5 z"
     assert mean(["x"], 1).describe(published(rows, mean(["x"], 1), rows.index)) == "mean x = 1.5"
+    # every digit the intruder reads, none beyond
+    wide = linear_regression("Y", ["A", "B"], precision=3)
+    assert wide.describe((12345.678, 0.001, -2500000.125)) == "Y = 12345.678 + 0.001 A - 2500000.125 B"
+
+
+def test_a_logistic_model_names_the_class_of_its_log_odds():
+    rows = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "y": ["no", "no", "yes", "no", "yes", "yes"]})
+    logistic = logistic_regression("y", ["x"], precision=1)
+    key = published(rows, logistic, rows.index)
+    assert key[0] == ("no", "yes") and logistic.describe(key).startswith("log-odds of y being yes = ")
+    three = rows.assign(y=["a", "b", "c", "a", "b", "c"])
+    described = logistic.describe(published(three, logistic, three.index))
+    assert [part.split(" = ")[0] for part in described.split("; ")] == [
+        "score of y being a",
+        "score of y being b",
+        "score of y being c",
+    ]
 
 
 def test_a_linear_model_compared_at_a_precision():

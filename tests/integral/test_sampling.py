@@ -10,7 +10,15 @@ import pandas as pd
 import pytest
 
 from rlopt.exceptions import InputError
-from rlopt.integral import around, decision_tree, learn_all, mean, select_private, subsamples
+from rlopt.integral import (
+    around,
+    decision_tree,
+    learn_all,
+    linear_regression,
+    mean,
+    select_private,
+    subsamples,
+)
 
 
 def _every_subset(records):
@@ -62,13 +70,17 @@ def test_the_selection_picks_no_model_whose_generators_share_a_record():
     rng = np.random.default_rng(4)
     x = rng.normal(size=(120, 2))
     data = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "y": (x[:, 0] + 0.3 * x[:, 1] > 0).astype(int)})
-    train, test = data.iloc[:80], data.iloc[80:]
+    train, validation, test = data.iloc[:80], data.iloc[80:100], data.iloc[100:]
     learner = decision_tree("y", ["a", "b"], max_depth=1, precision=1)
     sampled = learn_all(train, learner, subsamples(train.index, 200, size=60, seed=0))
-    selection = select_private(train, test, learner, sampled, k=5)
+    selection = select_private(train, test, learner, sampled, k=5, validation=validation)
     assert selection.chosen is not None and selection.chosen.generators >= 5 and not selection.chosen.common
     assert all(group.private(5) for group, _ in selection.candidates)
-    assert selection.score == max(score for _, score in selection.candidates)
+    # chosen on the validation records, scored on the test records, as published
+    assert selection.candidates[0][0] == selection.chosen
+    assert selection.candidates[0][1] == max(score for _, score in selection.candidates)
+    published = learner.published(learner.fit(train.loc[sorted(selection.chosen.example)]))
+    assert selection.score == published.score(test[["a", "b"]].to_numpy(), test["y"].to_numpy())
     assert (
         0 <= selection.non_private_score <= 1
         and selection.utility_lost == selection.non_private_score - selection.score
@@ -117,3 +129,35 @@ def test_masking_the_databases_first_makes_their_models_fewer_and_alike():
     assert rounded.target == "y" and "masked by recoding" in rounded.name
     with pytest.raises(InputError, match="recoding"):
         masked(tree, "recoding", base="x:10")
+
+
+def test_a_model_is_scored_as_published_its_parameters_rounded():
+    """y = 2.04 x read to 1 decimal is published as y = 2 x: its R² is below 1 on the
+    line itself, the one its parameters rounded give."""
+    x = np.arange(1.0, 41.0)
+    data = pd.DataFrame({"x": x, "y": 2.04 * x})
+    train, test = data.iloc[::2], data.iloc[1::2]
+    line = linear_regression("y", ["x"], precision=1)
+    sampled = learn_all(train, line, subsamples(train.index, 30, size=10, seed=0))
+    selection = select_private(train, test, line, sampled, k=5, validation=test)
+    (group,) = sampled.groups
+    assert group.key == (0.0, 2.0) and selection.chosen == group
+    expected = 1 - ((2.04 * test.x - 2.0 * test.x) ** 2).sum() / ((test.y - test.y.mean()) ** 2).sum()
+    assert selection.score == pytest.approx(expected) and selection.score < 1
+    assert selection.non_private_score == pytest.approx(expected)  # the whole data's line, published alike
+
+
+def test_a_model_does_not_depend_on_the_order_its_records_are_listed_in_nor_on_the_workers():
+    """MDAV groups by the records' order on ties, so a database is always read in the
+    data's order: the same key in every process, whatever a set's iteration order."""
+    from rlopt.data import load_cps1985
+    from rlopt.integral import masked, published
+    from rlopt.integral.learners import rows
+
+    cps = load_cps1985()[["wage", "education", "experience", "age", "union"]]
+    tree = decision_tree("union", ["wage", "education", "experience", "age"], max_depth=2, precision=0)
+    learner = masked(tree, "mdav", k=5)
+    drawn = subsamples(list(cps.index), 24, size=267, seed=0)
+    for database in drawn:
+        assert published(cps, learner, sorted(database, reverse=True)) == learner(rows(cps, database))
+    assert learn_all(cps, learner, drawn).keys == learn_all(cps, learner, drawn, jobs=2).keys
