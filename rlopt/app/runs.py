@@ -29,6 +29,7 @@ from rlopt.exceptions import InputError
 __all__ = [
     "FILE_ROLES",
     "ChoiceSpec",
+    "LearnedSpec",
     "CompareSpec",
     "RunSpec",
     "UpdateSpec",
@@ -162,52 +163,52 @@ class CompareSpec:
         )
 
 
-def _model_flags(spec: UpdateSpec | ChoiceSpec) -> list[str]:
-    """The learning algorithm's options, shared by ``rlopt integral`` and ``private-model``."""
-    args = ["--model", spec.model, "--precision", str(spec.precision), "--max-depth", str(spec.max_depth)]
-    for flag, value in (("--target", spec.target), ("--features", spec.features)):
-        if value:
-            args += [flag, value]
-    return args
+@dataclass(kw_only=True)
+class LearnedSpec:
+    """The learning algorithm of a run on published models (``rlopt integral`` and
+    ``rlopt private-model`` take the same options)."""
 
+    model: str = "tree"
+    target: str | None = None
+    features: str | None = None
+    precision: int = 3
+    max_depth: int = 3
+    seed: int = 0
 
-def _model_options(spec: UpdateSpec | ChoiceSpec) -> list[str]:
-    """The same options as Python keyword lines."""
-    features = None if not spec.features else [f.strip() for f in spec.features.split(",")]
-    options: dict[str, object] = {"model": spec.model, "target": spec.target or None, "features": features}
-    options |= {"precision": spec.precision, "max_depth": spec.max_depth}
-    return [f"    {name}={value!r}," for name, value in options.items() if value is not None]
+    def model_flags(self) -> list[str]:
+        args = ["--model", self.model, "--precision", str(self.precision), "--max-depth", str(self.max_depth)]
+        for flag, value in (("--target", self.target), ("--features", self.features)):
+            if value:
+                args += [flag, value]
+        return [*args, "--seed", str(self.seed)]
+
+    def model_options(self) -> list[str]:
+        """The same options as Python keyword lines."""
+        features = None if not self.features else [f.strip() for f in self.features.split(",")]
+        options: dict[str, object] = {
+            "model": self.model,
+            "target": self.target or None,
+            "features": features,
+        }
+        options |= {"precision": self.precision, "max_depth": self.max_depth, "seed": self.seed}
+        return [f"    {name}={value!r}," for name, value in options.items() if value is not None]
 
 
 @dataclass
-class UpdateSpec:
+class UpdateSpec(LearnedSpec):
     """The update attack on two published models: ``rlopt integral`` on the database
     before and after an update (two loaded files) and the learning algorithm."""
 
     kind: ClassVar[str] = "integral"
     before: str
     after: str
-    model: str = "tree"
-    target: str | None = None
-    features: str | None = None
-    precision: int = 3
-    max_depth: int = 3
     id_column: str | None = None
     max_changes: int | None = None
     samples: int = 2000
-    seed: int = 0
 
     def argv(self, workspace: Workspace) -> list[str]:
         files = [str(workspace.file(self.before).path), str(workspace.file(self.after).path)]
-        args = [
-            "integral",
-            *files,
-            *_model_flags(self),
-            "--samples",
-            str(self.samples),
-            "--seed",
-            str(self.seed),
-        ]
+        args = ["integral", *files, *self.model_flags(), "--samples", str(self.samples)]
         if self.id_column:
             args += ["--id-column", self.id_column]
         if self.max_changes is not None:
@@ -217,7 +218,6 @@ class UpdateSpec:
     def python(self, workspace: Workspace) -> str:
         before, after = workspace.file(self.before).path, workspace.file(self.after).path
         options: dict[str, object] = {"id_column": self.id_column or None, "max_changes": self.max_changes}
-        options |= {"samples": self.samples, "seed": self.seed}
         return "\n".join(
             [
                 "from rlopt.integral.update import update_attack",
@@ -225,8 +225,9 @@ class UpdateSpec:
                 "attack = update_attack(",
                 f"    {str(before)!r},",
                 f"    {str(after)!r},",
-                *_model_options(self),
+                *self.model_options(),
                 *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
+                f"    samples={self.samples!r},",
                 ")",
                 'print("\\n".join(attack.lines()))',
             ]
@@ -234,40 +235,34 @@ class UpdateSpec:
 
 
 @dataclass
-class ChoiceSpec:
+class ChoiceSpec(LearnedSpec):
     """The integrally private model of one loaded file: ``rlopt private-model``."""
 
     kind: ClassVar[str] = "private-model"
     data: str
-    model: str = "tree"
-    target: str | None = None
-    features: str | None = None
-    precision: int = 3
-    max_depth: int = 3
     k: int = 5
     subsamples: int = 1000
     holdout: float = 0.3
     mask: str | None = None
-    seed: int = 0
 
     def argv(self, workspace: Workspace) -> list[str]:
-        args = ["private-model", str(workspace.file(self.data).path), *_model_flags(self)]
+        args = ["private-model", str(workspace.file(self.data).path), *self.model_flags()]
         args += ["--k", str(self.k), "--subsamples", str(self.subsamples), "--holdout", f"{self.holdout:g}"]
         if self.mask:
             args += ["--mask", self.mask]
-        return [*args, "--seed", str(self.seed), "--json", "figures.json", "--no-progress"]
+        return [*args, "--json", "figures.json", "--no-progress"]
 
     def python(self, workspace: Workspace) -> str:
         options: dict[str, object] = {"k": self.k, "databases": self.subsamples, "holdout": self.holdout}
-        options |= {"mask": self.mask or None, "seed": self.seed}
         return "\n".join(
             [
                 "from rlopt.integral import private_model",
                 "",
                 "choice = private_model(",
                 f"    {str(workspace.file(self.data).path)!r},",
-                *_model_options(self),
-                *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
+                *self.model_options(),
+                *[f"    {name}={value!r}," for name, value in options.items()],
+                *([f"    mask={self.mask!r},"] if self.mask else []),
                 ")",
                 'print("\\n".join(choice.lines()))',
             ]

@@ -15,6 +15,25 @@ from rlopt.exceptions import InputError
 
 app = commands()
 
+Target = Annotated[
+    str | None, typer.Option(metavar="COLUMN", help="the predicted column (tree, linear, logistic)")
+]
+Features = Annotated[
+    str | None,
+    typer.Option(metavar="A,B,...", help="the model's columns (default: every column but the target)"),
+]
+Precision = Annotated[
+    int,
+    typer.Option(
+        metavar="DIGITS",
+        help="two models are equal when their parameters rounded to DIGITS decimals are",
+        min=0,
+        max=15,
+    ),
+]
+MaxDepth = Annotated[int, typer.Option(metavar="D", help="the tree's depth", min=1)]
+"""The learning algorithm's options, the same in both commands."""
+
 
 class Model(StrEnum):
     mean = "mean"
@@ -36,23 +55,10 @@ def integral(
         Path, typer.Argument(metavar="AFTER", help="the updated database X' of the second model")
     ],
     model: Annotated[Model, typer.Option(help="the learning algorithm A")] = Model.tree,
-    target: Annotated[
-        str | None, typer.Option(metavar="COLUMN", help="the predicted column (tree, linear, logistic)")
-    ] = None,
-    features: Annotated[
-        str | None,
-        typer.Option(metavar="A,B,...", help="the model's columns (default: all but the target and id)"),
-    ] = None,
-    precision: Annotated[
-        int,
-        typer.Option(
-            metavar="DIGITS",
-            help="two models are equal when their parameters rounded to DIGITS decimals are",
-            min=0,
-            max=15,
-        ),
-    ] = 3,
-    max_depth: Annotated[int, typer.Option(metavar="D", help="the tree's depth", min=1)] = 3,
+    target: Target = None,
+    features: Features = None,
+    precision: Precision = 3,
+    max_depth: MaxDepth = 3,
     id_column: Annotated[
         str | None, typer.Option(metavar="COLUMN", help="the records' identifier (default: the row's values)")
     ] = None,
@@ -137,21 +143,10 @@ class Trained(StrEnum):
 def private_model(
     data: Annotated[Path, typer.Argument(metavar="DATA", help="the records the model is learned on")],
     model: Annotated[Trained, typer.Option(help="the learning algorithm A")] = Trained.tree,
-    target: Annotated[str | None, typer.Option(metavar="COLUMN", help="the predicted column")] = None,
-    features: Annotated[
-        str | None,
-        typer.Option(metavar="A,B,...", help="the model's columns (default: all but the target)"),
-    ] = None,
-    precision: Annotated[
-        int,
-        typer.Option(
-            metavar="DIGITS",
-            help="two models are equal when their parameters rounded to DIGITS decimals are",
-            min=0,
-            max=15,
-        ),
-    ] = 3,
-    max_depth: Annotated[int, typer.Option(metavar="D", help="the tree's depth", min=1)] = 3,
+    target: Target = None,
+    features: Features = None,
+    precision: Precision = 3,
+    max_depth: MaxDepth = 3,
     k: Annotated[
         int,
         typer.Option(
