@@ -9,7 +9,16 @@ from typing import Annotated
 import typer
 
 from rlopt.cli._app import Command, commands, summary
-from rlopt.cli._options import Jobs, JsonOut, ProgressBar, Scheduler, check_outputs, emit_json, split
+from rlopt.cli._options import (
+    Jobs,
+    JsonOut,
+    ProgressBar,
+    Scheduler,
+    check_outputs,
+    emit_json,
+    interrupted,
+    split,
+)
 from rlopt.cli._options import summary as summary_to
 from rlopt.exceptions import InputError
 
@@ -99,24 +108,27 @@ def integral(
         raise InputError("--jobs and --scheduler: give one of the two")
     check_outputs(json=json_out, report=report)
     say = summary_to(json_out)
-    result = update_attack(
-        before,
-        after,
-        model=model.value,
-        target=target,
-        features=split(features),
-        precision=precision,
-        max_depth=max_depth,
-        id_column=id_column,
-        known=known,
-        population=population,
-        max_changes=max_changes,
-        samples=samples,
-        seed=seed,
-        jobs=jobs,
-        scheduler=scheduler,
-        progress=progress,
-    )
+    try:
+        result = update_attack(
+            before,
+            after,
+            model=model.value,
+            target=target,
+            features=split(features),
+            precision=precision,
+            max_depth=max_depth,
+            id_column=id_column,
+            known=known,
+            population=population,
+            max_changes=max_changes,
+            samples=samples,
+            seed=seed,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+        )
+    except KeyboardInterrupt:
+        raise interrupted("the modifications were not all learned; no figure") from None
     for line in result.lines():
         say(line)
     if json_out is not None:
@@ -198,24 +210,27 @@ def private_model(
         raise InputError("--jobs and --scheduler: give one of the two")
     check_outputs(json=json_out)
     say = summary_to(json_out)
-    result = choose(
-        data,
-        model=model.value,
-        target=target,
-        features=split(features),
-        precision=precision,
-        max_depth=max_depth,
-        k=k,
-        databases=subsamples,
-        share=share,
-        test=test,
-        holdout=holdout,
-        mask=mask,
-        seed=seed,
-        jobs=jobs,
-        scheduler=scheduler,
-        progress=progress,
-    )
+    try:
+        result = choose(
+            data,
+            model=model.value,
+            target=target,
+            features=split(features),
+            precision=precision,
+            max_depth=max_depth,
+            k=k,
+            databases=subsamples,
+            share=share,
+            test=test,
+            holdout=holdout,
+            mask=mask,
+            seed=seed,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+        )
+    except KeyboardInterrupt:
+        raise interrupted("the models were not all learned; no figure") from None
     for line in result.lines():
         say(line)
     if json_out is not None:

@@ -332,6 +332,22 @@ def test_ctrl_c_in_link_says_so(tmp_path):
     assert stderr.strip().splitlines()[-1] == "interrupted: the linkage was not finished; no figure"
 
 
+def test_ctrl_c_in_private_model_says_so_and_leaves_no_worker(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 3))
+    frame = pd.DataFrame(x, columns=["a", "b", "c"]).assign(y=(x[:, 0] > 0).astype(int))
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    args = ["private-model", tmp_path / "data.csv", "--target", "y", "--subsamples", 200_000, "--jobs", 2]
+    choosing = start(tmp_path, *args, "--no-progress")
+    workers = []
+    wait_for(lambda: workers.extend(psutil.Process(choosing.pid).children()) or workers, 30, "the workers")
+    time.sleep(2.0)
+    code, stdout, stderr, seconds = ctrl_c(choosing)
+    assert code == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "interrupted: the models were not all learned; no figure"
+    wait_for(lambda: not alive(workers), 10, "the workers to end")
+
+
 def lasting_grandchild(pid: int) -> bool:
     """Whether a process two levels below ``pid`` (the search a grid worker forks beside
     its solve) lives on for a second: a long cell's, not a quick one's that ends anyway."""
