@@ -61,7 +61,14 @@ def _argument_name(param) -> str:
 
 class Command(TyperCommand):
     """A command in plain text: arguments by their names, options in sections
-    (``rich_help_panel``)."""
+    (``rich_help_panel``); a Ctrl-C it does not handle itself said in one line."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # typer would end it with 130 and nothing said
+            print("interrupted: nothing was finished", file=sys.stderr)
+            raise typer.Exit(130) from None
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         arguments = [_argument_name(p) for p in self.get_params(ctx) if p.param_type_name == "argument"]

@@ -309,6 +309,20 @@ def test_a_ctrl_c_before_a_command_keeps_anything_exits_130(monkeypatch, capsys)
     assert capsys.readouterr().err == "interrupted: nothing was finished\n"
 
 
+def test_a_ctrl_c_inside_a_command_that_keeps_nothing_says_so(monkeypatch, capsys, tmp_path):
+    """typer ends a bare KeyboardInterrupt with 130 and no word: every command says it."""
+    import rlopt.data
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rlopt.data, "load_table", ctrl_c)
+    from tests._helpers import run_main
+
+    assert run_main(["models", str(tmp_path / "released.csv"), "--quasi-identifiers", "A"]) == 130
+    assert capsys.readouterr().err == "interrupted: nothing was finished\n"
+
+
 def test_learn_with_blocks_writes_their_certificate(tmp_path, monkeypatch, capsys):
     from tests._helpers import noisy_file, run_main
 
