@@ -24,20 +24,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlopt.attacks import ATTACKS, plan_attack
+from rlopt.attacks import ATTACKS
 from rlopt.data import KindSpec, load_table, validate_pair
-from rlopt.exceptions import DataWarning, InputError
+from rlopt.exceptions import DataWarning, InputError, SolverError
 from rlopt.experiments.runner import GridRun
-from rlopt.families import BASELINES, DEFAULT_BASELINE, get_learned_family
-from rlopt.linkage.distance_based import resolve_distance
+from rlopt.families import BASELINES, get_learned_family
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
 from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
 from rlopt.masking.methods import PramSpec
 from rlopt.milp import SolverOptions
-from rlopt.milp.pipeline import learn, recount
 from rlopt.risk.measures import information_loss
+from rlopt.risk.pair import measure
 from rlopt.risk.permutation import permutation_analysis
-from rlopt.risk.worst_case import worst_case
 from rlopt.validation import JOBS, MARGIN, SEED, TIME_LIMIT, Interval, Options, validate_params
 
 __all__ = [
@@ -186,56 +184,36 @@ def masked_columns(frame: pd.DataFrame, kinds: KindSpec, spec: MaskingSpec) -> l
 
 
 def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
-    """Every verified count (baselines, attack, families) and the families' ceilings."""
-    counts: dict[str, int] = {}  # strict: the baselines'
-    margin_counts: dict[str, int] = {}  # at margin eps: the baselines', the attack's, the families'
+    """The cell's worst case (:func:`rlopt.risk.pair.measure`, without PLD: the map's
+    risk axis is the distance-based worst case and the method's transparency attack),
+    flattened into its row. A family whose solve fails fails the cell (the runner says
+    why), so that no cell's risk silently omits a family."""
     options = SolverOptions(time_limit=cell.time_limit, threads=cell.threads)
-    row: dict = {}
-    known: list = []  # every parameter met, offered to each family (projected into it)
-    za, zb = data.standardised()
-    for name in BASELINES:
-        try:
-            baseline = resolve_distance(name, za, zb, data.columns)
-        except InputError:  # e.g. MD where the differences have no covariance: no figure
-            row[f"{name}_rate"] = None
-            continue
-        linked, at_margin = recount(za, zb, baseline, margin=cell.margin, tol=options.recount_tol)
-        counts[name] = linked.n_correct
-        margin_counts[name] = int(at_margin.sum())
-        row[f"{name}_rate"] = counts[name] / data.n_records
-        known.append((f"{name.upper()} baseline", baseline))
-    if spec.method in ATTACKS:
-        attacked = plan_attack(data, spec)(DEFAULT_BASELINE)
-        margin_counts["attack"] = attacked.n_correct
-        row["attack_rate"] = attacked.rate
-    ceilings: list[tuple[int | None, str]] = []
-    for family in cell.families:
-        result, distance = learn(
-            data, get_learned_family(family), margin=cell.margin, options=options, known=known
-        )
-        if distance is not None:
-            known.append((f"{family}'s best parameter", distance))
-        if result.n_correct_verified is not None:
-            margin_counts[family] = result.n_correct_verified
-        ceilings.append((result.bound, family))
-        row[f"{family}_rate"] = (
-            None if result.n_correct_verified is None else result.n_correct_verified / data.n_records
-        )
-        row[f"{family}_bound_rate"] = None if result.bound is None else result.bound / data.n_records
-        row[f"{family}_status"] = str(result.status)
-    worst = worst_case(
-        [(c, who) for who, c in margin_counts.items()],
-        [(c, who) for who, c in counts.items()],
-        ceilings if cell.families else None,
-        data.n_records,
+    measured = measure(
+        data,
+        cell.families,
+        margin=cell.margin,
+        options=options,
+        attack=spec if spec.method in ATTACKS else None,
+        with_pld=False,
     )
-    row |= {
+    if measured.failures:
+        raise SolverError("; ".join(f"{family}: {why}" for family, why in measured.failures.items()))
+    row: dict = {f"{name}_rate": measured.baselines[name].rate for name in BASELINES}
+    if measured.attack is not None:
+        row["attack_rate"] = measured.attack.rate
+    for family in cell.families:
+        figures = measured.family(family)
+        row[f"{family}_rate"] = figures.rate
+        row[f"{family}_bound_rate"] = figures.bound_rate
+        row[f"{family}_status"] = str(figures.status)
+    worst = measured.worst
+    return row | {
         "risk": worst.n_correct / data.n_records,
         "risk_upper": worst.upper / data.n_records,
         "risk_status": str(worst.status),
         "risk_source": worst.source,
     }
-    return row
 
 
 def run_compare_cell(cell: CompareCell) -> dict:

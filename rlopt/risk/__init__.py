@@ -2,11 +2,17 @@
 
 Modules:
 
-- ``assess``: :func:`assess_risk`, the worst case over distance families, the
-  baselines and a transparency attack, records at risk, generalisation;
+- ``pair``: :func:`~rlopt.risk.pair.measure`, the one measurement of a pair that every
+  command calls (``risk``, each cell of ``compare``, each value of ``tradeoff``): the
+  baselines, saved parameters, learned families and transparency attack, the
+  per-record columns and the worst case over them;
+- ``assess``: :func:`assess_risk` = validate -> measure -> generalisation, utility
+  measures, the report's rows;
+- ``generalisation``: the k-fold check of a learned distance on held-out records;
 - ``figures``: what it returns, :class:`RiskAssessment` with typed rows
   (:class:`Headline`, :class:`BaselineRow`, :class:`FamilyRow`) and their JSON form;
-- ``worst_case``: the one rule for the lower end, ceiling and status;
+- ``worst_case``: the one rule for the lower end, ceiling and status (no solver: the
+  report imports it);
 - ``measures``: interval disclosure and information loss;
 - ``risk_utility``: the risk-utility trade-off over a masking parameter;
 - ``permutation``: the permutation paradigm's decomposition; ``uniques``: uniqueness."""
@@ -14,6 +20,7 @@ Modules:
 from rlopt.risk.assess import DEFAULT_FAMILIES, assess_risk
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.measures import information_loss, interval_disclosure
+from rlopt.risk.pair import Measured, measure
 from rlopt.risk.permutation import permutation_analysis
 from rlopt.risk.risk_utility import tradeoff
 from rlopt.risk.uniques import uniqueness
@@ -23,10 +30,12 @@ __all__ = [
     "BaselineRow",
     "FamilyRow",
     "Headline",
+    "Measured",
     "RiskAssessment",
     "assess_risk",
     "information_loss",
     "interval_disclosure",
+    "measure",
     "permutation_analysis",
     "tradeoff",
     "uniqueness",

@@ -9,14 +9,12 @@ import pandas as pd
 
 from rlopt.data import validate_pair
 from rlopt.data._validate import as_frame, validate_table
-from rlopt.exceptions import InputError, SolverError
+from rlopt.exceptions import InputError
 from rlopt.families import DEFAULT_BASELINE, get_learned_family
-from rlopt.linkage import dbrl
 from rlopt.masking import masking_method
 from rlopt.milp import SolverOptions
-from rlopt.milp.pipeline import learn
 from rlopt.risk.measures import information_loss
-from rlopt.status import Status
+from rlopt.risk.pair import Measured, measure
 from rlopt.validation import MARGIN, validate_params
 
 __all__ = ["tradeoff", "tradeoff_plan", "BASELINE_RATE"]
@@ -62,7 +60,10 @@ def tradeoff(
     -------
     DataFrame
         One row per (value, family): ``parameter, value, family, rate, status,
-        bound_rate, am_rate (the default baseline's rate), mean_change, variance_change, correlation_change, sse``.
+        bound_rate, am_rate (the default baseline's rate), mean_change, variance_change,
+        correlation_change, sse, seconds``, then the masked file's worst case over its
+        families and baselines (:func:`rlopt.risk.pair.measure`): ``risk, risk_upper,
+        risk_status``.
         A row whose status is not ``optimal`` gives the interval
         ``[rate, bound_rate]`` of the worst case; a row whose solve failed has the
         status ``failed``, no figures and the reason in ``note`` (the other rows are kept).
@@ -119,35 +120,35 @@ def tradeoff_plan(
         for value, data in masked_files:
             if progress:
                 progress(f"{registered.name} {parameter}={value:g}")
-            loss = information_loss(data)
-            am = dbrl(data, distance=DEFAULT_BASELINE).rate
-            for family in families:
-                try:
-                    label = f"{family} at {parameter}={value:g}"
-                    narrowed = None if intervals is None else (lambda e, label=label: intervals(label, e))
-                    result, _ = learn(
-                        data, get_learned_family(family), margin=margin, options=options, progress=narrowed
-                    )
-                except SolverError as exc:  # the other cells' work stays; the row says why
-                    rows.append(
-                        {"parameter": parameter, "value": value, "family": family, "rate": None}
-                        | {"status": Status.FAILED, "bound_rate": None, BASELINE_RATE: am, **loss}
-                        | {"seconds": None, "note": str(exc)}
-                    )
-                    continue
-                rows.append(
-                    {
-                        "parameter": parameter,
-                        "value": value,
-                        "family": family,
-                        "rate": result.rate,
-                        "status": result.status,
-                        "bound_rate": None if result.bound is None else result.bound / result.n_records,
-                        BASELINE_RATE: am,
-                        **loss,
-                        "seconds": result.seconds["total"],
-                    }
-                )
+            at = f"{parameter}={value:g}"
+            narrowed = None if intervals is None else (lambda f, e, at=at: intervals(f"{f} at {at}", e))
+            measured = measure(
+                data, families, margin=margin, options=options, with_pld=False, seed=seed, intervals=narrowed
+            )
+            rows += _rows(measured, parameter, value, information_loss(data))
         return pd.DataFrame(rows)
 
     return run
+
+
+def _rows(measured: Measured, parameter: str, value: float, loss: dict) -> list[dict]:
+    """One row per family of the file masked at ``value``: its interval, the default
+    baseline's rate, the information loss and the file's worst case (the same on each
+    of its rows); a failed family's row says why, with no figures."""
+    worst, n = measured.worst, measured.data.n_records
+    baseline = {BASELINE_RATE: measured.baselines[DEFAULT_BASELINE].rate, **loss}
+    risk = {"risk": worst.n_correct / n, "risk_upper": worst.upper / n, "risk_status": str(worst.status)}
+    rows = []
+    for row in measured.families:
+        failed = row.family in measured.failures
+        rows.append(
+            {"parameter": parameter, "value": value, "family": row.family, "rate": row.rate}
+            | {"status": row.status, "bound_rate": row.bound_rate, **baseline}
+            | (
+                {"seconds": None, "note": measured.failures[row.family]}
+                if failed
+                else {"seconds": row.seconds}
+            )
+            | risk
+        )
+    return rows

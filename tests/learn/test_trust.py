@@ -429,16 +429,17 @@ def test_a_margin_no_record_can_meet_is_warned(files):
 
 
 def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
+    import rlopt.risk.pair as pair
     from rlopt.exceptions import SolverError
 
-    fit = LearnedDistanceLinkage.fit
+    learn = pair.learn
 
-    def failing_sb(self, *args, **kwargs):
-        if self.family == "sb":
+    def failing_sb(data, family, **kwargs):
+        if family.name == "sb":
             raise SolverError("sb: HiGHS ended with status 'error'; no count is reported")
-        return fit(self, *args, **kwargs)
+        return learn(data, family, **kwargs)
 
-    monkeypatch.setattr(LearnedDistanceLinkage, "fit", failing_sb)
+    monkeypatch.setattr(pair, "learn", failing_sb)
     original, masked = correlated
     risk = rlopt.assess_risk(original, masked, families=["wm", "sb"], time_limit=20, folds=0)
     rows = {r["family"]: r for r in risk.figures["families"]}

@@ -254,12 +254,12 @@ def test_mdav_attack_candidates_are_the_dense_ones(groups):
 
 
 def test_risk_learned_on_a_sample_is_a_whole_file_lower_end_without_ceiling(monkeypatch, tmp_path):
-    import rlopt.risk.assess as assess
+    import rlopt.risk.pair as pair
     from rlopt import assess_risk
     from rlopt.families.wm import WeightedMeanDistance
     from rlopt.status import Status
 
-    monkeypatch.setattr(assess, "PLD_MAX_RECORDS", 500)
+    monkeypatch.setattr(pair, "PLD_MAX_RECORDS", 500)
     census = load_census()[["AFNLWGT", "AGI", "EMCONTRB", "FEDTAX"]]
     masked = additive_noise(census, 0.2, seed=3)
     result = assess_risk(

@@ -93,10 +93,10 @@ def test_generalisation_and_attack_figures(m433_risk):
 
 
 def test_a_failed_fold_is_said_and_the_other_folds_are_kept(monkeypatch, tmp_path):
-    import rlopt.risk.assess as assess
+    import rlopt.risk.generalisation as generalisation
     from rlopt.exceptions import SolverError
 
-    real_learn, calls = assess.learn, []
+    real_learn, calls = generalisation.learn, []
 
     def second_fold_fails(*args, **kwargs):
         calls.append(1)
@@ -104,7 +104,7 @@ def test_a_failed_fold_is_said_and_the_other_folds_are_kept(monkeypatch, tmp_pat
             raise SolverError("HiGHS ended with status error (a test's stand-in)")
         return real_learn(*args, **kwargs)
 
-    monkeypatch.setattr(assess, "learn", second_fold_fails)
+    monkeypatch.setattr(generalisation, "learn", second_fold_fails)
     rng = np.random.default_rng(3)
     original = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
     masked = additive_noise(original, 0.5, seed=4)
@@ -125,14 +125,14 @@ def test_a_failed_fold_is_said_and_the_other_folds_are_kept(monkeypatch, tmp_pat
 def test_failed_families_make_an_incomplete_headline_and_exit_1(monkeypatch, tmp_path):
     """Families that fail never leave a headline that looks like a result: the words come
     first on screen, in the JSON and in the report, and the exit code is 1."""
+    import rlopt.risk.pair as pair
     from rlopt.exceptions import SolverError
-    from rlopt.learn import LearnedDistanceLinkage
     from tests._helpers import run_main
 
-    def fails(self, *args, **kwargs):
+    def fails(*args, **kwargs):
         raise SolverError("HiGHS ended with status error (a test's stand-in)")
 
-    monkeypatch.setattr(LearnedDistanceLinkage, "fit", fails)
+    monkeypatch.setattr(pair, "learn", fails)
     rng = np.random.default_rng(5)
     original = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
     original.to_csv(tmp_path / "a.csv", index=False)

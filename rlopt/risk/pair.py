@@ -1,0 +1,487 @@
+"""The one measurement of a pair: every figure of its worst case, by one routine.
+
+:func:`measure` takes a validated pair and gives the baselines (AM, MD, PLD), the saved
+parameters, each learned family's interval, the transparency attack, the per-record
+columns and the :class:`~rlopt.risk.worst_case.WorstCase` over all of them. ``rlopt
+risk`` (:func:`rlopt.risk.assess_risk`), each cell of ``rlopt compare``, each value of
+``rlopt tradeoff`` and the app (which runs those commands) call it, so one pair cannot
+get different figures from different commands. What a caller leaves out (PLD on a map,
+the attack where the method has none) is an argument, not another copy of the loop.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rlopt.attacks import AttackResult, FuzzyAttackResult, PramAttackResult, plan_attack
+from rlopt.data import LinkageData
+from rlopt.exceptions import InputError, Interrupted, SolverError
+from rlopt.families import (
+    BASELINES,
+    DEFAULT_BASELINE,
+    FAMILIES,
+    BaselineFamily,
+    Distance,
+    get_learned_family,
+)
+from rlopt.families.containment import embed
+from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn, recount
+from rlopt.linkage import link_records
+from rlopt.linkage.distance_based import resolve_distance
+from rlopt.linkage.probabilistic import PLD_MAX_RECORDS, pld
+from rlopt.masking import MaskingSpec
+from rlopt.milp import SolverOptions
+from rlopt.milp.blocks import BlockOptions
+from rlopt.risk.figures import BaselineRow, FamilyRow
+from rlopt.risk.worst_case import WorstCase, worst_case
+from rlopt.status import Status
+
+__all__ = ["Measured", "interrupted", "measure", "worst_of"]
+
+AnyAttack = AttackResult | FuzzyAttackResult | PramAttackResult
+
+
+@dataclass
+class Measured:
+    """What :func:`measure` found for one pair.
+
+    ``baselines`` by name; ``families`` one row per saved parameter file and learned
+    family, in order; ``params`` each one's parameter by its label; ``records`` one row
+    per record (``record``, then ``reid_<who>`` and ``at_risk_<family>`` columns);
+    ``attack`` the transparency attack's result; ``worst`` the worst case over all of
+    them (:func:`worst_of`); ``failures`` why each failed family failed; ``known`` every
+    parameter met, a start of the families that contain it."""
+
+    data: LinkageData
+    baselines: dict[str, BaselineRow]
+    families: list[FamilyRow]
+    params: dict[str, dict]
+    records: pd.DataFrame
+    attack: AnyAttack | None
+    worst: WorstCase
+    notes: list[str]
+    failures: dict[str, str]
+    known: list[tuple[str, Distance]]
+
+    @property
+    def attack_figures(self) -> dict | None:
+        return None if self.attack is None else self.attack.to_dict()
+
+    def family(self, name: str) -> FamilyRow:
+        """The row of family ``name``."""
+        return next(row for row in self.families if row.family == name)
+
+    def interrupted(self) -> Interrupted:
+        """Ctrl-C after the measurement (e.g. in the generalisation folds): all it found."""
+        return interrupted(self.baselines, self.families, sum(row.learned for row in self.families))
+
+
+def measure(
+    data: LinkageData,
+    families: Sequence[str],
+    *,
+    margin: float,
+    options: SolverOptions,
+    attack: MaskingSpec | None = None,
+    params: Sequence[str | Path] = (),
+    known: Sequence[tuple[str, Distance]] = (),
+    sample: np.ndarray | None = None,
+    blocks: BlockOptions | None = None,
+    with_pld: bool = True,
+    seed: int = 0,
+    notes: list[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    intervals: Callable[[str, dict], None] | None = None,
+) -> Measured:
+    """The worst case of one validated pair.
+
+    Parameters
+    ----------
+    data : LinkageData
+        The pair, validated (:func:`rlopt.data.validate_pair`).
+    families : sequence of str
+        Learned families, learned in this order (smallest first: each family's
+        optimum is a start of those that contain it); their names checked by the caller.
+    margin, options
+        The margin eps and the solver options of every family.
+    attack : masking spec, default=None
+        The published masking: its transparency attack runs (planned before any solve,
+        so a parameter the file contradicts is an error first).
+    params : sequence of paths
+        Saved parameter files (``rlopt learn --params-out``), counted without solving.
+    known : sequence of (label, Distance)
+        Parameters the caller already has, offered to every family that contains them.
+    sample : array of int, default=None
+        Learn the families on these records and recount every admissible parameter met
+        on the whole file: a verified lower end with no ceiling (status ``sampled``).
+    blocks : BlockOptions, default=None
+        Block ceilings beside each family's solve (not on a sample).
+    with_pld : bool, default=True
+        Probabilistic linkage among the baselines (``rlopt compare``'s map leaves it out).
+    seed : int
+        PLD's seed.
+    notes : list of str, default=None
+        The run's notes so far; the measurement appends its own.
+    progress, intervals : callables, default=None
+        ``progress(message)`` before each step; ``intervals(family, event)`` each time a
+        family's interval narrows.
+
+    A family whose solve fails is a ``failed`` row (the others are kept; its reason in
+    ``failures``); Ctrl-C raises :class:`~rlopt.exceptions.Interrupted` holding the
+    baselines, the finished families and the interval the running one had reached.
+    """
+    run_attack = None if attack is None else plan_attack(data, attack)
+    work = _Work.start(data, notes=[] if notes is None else notes, say=progress)
+    work.intervals = intervals
+    work.known = list(known)
+    _baselines(work, seed, margin=margin, options=options, with_pld=with_pld)
+    _saved_parameters(work, params)
+    _learned_families(work, list(families), margin=margin, options=options, sample=sample, blocks=blocks)
+    attacked = None
+    if run_attack is not None:
+        work.say("transparency attack")
+        attacked = run_attack(DEFAULT_BASELINE)
+        work.records["reid_attack"] = attacked.correct
+        if isinstance(attacked, AttackResult):  # the fuzzy attack ranks posteriors, no candidate sets
+            work.records["attack_candidates"] = attacked.candidates
+    figures = None if attacked is None else attacked.to_dict()
+    return Measured(
+        data=data,
+        baselines=work.baselines,
+        families=work.rows,
+        params=work.learned_params,
+        records=work.records,
+        attack=attacked,
+        worst=worst_of(work.baselines, work.rows, figures, data.n_records),
+        notes=work.notes,
+        failures=work.failures,
+        known=work.known,
+    )
+
+
+def worst_of(
+    baselines: dict[str, BaselineRow], rows: Sequence[FamilyRow], attack: dict | None, n_records: int
+) -> WorstCase:
+    """The worst case over the rows of a measurement (:func:`worst_case`'s rule).
+
+    A family's count is at margin eps; AM and MD, which the families contain, are
+    counted strictly and at that margin; PLD and the attack, in no family, are what they
+    are. The ceilings are the learned families' bounds (a failed family has none, so
+    nothing is bounded); with no learned family there is no ceiling but the number of
+    records."""
+    at_margin = [(r.n_correct, r.family) for r in rows if r.n_correct is not None]
+    strict = []
+    for name, b in baselines.items():
+        if b.n_correct is None:
+            continue
+        if b.n_correct_margin is not None:
+            at_margin.append((b.n_correct_margin, name))
+            strict.append((b.n_correct, name))
+        else:
+            at_margin.append((b.n_correct, name))
+    if attack is not None:
+        at_margin.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
+    learned = [r for r in rows if r.learned]
+    return worst_case(
+        at_margin, strict, [(r.bound, r.family) for r in learned] if learned else None, n_records
+    )
+
+
+def interrupted(
+    baselines: dict[str, BaselineRow],
+    rows: list[FamilyRow],
+    n_families: int,
+    partial: dict | None = None,
+    reached: dict[str, dict] | None = None,
+) -> Interrupted:
+    """Ctrl-C during or after a measurement: the baselines and the families finished,
+    the interrupted family's partial result and the interval each unfinished family had
+    reached (its certificate's last event: a verified lower end, a proven ceiling)."""
+    done = sum(row.learned for row in rows)
+    return Interrupted(
+        f"{done} of {n_families} families done",
+        partial={"baselines": baselines, "families": rows, "interrupted": partial, "reached": reached or {}},
+    )
+
+
+@dataclass
+class _Work:
+    """What the steps of one measurement share and fill in: the pair, the per-record
+    table, the baselines, the families' rows and parameters, and every parameter met
+    so far (a lower end of the families that contain it)."""
+
+    data: LinkageData
+    za: np.ndarray
+    zb: np.ndarray
+    records: pd.DataFrame
+    notes: list[str]
+    say: Callable[[str], None]
+    baselines: dict[str, BaselineRow] = field(default_factory=dict)
+    rows: list[FamilyRow] = field(default_factory=list)
+    learned_params: dict = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    known: list = field(default_factory=list)  # (label, distance)
+    intervals: Callable[[str, dict], None] | None = None
+    last_interval: dict[str, dict] = field(default_factory=dict)  # family: its latest event
+
+    @classmethod
+    def start(cls, data: LinkageData, *, notes: list[str], say: Callable[[str], None] | None) -> _Work:
+        ids = data.ids if data.ids is not None else np.arange(data.n_records)
+        return cls(
+            data,
+            *data.standardised(),
+            pd.DataFrame({"record": ids}),
+            notes,
+            say or (lambda message: None),
+        )
+
+    def narrowed(self, family: str) -> Callable[[dict], None]:
+        """The ``progress`` of a learner of ``family``: its events kept (the interval a
+        Ctrl-C reports) and passed to ``intervals``."""
+
+        def narrowed(event: dict) -> None:
+            self.last_interval[family] = event
+            if self.intervals is not None:
+                self.intervals(family, event)
+
+        return narrowed
+
+    @cached_property
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The two files as frames on their columns (what a learner's ``fit`` takes)."""
+        self.data.require_numeric("a parameter file learned on other columns")
+        columns = list(self.data.columns)
+        return pd.DataFrame(self.data.original, columns=columns), pd.DataFrame(
+            self.data.masked, columns=columns
+        )
+
+    def interrupted(self, exc: KeyboardInterrupt, n_families: int) -> Interrupted:
+        """Ctrl-C: what is finished, and the interrupted family's interval if any."""
+        finished = {row.family for row in self.rows}
+        reached = {
+            f: e for f, e in self.last_interval.items() if f not in finished and e["lower"] is not None
+        }
+        return interrupted(self.baselines, self.rows, n_families, getattr(exc, "partial", None), reached)
+
+    def failed(self, family: str, why: str, *, where: str = "") -> None:
+        """A family whose solve failed: a ``failed`` row, its reason kept and noted."""
+        self.rows.append(FamilyRow(family=family, source="learned", status=Status.FAILED))
+        self.failures[family] = why
+        self.notes.append(f"{family} failed{where}: {why}")
+
+
+def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions, with_pld: bool) -> None:
+    """AM, MD (undefined where the differences have no covariance) and PLD, counted exactly:
+    AM and MD strictly and at ``margin`` (with the recount's tolerance of a family's
+    parameter), the count a family's ceiling bounds."""
+    pld_fits = work.data.n_records <= PLD_MAX_RECORDS
+    work.say(f"baselines ({', '.join(BASELINES)}{', pld' if with_pld and pld_fits else ''})")
+    for name in BASELINES:
+        try:
+            baseline = resolve_distance(name, work.za, work.zb, work.data.columns)
+        except InputError as exc:  # e.g. MD on a file whose differences have no covariance
+            work.baselines[name] = BaselineRow(rate=None, n_correct=None, status=f"undefined: {exc}")
+            continue
+        linked, at_margin = recount(work.za, work.zb, baseline, margin=margin, tol=options.recount_tol)
+        work.baselines[name] = BaselineRow(
+            rate=linked.rate,
+            n_correct=linked.n_correct,
+            n_correct_margin=int(at_margin.sum()),
+            status=Status.EXACT,
+        )
+        work.records[f"reid_{name}"] = linked.correct
+        family = FAMILIES[name]
+        if issubclass(family, BaselineFamily) and family.start_label is not None:
+            work.known.append((family.start_label, baseline))
+    if not with_pld:
+        return
+    if not pld_fits:
+        work.baselines["pld"] = BaselineRow(
+            rate=None,
+            n_correct=None,
+            status=f"not computed: its one-to-one assignment is cubic in the records "
+            f"({work.data.n_records} > {PLD_MAX_RECORDS})",
+        )
+        return
+    prob = pld(work.data, seed=seed, max_bytes=64 * 2**20)
+    work.baselines["pld"] = BaselineRow(rate=prob.rate, n_correct=prob.n_correct, status=Status.EXACT)
+    work.records["reid_pld"] = prob.correct
+
+
+def _saved_parameters(work: _Work, params: Sequence[str | Path]) -> None:
+    """Saved parameter files, evaluated on these files without solving."""
+    for path in params:
+        learner = LearnedDistanceLinkage.load_params(path)
+        saved = learner.distance_
+        assert saved is not None  # load_params always sets the distance
+        work.say(f"applying saved parameters {path}")
+        same_columns = tuple(learner.columns_) == work.data.columns
+        linked = link_records(work.za, work.zb, saved) if same_columns else learner.link(*work.frames)
+        label = f"{learner.family} ({Path(path).name})"
+        work.rows.append(
+            FamilyRow(
+                family=label,
+                source="saved parameters",
+                status=Status.APPLIED,
+                rate=linked.rate,
+                n_correct=linked.n_correct,
+            )
+        )
+        work.learned_params[label] = learner.params_
+        work.records[f"reid_{label}"] = linked.correct
+        if same_columns:
+            work.known.append((f"saved parameters {Path(path).name}", saved))
+
+
+def _learned_families(
+    work: _Work,
+    families: list[str],
+    *,
+    margin: float,
+    options: SolverOptions,
+    sample: np.ndarray | None,
+    blocks: BlockOptions | None = None,
+) -> None:
+    """Each family learned, in order, from every parameter met so far (with block
+    ceilings beside it on the whole file); a family whose solve fails is a ``failed``
+    row and the others are kept."""
+    try:
+        for family in families:
+            if sample is None:
+                _learned(work, family, margin=margin, options=options, blocks=blocks)
+            else:
+                _learned_on_sample(work, family, sample, margin=margin, options=options)
+    except KeyboardInterrupt as exc:  # the baselines and the families finished stay
+        raise work.interrupted(exc, len(families)) from None
+    at_risk = [c for c in map(str, work.records.columns) if c.startswith("at_risk_")]
+    if at_risk:
+        work.records["at_risk_any"] = work.records[at_risk].any(axis=1)
+
+
+def _learned(
+    work: _Work, family: str, *, margin: float, options: SolverOptions, blocks: BlockOptions | None
+) -> None:
+    """``family`` learned on the whole file: its interval, parameter and records."""
+    n_records = work.data.n_records
+    work.say(f"learning {family} (time limit {options.time_limit} s)")
+    try:
+        result, distance = learn(
+            work.data,
+            get_learned_family(family),
+            margin=margin,
+            options=options,
+            known=work.known,
+            progress=work.narrowed(family),
+            blocks=blocks,
+        )
+    except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
+        work.failed(family, str(exc))
+        return
+    work.rows.append(
+        FamilyRow(
+            family=family,
+            source="learned",
+            status=result.status,
+            rate=result.rate,
+            n_correct=result.n_correct_verified,
+            bound=result.bound,
+            bound_rate=None if result.bound is None else result.bound / n_records,
+            gap=result.gap,
+            seconds=result.seconds["total"],
+            n_at_risk=result.n_at_risk,
+            at_risk_exact=result.at_risk_exact,
+            lower_source=result.lower_source,
+            history=result.history,
+            blocks=result.blocks,
+        )
+    )
+    work.learned_params[family] = result.params
+    if distance is not None:
+        work.known.append((f"{family}'s best parameter", distance))
+    correct = result.correct if result.correct is not None else np.zeros(n_records, dtype=bool)
+    work.records[f"reid_{family}"] = correct
+    if result.at_risk is not None:
+        work.records[f"at_risk_{family}"] = result.at_risk
+
+
+def _learned_on_sample(
+    work: _Work, name: str, sample: np.ndarray, *, margin: float, options: SolverOptions
+) -> None:
+    """Learn ``name`` on the sample's records (standardised as in the whole file), then
+    recount on the whole file every parameter of the family met so far that is admissible
+    there; the best is the family's verified lower end on the file."""
+    family = get_learned_family(name)
+    n_records, columns = work.data.n_records, work.data.columns
+    work.say(f"learning {name} on {sample.size} of {n_records} records (time limit {options.time_limit} s)")
+    part = LinkageData(work.zb[sample], work.za[sample], columns)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)  # a recount mismatch on the sample: a note
+            result, _ = learn(
+                part,
+                family,
+                margin=margin,
+                options=options,
+                standardised=True,
+                on_mismatch="warn",
+                known=work.known,
+            )
+    except SolverError as exc:
+        work.failed(name, str(exc), where=" on the learning sample")
+        return
+    work.notes += [
+        f"{name} on the learning sample: {w.message}"
+        for w in caught
+        if issubclass(w.category, RuntimeWarning)
+    ]
+    met = (
+        []
+        if result.params is None
+        else [(f"{name} learned on the sample", family.theta_from_params(result.params, columns))]
+    )
+    met.append(("neutral start (AM)", family.neutral(len(columns))))
+    met += [
+        (label, theta) for label, d in work.known if (theta := embed(d, family, len(columns))) is not None
+    ]
+    work.say(f"recounting {len(met)} parameter(s) of {name} on all {n_records} records")
+    best = None
+    for label, theta in met:
+        if not family.is_admissible(theta, work.za, work.zb):
+            work.notes.append(f"{name}: {label} is not admissible on the whole file; not counted")
+            continue
+        distance = family.distance(theta, columns)
+        linked = link_records(work.za, work.zb, distance)
+        if best is None or linked.n_correct > best[1].n_correct:
+            best = (label, linked, distance, theta)
+    if best is None:
+        work.rows.append(FamilyRow(family=name, source="learned", status=Status.FAILED))
+        work.failures[name] = "no parameter met is admissible on the whole file"
+        return
+    label, linked, distance, theta = best
+    work.rows.append(
+        FamilyRow(
+            family=name,
+            source="learned",
+            status=Status.SAMPLED,
+            rate=linked.rate,
+            n_correct=linked.n_correct,
+            seconds=result.seconds["total"],
+            lower_source=label,
+            sample={
+                "n_records": int(sample.size),
+                "status": result.status,
+                "n_correct": result.n_correct_verified,
+                "bound": result.bound,
+            },
+        )
+    )
+    work.learned_params[name] = distance.params()
+    work.known.append((f"{name}'s best parameter", distance))
+    work.records[f"reid_{name}"] = linked.correct
