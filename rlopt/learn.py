@@ -231,8 +231,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         return self
 
     def _set_standardisation(self, data: LinkageData) -> None:
-        self.masked_standardisation_ = Standardisation.fit(data.masked)
-        self.original_standardisation_ = Standardisation.fit(data.original)
+        self.masked_standardisation_, self.original_standardisation_ = data.encoded.maps
 
     def __sklearn_is_fitted__(self) -> bool:
         return getattr(self, "distance_", None) is not None
@@ -287,7 +286,7 @@ class LearnedDistanceLinkage(BaseEstimator):
             drop_nonfinite=drop_nonfinite,
             kinds=getattr(self, "kind_spec_", None),
         )
-        return link_records(*data.standardised(), distance)
+        return link_records(data.encoded.za, data.encoded.zb, distance)
 
     def score(self, original, masked, **kwargs) -> float:
         """Share of records correctly re-identified (strictly nearest) by :meth:`link`."""

@@ -146,7 +146,7 @@ def link_in_candidates(
     """Link every original record to its nearest masked record inside its candidate set
     (``candidates[x, j]``: masked record ``j`` may be original record ``x``'s; a dense bool
     array, or a ``scipy.sparse`` one for files too large for ``N^2`` entries)."""
-    za, zb = data.standardised()
+    za, zb = data.encoded.za, data.encoded.zb
     dist = resolve_distance(distance, za, zb, data.columns)
     # the intruder's side: original records are linked to masked ones (the families'
     # distances depend on the differences only, so d(x, m) = d(m, x))

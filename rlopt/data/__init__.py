@@ -2,8 +2,11 @@
 
 - :mod:`rlopt.data._bundled`: the CASC Census and EIA files, the acs12 and CPS1985
   extracts, :func:`load_table` for a user's CSV, TSV or Parquet file;
-- :mod:`rlopt.data._validate`: :func:`validate_pair`, the one input validator, and
-  :class:`LinkageData`, the two files checked and aligned record by record;
+- :mod:`rlopt.data._validate`: :func:`validate_pair` and :func:`validate_table`, the
+  one input validator;
+- :mod:`rlopt.data._pair`: :class:`LinkageData`, the two files checked and aligned
+  record by record, and :class:`EncodedPair`, the pair as the distances read it,
+  encoded once and cached (``data.encoded``; ``data.part(rows)`` keeps it);
 - :mod:`rlopt.data._kinds`: column kinds (numeric, ordinal, nominal) and their declaration;
 - :mod:`rlopt.data._standardise`: standardisation of each file on its own and the
   per-attribute differences, in chunks of bounded memory.
@@ -24,8 +27,9 @@ from rlopt.data._bundled import (
     load_table,
 )
 from rlopt.data._kinds import ColumnKind, KindSpec, describe_kinds
+from rlopt.data._pair import EncodedPair, LinkageData
 from rlopt.data._standardise import standardise
-from rlopt.data._validate import LinkageData, validate_pair
+from rlopt.data._validate import validate_pair
 
 __all__ = [
     "CENSUS_ATTRIBUTES",
@@ -38,6 +42,7 @@ __all__ = [
     "CPS1985_ORDINAL",
     "load_table",
     "LinkageData",
+    "EncodedPair",
     "validate_pair",
     "standardise",
     "ColumnKind",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -19,129 +18,13 @@ from rlopt.data._kinds import (
     ColumnKind,
     KindSpec,
     column_kinds,
-    describe_kinds,
-    encode_attributes,
     encode_codes,
     warn_dropped_blanks,
 )
-from rlopt.data._standardise import standardise
+from rlopt.data._pair import LinkageData
 from rlopt.exceptions import DataWarning, InputError
 
-__all__ = ["LinkageData", "validate_pair", "validate_table", "as_frame"]
-
-
-@dataclass(frozen=True)
-class LinkageData:
-    """An original file and its masked file, validated and aligned record by record.
-
-    Attributes
-    ----------
-    original, masked : ndarray of shape (n_records, n_attributes)
-        Row ``i`` of ``masked`` is the protected version of row ``i`` of ``original``.
-    columns : tuple of str
-        Attribute names, in the order of the array columns.
-    ids : ndarray of shape (n_records,) or None
-        The identifier of each row when the files were aligned by an id column.
-    n_dropped : int
-        Rows dropped because of NaN/inf values (only with ``drop_nonfinite=True``).
-    n_duplicate_original : int
-        Original records whose attribute values equal those of another original
-        record; no distance can re-identify them with certainty.
-    kinds : tuple of ColumnKind
-        The kind of each attribute (numeric, ordinal, nominal; all numeric when
-        empty). A categorical attribute's column holds its level's index, NaN
-        for a blank (see :mod:`rlopt.data._kinds`).
-    """
-
-    original: np.ndarray
-    masked: np.ndarray
-    columns: tuple[str, ...]
-    ids: np.ndarray | None = None
-    n_dropped: int = 0
-    n_duplicate_original: int = 0
-    kinds: tuple[ColumnKind, ...] = ()
-
-    @property
-    def mixed(self) -> bool:
-        """Whether some attribute is categorical."""
-        return any(kind.categorical for kind in self.kinds)
-
-    @property
-    def numeric_columns(self) -> list[int]:
-        """Indices of the numeric attributes."""
-        return [k for k in range(self.n_attributes) if not (self.kinds and self.kinds[k].categorical)]
-
-    def kinds_text(self) -> str:
-        """The attributes' kinds in words."""
-        return describe_kinds(self.kinds) if self.kinds else f"numeric: {', '.join(self.columns)}"
-
-    def describe_kinds(self) -> str:
-        """The attributes' kinds in words, and those released unmasked (equal in both files)."""
-        text = self.kinds_text()
-        unmasked = [
-            name
-            for k, name in enumerate(self.columns)
-            if np.array_equal(self.original[:, k], self.masked[:, k], equal_nan=True)
-        ]
-        return text + (f"; unmasked (equal in both files): {', '.join(unmasked)}" if unmasked else "")
-
-    def standardised(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(za, zb)``: the masked and the original file as the distances read them.
-
-        Each file on its own (docs/method.md §2): numeric attributes as z-scores,
-        ordinal ones as normalised ranks, nominal ones encoded for a 0/1 mismatch
-        (:func:`rlopt.data.attribute_deltas`).
-        """
-        return self._encoded(self.masked, "masked"), self._encoded(self.original, "original")
-
-    def _encoded(self, values: np.ndarray, name: str) -> np.ndarray:
-        if not self.mixed:
-            return standardise(values, name=name)
-        numeric = self.numeric_columns
-        z = standardise(values[:, numeric], name=name) if numeric else np.empty((len(values), 0))
-        return encode_attributes(values, self.kinds, z)
-
-    def subset(self, attributes: Sequence[int]) -> LinkageData:
-        """The same records on the attributes of index ``attributes``."""
-        idx = list(attributes)
-        return LinkageData(
-            self.original[:, idx],
-            self.masked[:, idx],
-            tuple(self.columns[k] for k in idx),
-            self.ids,
-            self.n_dropped,
-            self.n_duplicate_original,
-            tuple(self.kinds[k] for k in idx) if self.kinds else (),
-        )
-
-    def records(self, rows: Sequence[int] | np.ndarray) -> LinkageData:
-        """The records of index ``rows`` (in that order), on every attribute."""
-        idx = np.asarray(rows, dtype=np.int64)
-        return replace(
-            self,
-            original=self.original[idx],
-            masked=self.masked[idx],
-            ids=None if self.ids is None else self.ids[idx],
-            n_dropped=0,
-            n_duplicate_original=0,
-        )
-
-    def require_numeric(self, what: str) -> None:
-        """Raise :class:`InputError` when ``what`` needs numbers and some attribute is categorical."""
-        categorical = [k.name for k in self.kinds if k.categorical]
-        if categorical:
-            raise InputError(
-                f"{what} needs numeric attributes; {categorical} are categorical. "
-                "Choose the numeric attributes with --columns (Python: columns=[...])"
-            )
-
-    @property
-    def n_records(self) -> int:
-        return self.original.shape[0]
-
-    @property
-    def n_attributes(self) -> int:
-        return self.original.shape[1]
+__all__ = ["validate_pair", "validate_table", "as_frame"]
 
 
 def as_frame(data, *, name: str) -> pd.DataFrame:

@@ -225,7 +225,7 @@ def dbrl(
     data = validate_pair(
         original, masked, columns=columns, id_column=id_column, drop_nonfinite=drop_nonfinite, kinds=kinds
     )
-    za, zb = data.standardised()
+    za, zb = data.encoded.za, data.encoded.zb
     distance = resolve_distance(distance, za, zb, data.columns)
     linked = link_records(za, zb, distance, jobs=jobs, scheduler=scheduler, progress=progress)
     return replace(linked, kinds=data.kinds)

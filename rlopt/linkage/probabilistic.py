@@ -246,7 +246,7 @@ def pld(
     """
     data = validate_pair(original, masked, columns=columns, id_column=id_column, kinds=kinds)
     cuts = check_thresholds(thresholds)
-    za, zb = data.standardised()
+    za, zb = data.encoded.za, data.encoded.zb
     n_records = data.n_records
     patterns, counts = _pattern_counts(za, zb, cuts, max_bytes)
     em = fit_em(patterns, counts, cuts.size + 1, match_share=1.0 / n_records)

@@ -23,7 +23,7 @@ def k_fold_generalisation(
     data: LinkageData, family: str, *, folds: int, seed: int, margin: float, options: SolverOptions
 ) -> dict:
     """k-fold: learn on the other folds' records, link each held-out masked record
-    against the whole original file; both files standardised as a whole. A fold whose
+    against the whole original file; both files encoded as a whole (``data.part``). A fold whose
     solve fails is said in its entry and its records are not assessed; the rate is over
     the assessed records."""
     za, zb = data.standardised()
@@ -33,7 +33,6 @@ def k_fold_generalisation(
     per_fold: list[dict] = []
     for k, test in enumerate(np.array_split(order, folds)):
         train = np.setdiff1d(order, test)
-        part = LinkageData(zb[train], za[train], data.columns)
         fold = {"fold": k, "n_train": len(train), "n_test": len(test)}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
@@ -41,12 +40,11 @@ def k_fold_generalisation(
             # solver's bound is said in the fold's note instead of stopping the assessment
             try:
                 result, distance = learn(
-                    part,
+                    data.part(train),
                     get_learned_family(family),
                     margin=margin,
                     options=options,
                     reductions=Reductions(),
-                    standardised=True,
                     on_mismatch="warn",
                 )
             except SolverError as exc:  # the other folds' work stays

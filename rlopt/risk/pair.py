@@ -236,7 +236,8 @@ class _Work:
         ids = data.ids if data.ids is not None else np.arange(data.n_records)
         return cls(
             data,
-            *data.standardised(),
+            data.encoded.za,
+            data.encoded.zb,
             pd.DataFrame({"record": ids}),
             notes,
             say or (lambda message: None),
@@ -420,16 +421,14 @@ def _learned_on_sample(
     family = get_learned_family(name)
     n_records, columns = work.data.n_records, work.data.columns
     work.say(f"learning {name} on {sample.size} of {n_records} records (time limit {options.time_limit} s)")
-    part = LinkageData(work.zb[sample], work.za[sample], columns)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)  # a recount mismatch on the sample: a note
             result, _ = learn(
-                part,
+                work.data.part(sample),
                 family,
                 margin=margin,
                 options=options,
-                standardised=True,
                 on_mismatch="warn",
                 known=work.known,
             )
