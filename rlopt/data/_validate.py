@@ -379,6 +379,7 @@ def validate_pair(
     DataWarning
         When original records are duplicated (they cannot all be re-identified).
     """
+    # (over 60 lines by its numpydoc docstring: the body is the checks, one call each)
     if isinstance(original, LinkageData):
         given = {"masked": masked, "columns": columns, "id_column": id_column, "kinds": kinds}
         extra = [name for name, value in given.items() if value is not None] + (

@@ -401,6 +401,23 @@ def run_compare(
     front = pareto_front(frame, loss) if len(frame) else np.zeros(0, dtype=bool)
     csv = out / "compare.csv"
     frame.assign(pareto=front, kinds=kinds_described).to_csv(csv, index=False)
+    about = _about(original, frame, run, data_path, confidential, families, kinds_described, time_limit)
+    page = render_compare_report(frame, out / "compare.html", loss=loss, front=list(front), about=about)
+    return Comparison(frame, front, run, csv, page, about["notes"], kinds_described)
+
+
+def _about(
+    original,
+    frame: pd.DataFrame,
+    run: GridRun,
+    data_path: Path,
+    confidential: Sequence[str],
+    families: Sequence[str],
+    kinds: str,
+    time_limit: float | None,
+) -> dict:
+    """What the map's page says of its input and run: the file, its roles and kinds,
+    the families, the limit, the failed cells and the masking's notes (each once)."""
     qis = [c for c in pd.read_csv(data_path, nrows=0).columns if c not in confidential]
     about = {
         "name": Path(original).name if isinstance(original, (str, Path)) else "data frame",
@@ -408,12 +425,11 @@ def run_compare(
         "qis": ", ".join(qis),
         "confidential": ", ".join(confidential),
         "families": ", ".join(families),
-        "kinds": kinds_described,
+        "kinds": kinds,
         "time_limit": "no time limit" if time_limit is None else f"{time_limit:g} s",
         "failed": list(run.failed.values()),
     }
     texts: list = list(frame["notes"].dropna()) if "notes" in frame else []
     notes = sorted({note for text in texts for note in str(text).split(" | ") if note})
     about["notes"] = notes
-    page = render_compare_report(frame, out / "compare.html", loss=loss, front=list(front), about=about)
-    return Comparison(frame, front, run, csv, page, notes, kinds_described)
+    return about

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rlopt.attacks import AttackResult, FuzzyAttackResult, PramAttackResult, plan_attack
+from rlopt.attacks.registry import AttackRun
 from rlopt.data import LinkageData
 from rlopt.exceptions import InputError, Interrupted, SolverError
 from rlopt.families import (
@@ -33,7 +34,7 @@ from rlopt.families import (
 )
 from rlopt.families.containment import embed
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn, recount
-from rlopt.linkage import link_records
+from rlopt.linkage import LinkageResult, link_records
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.linkage.probabilistic import PLD_MAX_RECORDS, pld
 from rlopt.masking import MaskingSpec
@@ -137,6 +138,7 @@ def measure(
     ``failures``); Ctrl-C raises :class:`~rlopt.exceptions.Interrupted` holding the
     baselines, the finished families and the interval the running one had reached.
     """
+    # (over 60 lines by its numpydoc parameters: the body is the five steps below)
     run_attack = None if attack is None else plan_attack(data, attack)
     work = _Work.start(data, notes=[] if notes is None else notes, say=progress)
     work.intervals = intervals
@@ -144,13 +146,7 @@ def measure(
     _baselines(work, seed, margin=margin, options=options, with_pld=with_pld)
     _saved_parameters(work, params)
     _learned_families(work, list(families), margin=margin, options=options, sample=sample, blocks=blocks)
-    attacked = None
-    if run_attack is not None:
-        work.say("transparency attack")
-        attacked = run_attack(DEFAULT_BASELINE)
-        work.records["reid_attack"] = attacked.correct
-        if isinstance(attacked, AttackResult):  # the fuzzy attack ranks posteriors, no candidate sets
-            work.records["attack_candidates"] = attacked.candidates
+    attacked = None if run_attack is None else _attack(work, run_attack)
     figures = None if attacked is None else attacked.to_dict()
     return Measured(
         data=data,
@@ -276,6 +272,16 @@ class _Work:
         self.rows.append(FamilyRow(family=family, source="learned", status=Status.FAILED))
         self.failures[family] = why
         self.notes.append(f"{family} failed{where}: {why}")
+
+
+def _attack(work: _Work, run_attack: AttackRun) -> AnyAttack:
+    """The transparency attack, linked with the default baseline inside its candidate sets."""
+    work.say("transparency attack")
+    attacked = run_attack(DEFAULT_BASELINE)
+    work.records["reid_attack"] = attacked.correct
+    if isinstance(attacked, AttackResult):  # the fuzzy attack ranks posteriors, no candidate sets
+        work.records["attack_candidates"] = attacked.candidates
+    return attacked
 
 
 def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions, with_pld: bool) -> None:
@@ -445,25 +451,12 @@ def _learned_on_sample(
         if result.params is None
         else [(f"{name} learned on the sample", family.theta_from_params(result.params, columns))]
     )
-    met.append(("neutral start (AM)", family.neutral(len(columns))))
-    met += [
-        (label, theta) for label, d in work.known if (theta := embed(d, family, len(columns))) is not None
-    ]
-    work.say(f"recounting {len(met)} parameter(s) of {name} on all {n_records} records")
-    best = None
-    for label, theta in met:
-        if not family.is_admissible(theta, work.za, work.zb):
-            work.notes.append(f"{name}: {label} is not admissible on the whole file; not counted")
-            continue
-        distance = family.distance(theta, columns)
-        linked = link_records(work.za, work.zb, distance)
-        if best is None or linked.n_correct > best[1].n_correct:
-            best = (label, linked, distance, theta)
+    best = _best_on_file(work, name, met)
     if best is None:
         work.rows.append(FamilyRow(family=name, source="learned", status=Status.FAILED))
         work.failures[name] = "no parameter met is admissible on the whole file"
         return
-    label, linked, distance, theta = best
+    label, linked, distance = best
     work.rows.append(
         FamilyRow(
             family=name,
@@ -484,3 +477,25 @@ def _learned_on_sample(
     work.learned_params[name] = distance.params()
     work.known.append((f"{name}'s best parameter", distance))
     work.records[f"reid_{name}"] = linked.correct
+
+
+def _best_on_file(work: _Work, name: str, met: list) -> tuple[str, LinkageResult, Distance] | None:
+    """The best of ``met`` (``(label, theta)`` of family ``name``), the neutral start and
+    every parameter met so far that the family contains, each recounted on the whole
+    file; ``None`` when none is admissible there."""
+    family, columns = get_learned_family(name), work.data.columns
+    met = [*met, ("neutral start (AM)", family.neutral(len(columns)))]
+    met += [
+        (label, theta) for label, d in work.known if (theta := embed(d, family, len(columns))) is not None
+    ]
+    work.say(f"recounting {len(met)} parameter(s) of {name} on all {work.data.n_records} records")
+    best = None
+    for label, theta in met:
+        if not family.is_admissible(theta, work.za, work.zb):
+            work.notes.append(f"{name}: {label} is not admissible on the whole file; not counted")
+            continue
+        distance = family.distance(theta, columns)
+        linked = link_records(work.za, work.zb, distance)
+        if best is None or linked.n_correct > best[1].n_correct:
+            best = (label, linked, distance)
+    return best
