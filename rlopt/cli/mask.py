@@ -24,6 +24,7 @@ _METHODS = ", ".join(
 )
 
 
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
 @app.command(
     cls=Command,
     short_help=summary("mask"),
