@@ -88,22 +88,24 @@ def link(
     if distance == "pld":
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
-        _link_pld(original, masked, split(columns), id_column, (ordinal, nominal, missing), say, json_out)
-        return
-    _link_dbrl(
-        original,
-        masked,
-        distance.value,
-        split(columns),
-        id_column,
-        (ordinal, nominal, missing),
-        drop_nonfinite=drop_nonfinite,
-        jobs=jobs,
-        scheduler=scheduler,
-        progress=progress,
-        say=say,
-        json_out=json_out,
-    )
+        linked, line = _link_pld(original, masked, split(columns), id_column, (ordinal, nominal, missing))
+    else:
+        linked, line = _link_dbrl(
+            original,
+            masked,
+            distance.value,
+            split(columns),
+            id_column,
+            (ordinal, nominal, missing),
+            drop_nonfinite=drop_nonfinite,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+        )
+    say_kinds(say, linked.kinds)
+    say(line)
+    if json_out is not None:
+        emit_json(json_out, linked.to_dict())
 
 
 def _link_dbrl(
@@ -118,11 +120,9 @@ def _link_dbrl(
     jobs: int,
     scheduler,
     progress,
-    say,
-    json_out,
-) -> None:
+) -> tuple[Any, str]:
     """``rlopt link`` with a distance (am, md): distance-based record linkage, with a
-    progress bar, said; ``declared``: ordinal, nominal, missing."""
+    progress bar, and its summary line; ``declared``: ordinal, nominal, missing."""
     from rlopt.data import load_table
     from rlopt.linkage import dbrl
 
@@ -142,18 +142,16 @@ def _link_dbrl(
             )
     except KeyboardInterrupt:
         raise interrupted("the linkage was not finished; no figure") from None
-    say_kinds(say, linked.kinds)
-    say(
+    return linked, (
         f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
         f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted"
     )
-    if json_out is not None:
-        emit_json(json_out, linked.to_dict())
 
 
-def _link_pld(original, masked, columns, id_column, declared: tuple, say, json_out) -> None:
-    """``rlopt link --distance pld``: probabilistic record linkage, said (a warning above
-    the records ``rlopt risk`` runs it on); ``declared``: ordinal, nominal, missing."""
+def _link_pld(original, masked, columns, id_column, declared: tuple) -> tuple[Any, str]:
+    """``rlopt link --distance pld``: probabilistic record linkage (a warning above the
+    records ``rlopt risk`` runs it on), and its summary line; ``declared``: ordinal,
+    nominal, missing."""
     from rlopt.data import load_table
     from rlopt.linkage import pld
     from rlopt.linkage.probabilistic import PLD_MAX_RECORDS
@@ -170,13 +168,10 @@ def _link_pld(original, masked, columns, id_column, declared: tuple, say, json_o
         prob = pld(original_table, masked_table, columns=columns, id_column=id_column, kinds=kinds(*declared))
     except KeyboardInterrupt:
         raise interrupted("the linkage was not finished; no figure") from None
-    say_kinds(say, prob.kinds)
-    say(
+    return prob, (
         f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
         f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations"
     )
-    if json_out is not None:
-        emit_json(json_out, prob.to_dict())
 
 
 @app.command(
