@@ -14,5 +14,12 @@ Modules, in the order a request flows through them:
   Ctrl-C, and what a run's folder says;
 - :mod:`rlopt.app.prepare`: files made in the page and the privacy-models page, by the
   ``rlopt data``, ``rlopt mask`` and ``rlopt models`` commands;
-- :mod:`rlopt.app.server`: the pages and the event stream, behind the token gate.
+- :mod:`rlopt.app.server`: :func:`~rlopt.app.server.create_app`, the application: what
+  the pages share on ``app.state``, the route table behind the token gate;
+- :mod:`rlopt.app.security`: the token gate, the CSRF field, the upload limit, and
+  ``posted_to``, which checks a form before its handler reads it;
+- :mod:`rlopt.app.routes`: one module-level endpoint per address, and the route table;
+- :mod:`rlopt.app.views`: what the pages draw, as values for the templates (the pair,
+  a run, a map's cells, the per-record table, the SVG geometry of the charts);
+- :mod:`rlopt.app.stream`: a run's server-sent events.
 """

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from rlopt.app.runs import error_line
 from rlopt.app.workspace import StoredFile, Workspace
+from rlopt.data._bundled import BUNDLED_FILES
 from rlopt.exceptions import InputError
 
 __all__ = ["BUNDLED", "Made", "make_original", "make_pair", "mask_cell", "parameter_flags", "privacy_models"]
 
-BUNDLED = ("census", "eia", "acs12", "cps1985")
-"""The files ``rlopt data`` writes."""
+BUNDLED = tuple(BUNDLED_FILES)
+"""The files ``rlopt data`` writes (:data:`rlopt.data._bundled.BUNDLED_FILES`)."""
 
 _PARAMETER = re.compile(r"^([a-z][a-z0-9_]*)=(.+)$")
 

@@ -9,7 +9,7 @@
 - :mod:`rlopt.cli._risk_lines`: what ``rlopt risk`` prints, and what a Ctrl-C keeps;
 - commands: :mod:`~rlopt.cli.risk`, :mod:`~rlopt.cli.tradeoff`, :mod:`~rlopt.cli.link`
   (link, attack), :mod:`~rlopt.cli.learn`, :mod:`~rlopt.cli.mask` (mask, data),
-  :mod:`~rlopt.cli.publish` (compare, models, intersect), :mod:`~rlopt.cli.integral`
+  :mod:`~rlopt.cli.release` (compare, models, intersect), :mod:`~rlopt.cli.integral`
   (integral, private-model), :mod:`~rlopt.cli.grids` (run, reproduce, report),
   :mod:`~rlopt.cli.serve`.
 

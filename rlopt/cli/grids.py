@@ -53,6 +53,7 @@ def run(
         raise typer.Exit(1)
 
 
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
 @app.command(
     cls=Command,
     short_help=summary("reproduce"),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -51,6 +52,7 @@ class Model(StrEnum):
     logistic = "logistic"
 
 
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
 @app.command(
     cls=Command,
     short_help=summary("integral"),
@@ -104,12 +106,9 @@ def integral(
     is an upper bound)."""
     from rlopt.integral.update import update_attack
 
-    if jobs != 1 and scheduler is not None:
-        raise InputError("--jobs and --scheduler: give one of the two")
-    check_outputs(json=json_out, report=report)
-    say = summary_to(json_out)
-    try:
-        result = update_attack(
+    say = _started(jobs, scheduler, json=json_out, report=report)
+    result = _learned(
+        lambda: update_attack(
             before,
             after,
             model=model.value,
@@ -126,13 +125,11 @@ def integral(
             jobs=jobs,
             scheduler=scheduler,
             progress=progress,
-        )
-    except KeyboardInterrupt:
-        raise interrupted("the modifications were not all learned; no figure") from None
-    for line in result.lines():
-        say(line)
-    if json_out is not None:
-        emit_json(json_out, result.to_dict())
+        ),
+        "the modifications were not all learned; no figure",
+        say,
+        json_out,
+    )
     if report is not None:
         from rlopt.report.html import render_integral_report
 
@@ -146,6 +143,7 @@ class Trained(StrEnum):
     logistic = "logistic"
 
 
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
 @app.command(
     "private-model",
     cls=Command,
@@ -206,12 +204,9 @@ def private_model(
 
     from rlopt.integral.choose import private_model as choose
 
-    if jobs != 1 and scheduler is not None:
-        raise InputError("--jobs and --scheduler: give one of the two")
-    check_outputs(json=json_out)
-    say = summary_to(json_out)
-    try:
-        result = choose(
+    say = _started(jobs, scheduler, json=json_out)
+    _learned(
+        lambda: choose(
             data,
             model=model.value,
             target=target,
@@ -228,10 +223,33 @@ def private_model(
             jobs=jobs,
             scheduler=scheduler,
             progress=progress,
-        )
+        ),
+        "the models were not all learned; no figure",
+        say,
+        json_out,
+    )
+
+
+def _started(jobs: int, scheduler: str | None, **outputs: Path | None) -> Callable[[str], None]:
+    """What both commands check before learning (one of --jobs and --scheduler, the
+    outputs writable); the function that says their summary lines."""
+    if jobs != 1 and scheduler is not None:
+        raise InputError("--jobs and --scheduler: give one of the two")
+    check_outputs(**outputs)
+    return summary_to(outputs["json"])
+
+
+def _learned(
+    learn: Callable[[], Any], unfinished: str, say: Callable[[str], None], json_out: Path | None
+) -> Any:
+    """The result of ``learn()``, its lines said and its JSON written; a Ctrl-C said as
+    ``unfinished``."""
+    try:
+        result = learn()
     except KeyboardInterrupt:
-        raise interrupted("the models were not all learned; no figure") from None
+        raise interrupted(unfinished) from None
     for line in result.lines():
         say(line)
     if json_out is not None:
         emit_json(json_out, result.to_dict())
+    return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,6 +50,7 @@ from rlopt.status import Status
 app = commands()
 
 
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
 @app.command(
     cls=Command,
     short_help=summary("learn"),
@@ -152,10 +154,6 @@ def learn(
     from rlopt.learn import LearnedDistanceLinkage
 
     check_outputs(params_out=params_out, export=export, json=json_out)
-    options: dict[str, Any] = {"delta": delta, "k": k_additive}
-    options = {key: value for key, value in options.items() if value is not None}
-    if published_relaxation:
-        options["published_relaxation"] = True
     naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
     learner = LearnedDistanceLinkage(
         family,
@@ -164,13 +162,15 @@ def learn(
         rel_gap=rel_gap,
         threads=threads,
         log=log,
-        family_options=options or None,
+        family_options=_family_options(delta, k_additive, published_relaxation),
         verify=verify,
         blocks=block_options(blocks, jobs, scheduler),
         **naive_options,
     )
-    try:
-        learner.fit(
+    result, stopped = _fitted(
+        learner,
+        family,
+        lambda: learner.fit(
             load_table(original),
             load_table(masked),
             columns=split(columns),
@@ -179,15 +179,40 @@ def learn(
             kinds=kinds(ordinal, nominal, missing),
             export=export,
             progress=interval_printer(progress),
-        )
-        result, stopped = learner.result_, False
-    except KeyboardInterrupt as exc:  # Ctrl-C: the interval so far (status interrupted), exit 130
+        ),
+    )
+    if params_out is not None and not stopped and learner.distance_ is not None:
+        learner.save_params(params_out)
+    _say_learned(learner, result, json_out)
+    if stopped:
+        raise typer.Exit(130)
+
+
+def _family_options(delta: float | None, k_additive: int | None, published_relaxation: bool) -> dict | None:
+    """The family's own options as the learner takes them (``None``: none given)."""
+    options: dict[str, Any] = {"delta": delta, "k": k_additive}
+    options = {key: value for key, value in options.items() if value is not None}
+    if published_relaxation:
+        options["published_relaxation"] = True
+    return options or None
+
+
+def _fitted(learner, family: str, fit: Callable[[], Any]) -> tuple[Any, bool]:
+    """The learner's result after ``fit()``, and whether a Ctrl-C stopped it (then the
+    interval so far, status interrupted; nothing verified yet: exit 130 said)."""
+    try:
+        fit()
+    except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial", None)
         if partial is None or partial.n_correct_verified is None:
             raise interrupted(f"{family}: nothing verified yet") from None
-        result, stopped = partial, True
-    if params_out is not None and not stopped and learner.distance_ is not None:
-        learner.save_params(params_out)
+        return partial, True
+    return learner.result_, False
+
+
+def _say_learned(learner, result, json_out: Path | None) -> None:
+    """``rlopt learn``'s summary: the columns' kinds, the figure, the verification (and
+    the JSON, with the kinds)."""
     column_kinds = getattr(learner, "kinds_", ())
     say = summary_to(json_out)
     if json_out is not None:
@@ -197,8 +222,6 @@ def learn(
     say(learned_line(result))
     if result.verification is not None:
         say(_verification_line(result.verification))
-    if stopped:
-        raise typer.Exit(130)
 
 
 def learned_line(result) -> str:

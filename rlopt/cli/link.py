@@ -83,64 +83,95 @@ def link(
     records); other cases compare every pair, over --jobs threads or a Dask
     --scheduler; pld is probabilistic record linkage (EM, one-to-one assignment).
     """
-    from rlopt.data import load_table
-    from rlopt.linkage import dbrl, pld
-    from rlopt.linkage.probabilistic import PLD_MAX_RECORDS
-
     check_outputs(json=json_out)
     say = summary_to(json_out)
     if distance == "pld":
         if drop_nonfinite:
             raise InputError("--drop-nonfinite is not available with --distance pld")
-        original_table, masked_table = load_table(original), load_table(masked)
-        if len(original_table) > PLD_MAX_RECORDS:
-            typer.echo(
-                f"warning: pld on {len(original_table)} records: its one-to-one assignment is cubic in "
-                f"the records (rlopt risk skips it above {PLD_MAX_RECORDS}); this may take hours, Ctrl-C "
-                "stops it",
-                err=True,
-            )
-        try:
-            prob = pld(
-                original_table,
-                masked_table,
-                columns=split(columns),
-                id_column=id_column,
-                kinds=kinds(ordinal, nominal, missing),
-            )
-        except KeyboardInterrupt:
-            raise interrupted("the linkage was not finished; no figure") from None
-        say_kinds(say, prob.kinds)
-        say(
-            f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
-            f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations"
+        linked, line = _link_pld(original, masked, split(columns), id_column, (ordinal, nominal, missing))
+    else:
+        linked, line = _link_dbrl(
+            original,
+            masked,
+            distance.value,
+            split(columns),
+            id_column,
+            (ordinal, nominal, missing),
+            drop_nonfinite=drop_nonfinite,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
         )
-        if json_out is not None:
-            emit_json(json_out, prob.to_dict())
-        return
+    say_kinds(say, linked.kinds)
+    say(line)
+    if json_out is not None:
+        emit_json(json_out, linked.to_dict())
+
+
+def _link_dbrl(
+    original,
+    masked,
+    distance: str,
+    columns,
+    id_column,
+    declared: tuple,
+    *,
+    drop_nonfinite: bool,
+    jobs: int,
+    scheduler,
+    progress,
+) -> tuple[Any, str]:
+    """``rlopt link`` with a distance (am, md): distance-based record linkage, with a
+    progress bar, and its summary line; ``declared``: ordinal, nominal, missing."""
+    from rlopt.data import load_table
+    from rlopt.linkage import dbrl
+
     try:
         with progress_bar("linking records", progress) as advance:
             linked = dbrl(
                 load_table(original),
                 load_table(masked),
-                distance=distance.value,
-                columns=split(columns),
+                distance=distance,
+                columns=columns,
                 id_column=id_column,
                 drop_nonfinite=drop_nonfinite,
-                kinds=kinds(ordinal, nominal, missing),
+                kinds=kinds(*declared),
                 jobs=jobs,
                 scheduler=scheduler,
                 progress=advance,
             )
     except KeyboardInterrupt:
         raise interrupted("the linkage was not finished; no figure") from None
-    say_kinds(say, linked.kinds)
-    say(
+    return linked, (
         f"{linked.distance}: {linked.n_correct} of {linked.n_records} records "
         f"re-identified ({100 * linked.rate:.2f}%), {linked.n_ties} tie(s) not counted"
     )
-    if json_out is not None:
-        emit_json(json_out, linked.to_dict())
+
+
+def _link_pld(original, masked, columns, id_column, declared: tuple) -> tuple[Any, str]:
+    """``rlopt link --distance pld``: probabilistic record linkage (a warning above the
+    records ``rlopt risk`` runs it on), and its summary line; ``declared``: ordinal,
+    nominal, missing."""
+    from rlopt.data import load_table
+    from rlopt.linkage import pld
+    from rlopt.linkage.probabilistic import PLD_MAX_RECORDS
+
+    original_table, masked_table = load_table(original), load_table(masked)
+    if len(original_table) > PLD_MAX_RECORDS:
+        typer.echo(
+            f"warning: pld on {len(original_table)} records: its one-to-one assignment is cubic in "
+            f"the records (rlopt risk skips it above {PLD_MAX_RECORDS}); this may take hours, Ctrl-C "
+            "stops it",
+            err=True,
+        )
+    try:
+        prob = pld(original_table, masked_table, columns=columns, id_column=id_column, kinds=kinds(*declared))
+    except KeyboardInterrupt:
+        raise interrupted("the linkage was not finished; no figure") from None
+    return prob, (
+        f"pld: {prob.n_correct} of {prob.n_records} records re-identified "
+        f"({100 * prob.rate:.2f}%), EM {prob.em.n_iter} iterations"
+    )
 
 
 @app.command(

@@ -59,6 +59,7 @@ ATTACK = "Transparency attack (the published masking)"
 CHECKS = "Generalisation and utility"
 
 
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
 @app.command(
     cls=Command,
     short_help=summary("risk"),
@@ -174,19 +175,17 @@ def risk(
     """Worst-case re-identification risk of MASKED against ORIGINAL: each family's
     proven optimum (or interval), the baselines, the attack, the records at risk."""
     from rlopt.data import load_table
-    from rlopt.report import render_risk_report
     from rlopt.risk import assess_risk
 
     check_outputs(report=report, json=json_out, records_csv=records_csv, events=events)
     say = summary_to(json_out)
-    if attack_method is None and given_any(masking):
-        raise InputError(f"{flags(masking)} describe the published masking: give --attack-method too")
-    published = None if attack_method is None else spec_from_text(attack_method, masking)
+    published = _published(attack_method, masking)
     block_ceilings = block_options(blocks, jobs, scheduler)
     a, b = load_table(original), load_table(masked)
     solving = Solving(margin=margin, time_limit=seconds(time_limit), threads=threads, seed=seed)
     table = _tradeoff_plan(a, tradeoff_method, tradeoff_values, generalisation, columns, solving)
     log = None if events is None else EventLog(events)
+    progress, intervals = _watchers(quiet, log)
     try:
         result = assess_risk(
             a,
@@ -202,13 +201,8 @@ def risk(
             tradeoff=table,
             names=(original.name, masked.name),
             kinds=kinds(ordinal, nominal, missing),
-            progress=both(
-                None if quiet else (lambda m: typer.echo(m, err=True)), None if log is None else log.step
-            ),
-            intervals=both(
-                None if quiet else interval_printer(True, labelled=True),
-                None if log is None else log.interval,
-            ),
+            progress=progress,
+            intervals=intervals,
             margin=solving.margin,
             time_limit=solving.time_limit,
             threads=solving.threads,
@@ -221,6 +215,37 @@ def risk(
         if log is not None:
             log.end("interrupted")
         raise stopped from None
+    _written(result, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
+    if not result.complete:  # the figures are written; the exit code says they are partial
+        raise typer.Exit(1)
+
+
+def _published(attack_method: str | None, masking: dict[str, Any]):
+    """The published masking the attack assumes (``None``: no attack); its parameters
+    without ``--attack-method`` are refused."""
+    if attack_method is None and given_any(masking):
+        raise InputError(f"{flags(masking)} describe the published masking: give --attack-method too")
+    return None if attack_method is None else spec_from_text(attack_method, masking)
+
+
+def _watchers(quiet: bool, log: EventLog | None):
+    """What follows the run: its steps and each family's interval, on stderr (unless
+    ``quiet``) and in the event log (``--events``)."""
+    progress = both(None if quiet else (lambda m: typer.echo(m, err=True)), None if log is None else log.step)
+    intervals = both(
+        None if quiet else interval_printer(True, labelled=True),
+        None if log is None else log.interval,
+    )
+    return progress, intervals
+
+
+def _written(
+    result, say, *, json_out: Path | None, records_csv: Path | None, report: Path | None, log
+) -> None:
+    """The summary said, then the figures, the per-record table and the report written,
+    and the event log ended."""
+    from rlopt.report import render_risk_report
+
     print_risk(result, say)
     if json_out is not None:
         emit_json(json_out, result.figures)
@@ -232,8 +257,6 @@ def risk(
         say(f"report -> {report}")
     if log is not None:
         log.end("complete" if result.complete else "incomplete")
-    if not result.complete:  # the figures are written; the exit code says they are partial
-        raise typer.Exit(1)
 
 
 def _tradeoff_plan(frame, method: str | None, values: str | None, families: str, columns, solving: Solving):

@@ -55,12 +55,7 @@ def serve(
         from rlopt.app.workspace import Workspace, default_workspace
     except ModuleNotFoundError as exc:
         raise InputError(MISSING_EXTRA.format(name=exc.name)) from None
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo(
-            f"warning: --host {host}: anyone who can reach this machine and learns the token can open your "
-            "files and runs; keep 127.0.0.1 unless you know why",
-            err=True,
-        )
+    _warn_if_reachable(host)
     folder = Workspace(workspace if workspace is not None else default_workspace())
     folder.lock()
     listener = _listen(host, port)
@@ -75,7 +70,27 @@ def serve(
 
         webbrowser.open(address)
     folder.announce(address)
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="off"))
+    _served(
+        uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="off")),
+        listener,
+        runner,
+        folder,
+    )
+
+
+def _warn_if_reachable(host: str) -> None:
+    """A warning when ``host`` is not this machine's loopback address alone."""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(
+            f"warning: --host {host}: anyone who can reach this machine and learns the token can open your "
+            "files and runs; keep 127.0.0.1 unless you know why",
+            err=True,
+        )
+
+
+def _served(server, listener: socket.socket, runner, folder) -> None:
+    """``server`` on ``listener`` until Ctrl-C; then the runs stopped (each keeps what it
+    reached) and the workspace released."""
     try:
         server.run(sockets=[listener])
     finally:

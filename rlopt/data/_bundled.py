@@ -1,10 +1,18 @@
-"""The bundled CASC reference files and a reader for users' own tables."""
+"""The bundled files and a reader for users' own tables.
+
+:data:`BUNDLED_FILES` is the one registry of the bundled files (the CASC Census and
+EIA, the acs12 and CPS1985 survey extracts): each name with its loader, its default
+columns and its description. ``rlopt data``, the web application's forms and the
+transparency experiment read it; a new bundled file is its CSV under ``files/``, its
+loader and one entry here."""
 
 from __future__ import annotations
 
 import csv
 import warnings
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -13,6 +21,8 @@ import pandas as pd
 from rlopt.exceptions import InputError
 
 __all__ = [
+    "BUNDLED_FILES",
+    "BundledFile",
     "load_census",
     "load_eia",
     "load_acs12",
@@ -126,6 +136,31 @@ def load_cps1985() -> pd.DataFrame:
     CPS drawn for Berndt (1991); see ``rlopt/data/files/SOURCES.md``.
     """
     return _read_bundled("cps1985.csv")
+
+
+@dataclass(frozen=True)
+class BundledFile:
+    """One bundled file: its loader, the columns linked by default (``None``: every
+    column), its ordered categories and its description (``rlopt data --help``)."""
+
+    load: Callable[[], pd.DataFrame]
+    description: str
+    attributes: tuple[str, ...] | None = None
+    ordinal: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def load_attributes(self) -> pd.DataFrame:
+        """The file's default columns (:attr:`attributes`; all when ``None``)."""
+        frame = self.load()
+        return frame if self.attributes is None else frame[list(self.attributes)]
+
+
+BUNDLED_FILES: dict[str, BundledFile] = {
+    "census": BundledFile(load_census, "1080 x 13", CENSUS_ATTRIBUTES),
+    "eia": BundledFile(load_eia, "4092 x 10", EIA_ATTRIBUTES),
+    "acs12": BundledFile(load_acs12, "2000 x 13, mixed, with blanks", ordinal=ACS12_ORDINAL),
+    "cps1985": BundledFile(load_cps1985, "534 x 11, mixed", ordinal=CPS1985_ORDINAL),
+}
+"""The bundled files by name, in the order ``rlopt data`` lists them."""
 
 
 _SEPARATORS = {";": "semicolon", "\t": "tab", "|": "vertical bar"}

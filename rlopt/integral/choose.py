@@ -181,14 +181,7 @@ def private_model(
     subsamples of ``share`` of the training records each."""
     from rlopt.data import load_table
 
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k={k!r}; expected an integer >= 1 (subsamples that generate the model)")
-    if model == "mean":
-        raise InputError("--model mean has no held-out score; expected tree, linear or logistic")
-    if not 0 < share < 1:
-        raise InputError(
-            f"share={share!r}; expected the share of the training records in a subsample, in (0, 1)"
-        )
+    _check_choice(model, k, share)
     frame = data if isinstance(data, pd.DataFrame) else load_table(data)
     held = None if test is None else test if isinstance(test, pd.DataFrame) else load_table(test)
     learner = named_learner(
@@ -198,11 +191,7 @@ def private_model(
     if held is not None:
         check_records(learner, held, "the test records")
     train, validation, tested = _split(frame.reset_index(drop=True), held, holdout, seed)
-    size = int(round(share * len(train)))
-    if not 1 <= size < len(train):
-        raise InputError(
-            f"share={share} of {len(train)} training records is {size}; expected 1 to {len(train) - 1}"
-        )
+    size = _subsample_size(share, len(train))
     shared = _shared(train, pd.concat([validation, tested]), columns)
     if held is not None and shared == len(held):
         raise InputError(
@@ -220,6 +209,29 @@ def private_model(
     return PrivateModel(
         choices, train, len(validation), len(tested), len(drawn), size, seed, precision, shared
     )
+
+
+def _check_choice(model: str, k: int, share: float) -> None:
+    """The options of :func:`private_model` that need no data, checked first."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k={k!r}; expected an integer >= 1 (subsamples that generate the model)")
+    if model == "mean":
+        raise InputError("--model mean has no held-out score; expected tree, linear or logistic")
+    if not 0 < share < 1:
+        raise InputError(
+            f"share={share!r}; expected the share of the training records in a subsample, in (0, 1)"
+        )
+
+
+def _subsample_size(share: float, n_train: int) -> int:
+    """The records in each subsample: ``share`` of the ``n_train`` training records, at
+    least one and not all."""
+    size = int(round(share * n_train))
+    if not 1 <= size < n_train:
+        raise InputError(
+            f"share={share} of {n_train} training records is {size}; expected 1 to {n_train - 1}"
+        )
+    return size
 
 
 def _masked(learner: Learner, text: str, seed: int) -> Learner:

@@ -91,26 +91,10 @@ def _labelled(frame: pd.DataFrame, id_column: str | None, name: str) -> pd.DataF
     return frame.set_index(frame[id_column].astype(str)).drop(columns=[id_column])
 
 
-def update_attack(
-    before: str | Path,
-    after: str | Path,
-    *,
-    model: str = "tree",
-    target: str | None = None,
-    features: Sequence[str] | None = None,
-    precision: int = 3,
-    max_depth: int = 3,
-    id_column: str | None = None,
-    known: str | Path | None = None,
-    population: str | Path | None = None,
-    max_changes: int | None = None,
-    samples: int = 2000,
-    seed: int = 0,
-    jobs: int = 1,
-    scheduler: str | None = None,
-    progress: bool = False,
-) -> UpdateAttack:
-    """The update attack of ``rlopt integral`` (see there)."""
+def _records(before, after, known, population, id_column: str | None) -> tuple[pd.DataFrame, dict]:
+    """Every candidate record once (the files read, with the same columns), and the
+    identifiers of each file's records by its name (``BEFORE``, ``AFTER``, ``--known``,
+    ``--population``): ``id_column``'s values, or ``rowN`` for a record's values."""
     from rlopt.data import load_table
 
     frames = {"BEFORE": load_table(before), "AFTER": load_table(after)}
@@ -137,6 +121,30 @@ def update_attack(
         every = pd.concat(frames.values())
         every = every[~every.index.duplicated()]
         ids = {name: list(frame.index) for name, frame in frames.items()}
+    return every, ids
+
+
+def update_attack(
+    before: str | Path,
+    after: str | Path,
+    *,
+    model: str = "tree",
+    target: str | None = None,
+    features: Sequence[str] | None = None,
+    precision: int = 3,
+    max_depth: int = 3,
+    id_column: str | None = None,
+    known: str | Path | None = None,
+    population: str | Path | None = None,
+    max_changes: int | None = None,
+    samples: int = 2000,
+    seed: int = 0,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> UpdateAttack:
+    """The update attack of ``rlopt integral`` (see there)."""
+    every, ids = _records(before, after, known, population, id_column)
     learner = named_learner(
         model, every, target=target, features=features, precision=precision, max_depth=max_depth
     )

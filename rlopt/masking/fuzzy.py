@@ -42,6 +42,7 @@ import pandas as pd
 from rlopt.data._standardise import Standardisation, column_scale
 from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError
+from rlopt.masking._groups import attribute_groups
 from rlopt.validation import Interval, validate_params
 
 __all__ = [
@@ -282,25 +283,6 @@ def _mask_group(values: np.ndarray, c: int, m1: float, m2: float, init_seed, rng
     return (centres[chosen] * scaling.sd + scaling.mean) * scaling.scale
 
 
-def _groups_of(frame: pd.DataFrame, c, groups, columns) -> list[tuple[list[str], object]]:
-    if (c is None) == (groups is None):
-        raise InputError(f"give exactly one of c={c!r} and groups={groups!r}")
-    if groups is None:
-        return [(list(columns) if columns is not None else [str(k) for k in frame.columns], c)]
-    if columns is not None:
-        raise InputError(f"columns={columns!r} with groups: give the columns inside groups instead")
-    seen: set[str] = set()
-    for group_columns, _ in groups:
-        overlap = seen.intersection(group_columns)
-        if overlap:
-            raise InputError(
-                f"attribute(s) {sorted(overlap)} appear in more than one group; "
-                "expected a partition of the attributes"
-            )
-        seen.update(group_columns)
-    return [(list(group_columns), group_c) for group_columns, group_c in groups]
-
-
 @validate_params({"m1": [FUZZINESS], "m2": [FUZZINESS]})
 def fuzzy_microaggregate(
     data,
@@ -346,7 +328,7 @@ def fuzzy_microaggregate(
         probability its ``m2``-membership (Torra 2017, see the module docstring).
     """
     frame = as_frame(data, name="input")
-    plan = _groups_of(frame, c, groups, columns)
+    plan = attribute_groups(frame.columns, "c", c, groups, columns)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"fuzzy microaggregation seed={seed!r}; expected an integer >= 0")
     checked = []

@@ -18,6 +18,7 @@ import pandas as pd
 from rlopt.data._standardise import Standardisation, column_scale
 from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError
+from rlopt.masking._groups import attribute_groups
 from rlopt.validation import Options, check
 
 __all__ = [
@@ -216,22 +217,9 @@ def microaggregate(
         attributes replaced by its MDAV group's mean, in original units.
     """
     frame = as_frame(data, name="input")
-    if (k is None) == (groups is None):
-        raise InputError(f"give exactly one of k={k!r} and groups={groups!r}")
-    if groups is None:
-        assert k is not None  # exactly one of the two was given (checked above)
-        groups = [([str(c) for c in frame.columns], k)]
-    seen: set[str] = set()
-    for columns, _ in groups:
-        overlap = seen.intersection(columns)
-        if overlap:
-            raise InputError(
-                f"attribute(s) {sorted(overlap)} appear in more than one group; "
-                "expected a partition of the attributes"
-            )
-        seen.update(columns)
+    plan = attribute_groups(frame.columns, "k", k, groups)
     result = frame.copy()
-    for columns, group_k in groups:
+    for columns, group_k in plan:
         values, cols = validate_table(frame, columns=list(columns), name="input")
         labels = mdav_partition(values, group_k, method=method)
         result[cols] = group_means(values, labels)[labels]

@@ -71,6 +71,16 @@ class _Grouped(_Strict):
     the name of that field, ``k`` or ``c``), or to one group of all columns."""
 
     group_size: ClassVar[str]  # the size field of each group (in the CLI: 'A,B:3')
+    one_of: ClassVar[str]  # what is said when both or neither of the size and groups are given
+
+    @model_validator(mode="after")
+    def _one_of_size_and_groups(self):
+        """Exactly one of the size and ``groups`` (the rule of
+        :func:`rlopt.masking._groups.attribute_groups`, in the command line's words; that
+        the groups partition the attributes is checked there, when the file is read)."""
+        if (getattr(self, "groups") is None) == (getattr(self, self.group_size) is None):  # noqa: B009
+            raise ValueError(self.one_of)
+        return self
 
     @field_validator("groups", mode="before", check_fields=False)
     @classmethod
@@ -100,17 +110,12 @@ class MDAVSpec(_Grouped):
 
     method: Literal["mdav"] = "mdav"
     group_size: ClassVar[str] = "k"
+    one_of: ClassVar[str] = (
+        "MDAV needs exactly one of k (CLI --k: one group of all attributes) and groups "
+        "(CLI --groups 'A,B:3;C,D:8')"
+    )
     groups: list[AttributeGroup] | None = Field(default=None, min_length=1)
     k: int | None = Field(default=None, ge=1)
-
-    @model_validator(mode="after")
-    def _one_of_k_and_groups(self):
-        if (self.groups is None) == (self.k is None):
-            raise ValueError(
-                "MDAV needs exactly one of k (CLI --k: one group of all attributes) and groups "
-                "(CLI --groups 'A,B:3;C,D:8')"
-            )
-        return self
 
     def check(self, n_records: int) -> None:
         for _, k in self.group_list(()):
@@ -216,19 +221,14 @@ class FuzzySpec(_Grouped):
 
     method: Literal["fuzzy"] = "fuzzy"
     group_size: ClassVar[str] = "c"
+    one_of: ClassVar[str] = (
+        "fuzzy microaggregation needs exactly one of c (one group of all attributes) and groups"
+    )
     c: int | None = Field(default=None, ge=1)
     groups: list[FuzzyGroup] | None = Field(default=None, min_length=1)
     m1: float = Field(default=2.0, gt=1, allow_inf_nan=False)
     m2: float = Field(default=2.0, gt=1, allow_inf_nan=False)
     seed: int = 0
-
-    @model_validator(mode="after")
-    def _one_of_c_and_groups(self):
-        if (self.groups is None) == (self.c is None):
-            raise ValueError(
-                "fuzzy microaggregation needs exactly one of c (one group of all attributes) and groups"
-            )
-        return self
 
     def check(self, n_records: int) -> None:
         for _, c in self.group_list(()):

@@ -10,7 +10,9 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
 from rlopt.app.runs import Runner  # noqa: E402
-from rlopt.app.server import AppState, _chart, _records_view, create_app  # noqa: E402
+from rlopt.app.server import AppState, create_app  # noqa: E402
+from rlopt.app.views import chart as draw_chart  # noqa: E402
+from rlopt.app.views import records_view  # noqa: E402
 from rlopt.app.workspace import Workspace  # noqa: E402
 from tests._helpers import noisy_file  # noqa: E402
 
@@ -91,14 +93,14 @@ def test_the_chart_and_the_records_table_by_hand(tmp_path):
         {"seconds": 1.0, "lower": 60, "upper": 100},
         {"seconds": 2.0, "lower": 60, "upper": 80},
     ]
-    chart = _chart(history, width=160, height=130)  # x: 50 + 100 s/2; y: 10 + 100 (100 - v)/40
+    chart = draw_chart(history, width=160, height=130)  # x: 50 + 100 s/2; y: 10 + 100 (100 - v)/40
     # a step at each event (a value unchanged repeats its point), held to the end
     assert chart["upper"] == "50.0,10.0 100.0,10.0 100.0,10.0 150.0,10.0 150.0,60.0 150.0,60.0"
     assert chart["lower"] == "100.0,110.0 150.0,110.0 150.0,110.0 150.0,110.0"
     (tmp_path / "records.csv").write_text("record,reid_wm\n0,True\n1,False\n2,True\n")
-    view = _records_view(tmp_path / "records.csv", "reid_wm", False, "")
+    view = records_view(tmp_path / "records.csv", "reid_wm", False, "")
     assert [row[0] for row in view["rows"]] == ["1", "0", "2"]  # False first, stable
-    found = _records_view(tmp_path / "records.csv", "nope", False, "tru")
+    found = records_view(tmp_path / "records.csv", "nope", False, "tru")
     assert found["n_rows"] == 2 and [row[0] for row in found["rows"]] == ["0", "2"]
 
 

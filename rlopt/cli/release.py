@@ -48,6 +48,7 @@ LOSSES = (
 )
 
 
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
 @app.command(
     cls=Command,
     short_help=summary("compare"),
@@ -123,6 +124,14 @@ def compare(
         )
     except Interrupted as exc:
         raise resumable(exc, out_dir) from None
+    _print_map(result, loss, out_dir)
+    if result.run.failed:
+        raise typer.Exit(1)
+
+
+def _print_map(result, loss: str, out_dir: Path) -> None:
+    """``rlopt compare``'s summary: the grid, each cell's risk and loss (the Pareto front
+    marked), the notes, the kinds and where the map and its table are."""
     print_grid_summary(result.run, out_dir)
     for row, on_front in zip(result.frame.to_dict(orient="records"), result.front):
         interval = "" if row["risk_status"] == Status.PROVEN else f"..{100 * row['risk_upper']:.2f}"
@@ -135,8 +144,25 @@ def compare(
         typer.echo(f"note: {note}", err=True)
     typer.echo(f"kinds: {result.kinds}")
     typer.echo(f"map -> {result.page}; table -> {result.csv}")
-    if result.run.failed:
-        raise typer.Exit(1)
+
+
+def _check_line(check) -> str:
+    """One privacy model's line: its level, the level asked and whether it is met."""
+    verdict = "" if check.satisfied is None else (" - satisfied" if check.satisfied else " - NOT satisfied")
+    asked = ", ".join(f"{key}={value:g}" for key, value in check.parameter.items())
+    return f"{check.model}: {check.value:.4g}{f' (asked {asked})' if asked else ''}{verdict}"
+
+
+def _uniques_line(unique: dict) -> str:
+    """The sample uniques' line (with P(PU|SU) when a population was given)."""
+    line = f"sample uniques: {unique['n_sample_uniques']} of {unique['n_records']} records"
+    if "p_pu_given_su" in unique:
+        p_pu = unique["p_pu_given_su"]
+        line += (
+            f"; {unique['n_population_uniques']} of them unique in the population of {unique['n_population']}: "
+            f"P(PU|SU) = {'undefined (no sample unique)' if p_pu is None else format(p_pu, '.4f')}"
+        )
+    return line
 
 
 def _figure(value) -> str:
@@ -194,21 +220,10 @@ def models(
     unique = uniqueness(frame, qis, population=None if population is None else load_table(population))
     checks = check_models(frame, qis, split(confidential) or (), k=k, p=p, l=l, t=t, epsilon=epsilon)
     for check in checks:
-        verdict = (
-            "" if check.satisfied is None else (" - satisfied" if check.satisfied else " - NOT satisfied")
-        )
-        asked = ", ".join(f"{key}={value:g}" for key, value in check.parameter.items())
-        say(f"{check.model}: {check.value:.4g}{f' (asked {asked})' if asked else ''}{verdict}")
+        say(_check_line(check))
         if check.note:
             say(f"  note: {check.note}")
-    line = f"sample uniques: {unique['n_sample_uniques']} of {unique['n_records']} records"
-    if "p_pu_given_su" in unique:
-        p_pu = unique["p_pu_given_su"]
-        line += (
-            f"; {unique['n_population_uniques']} of them unique in the population of {unique['n_population']}: "
-            f"P(PU|SU) = {'undefined (no sample unique)' if p_pu is None else format(p_pu, '.4f')}"
-        )
-    say(line)
+    say(_uniques_line(unique))
     if json_out is not None:
         emit_json(json_out, {"checks": [c.to_dict() for c in checks], "uniqueness": unique})
 
