@@ -89,7 +89,7 @@ def save(name: str, folder: Path) -> Path:
     """Write ``name``'s pair to ``folder/<name>.pkl`` (exact values); the path."""
     path = folder / f"{name}.pkl"
     if not path.is_file():
-        pd.to_pickle(pair(name), path)
+        pd.to_pickle(pair(name), path)  # type: ignore[attr-defined]
     return path
 
 

@@ -38,7 +38,11 @@ def start(workspace: Path, *extra: str) -> tuple[subprocess.Popen, str, float]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    address = re.search(r"(http://\S+)", process.stderr.readline()).group(1)
+    assert process.stderr is not None
+    found = re.search(r"(http://\S+)", process.stderr.readline())
+    if found is None:
+        raise SystemExit("rlopt serve printed no address")
+    address = found.group(1)
     while True:
         try:
             if httpx.get(address, follow_redirects=True, timeout=5).status_code == 200:
@@ -84,14 +88,15 @@ def main() -> None:
     args = parser.parse_args()
     if over_trees("bench_app", args):
         return
-    rows = []
-    starts, memory = [], []
+    rows: list[tuple[str, str, list[float]]] = []
+    starts: list[float] = []
+    memory: list[float] = []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as folder:
-            process, address, seconds = start(Path(folder))
+            process, address, started = start(Path(folder))
             httpx.get(address, follow_redirects=True)
             time.sleep(1.0)
-            starts.append(seconds)
+            starts.append(started)
             memory.append(rss_mb(process.pid))
             stop(process)
     rows.append(("from `rlopt serve` to the first page", f"{statistics.median(starts):.2f} s", starts))
@@ -103,7 +108,10 @@ def main() -> None:
         base = address.split("/?")[0]
         with httpx.Client(base_url=base, follow_redirects=True, timeout=60) as client:
             front = client.get(address).text
-            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', front).group(1)
+            token = re.search(r'name="csrf" value="([0-9a-f]+)"', front)
+            if token is None:
+                raise SystemExit("no CSRF token on the front page")
+            csrf = token.group(1)
             files = {
                 "original": ("census.csv", csv_bytes(census)),
                 "masked": ("masked.csv", csv_bytes(masked)),

@@ -60,11 +60,11 @@ def main() -> None:
         if not paths:
             parser.error("give one or two results.csv, or --before TREE")
         labels = [label for label, _ in chosen] or [str(path) for path in paths]
-        origins = [tree for _, tree in chosen] or [None] * len(paths)
+        origins: list[Path | None] = [tree for _, tree in chosen] or [None] * len(paths)
         compare([pd.read_csv(path) for path in paths], labels, origins)
 
 
-def compare(runs: list[pd.DataFrame], labels: list[str], origins: list) -> None:
+def compare(runs: list[pd.DataFrame], labels: list[str], origins: list[Path | None]) -> None:
     from rlopt.experiments.reproduce import PUBLISHED_TABLE2
     from rlopt.families import BASELINES
 

@@ -42,6 +42,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -88,13 +89,15 @@ def _validated(n_records: int, n_attributes: int):
 # ---- one measurement (in a child process) ------------------------------------------------
 
 
-def measure_link(n_records: int, n_attributes: int, family: str, method: str, weights: str | None) -> dict:
+def measure_link(n_records: int, n_attributes: int, family: str, method: str, weights: str) -> dict:
+    from rlopt.families import Distance
     from rlopt.families.wm import WeightedMeanDistance
     from rlopt.linkage import link_records
     from rlopt.linkage.distance_based import resolve_distance
 
     data = _validated(n_records, n_attributes)
     za, zb = data.standardised()
+    distance: Distance
     if family == "wm":
         distance = WeightedMeanDistance(np.array(json.loads(weights)), data.columns)
     else:
@@ -211,6 +214,7 @@ def learned_weights(n_attributes: int) -> list[float]:
     original, masked = _files(10_000, n_attributes)
     learner = LearnedDistanceLinkage("wm", time_limit=120, threads=1)
     learner.fit(pd.read_csv(original).iloc[:400], pd.read_csv(masked).iloc[:400])
+    assert learner.params_ is not None
     weights = learner.params_["weights"]
     print(
         f"wm weights learned on 400 records: {learner.result_.status}, {learner.result_.n_correct_verified}/400"
@@ -218,7 +222,7 @@ def learned_weights(n_attributes: int) -> list[float]:
     return [weights[c] for c in pd.read_csv(original, nrows=1).columns]
 
 
-MEASURES = {
+MEASURES: dict[str, Callable[..., dict]] = {
     "link": measure_link,
     "chunks": measure_chunks,
     "dask": measure_dask,
