@@ -11,6 +11,9 @@ Names:
 - ``diabetes-noise<k>``: scikit-learn's diabetes file (442 x 10, a file from outside the
   bundled data) with additive noise ``k`` (seed 0).
 
+Files of any size, for the benchmarks of scale: :func:`resampled_census` (the Census file
+resampled to N records, jittered, with additive noise) and :func:`normal_records`.
+
 :func:`save` writes a pair to pickles that :func:`load` reads back unchanged: a benchmark
 comparing two source trees builds each file once, here, and hands both trees the same
 records (each tree's own masking code never enters the comparison).
@@ -22,9 +25,10 @@ import functools
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["NAMES", "pair", "save", "load"]
+__all__ = ["NAMES", "pair", "save", "load", "resampled_census", "normal_records"]
 
 NAMES = (
     "census-rs10",
@@ -83,6 +87,28 @@ def pair(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     if method == "rs":
         return original, rank_swap(original, p=int(value), seed=0)
     return original, microaggregate(original, k=int(value))
+
+
+def resampled_census(n_records: int, n_attributes: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The CASC Census file resampled with replacement to ``n_records`` records on its first
+    ``n_attributes`` attributes, every value jittered by Normal(0, (0.05 sd)^2) of its
+    attribute so that the records are distinct; masked by additive noise k = 0.1 (seed 1)."""
+    from rlopt.data import load_census
+    from rlopt.masking import additive_noise
+
+    census = load_census().iloc[:, :n_attributes]
+    rng = np.random.default_rng(seed)
+    values = census.to_numpy(float)[rng.integers(0, len(census), n_records)]
+    values = values + rng.normal(size=values.shape) * 0.05 * values.std(axis=0)
+    original = pd.DataFrame(values, columns=census.columns)
+    return original, additive_noise(original, 0.1, seed=1)
+
+
+def normal_records(n_records: int, n_attributes: int = 4) -> pd.DataFrame:
+    """``n_records`` standard normal records (columns ``a, b, ...``; the seed is
+    ``n_records``, so each size is one file)."""
+    values = np.random.default_rng(n_records).normal(size=(n_records, n_attributes))
+    return pd.DataFrame(values, columns=[chr(ord("a") + i) for i in range(n_attributes)])
 
 
 def save(name: str, folder: Path) -> Path:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks._common import add_trees, over_trees, record
+from benchmarks._files import normal_records
 
 
 def _sse_sst(values: np.ndarray, labels: np.ndarray) -> float:
@@ -55,7 +56,7 @@ def main() -> None:
     print("| records | exact s | exact SSE/SST | partitioned s | partitioned SSE/SST | loss ratio | groups |")
     print("|---|---|---|---|---|---|---|")
     for n in sizes:
-        values = np.random.default_rng(n).normal(size=(n, 4))
+        values = normal_records(n).to_numpy()
         fast, fast_s = _timed(mdav_partition, values, args.k, method="partitioned")
         sizes_fast = np.bincount(fast)
         fast_loss = _sse_sst(values, fast)
@@ -74,7 +75,7 @@ def main() -> None:
     print("| records | Python walk s | compiled walk s | ratio | same file |")
     print("|---|---|---|---|---|")
     for n in sizes:
-        frame = pd.DataFrame(np.random.default_rng(n).normal(size=(n, 4)), columns=list("abcd"))
+        frame = normal_records(n)
 
         def swap(compiled: bool, frame=frame) -> pd.DataFrame:
             # the walk is chosen by the number of records: moved below / above this file's

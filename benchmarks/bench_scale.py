@@ -4,7 +4,7 @@
     python -m benchmarks.bench_scale --sizes 10000 100000 --attributes 13 --no-brute --no-dask --no-attack --no-risk
     python -m benchmarks.bench_scale --sizes 10000 --no-dask --no-risk --before TREE   # two trees
 
-How the files are made (``scale_files``): the CASC Census file (1080 records) resampled
+How the files are made (``benchmarks._files.resampled_census``): the CASC Census file (1080 records) resampled
 with replacement to N records, every value jittered by Normal(0, (0.05 sd)^2) of its
 attribute so that the records are distinct, on its first ``--attributes`` attributes
 (4: the attributes of the published M4 files); the masked file is additive noise
@@ -49,21 +49,9 @@ import numpy as np
 import pandas as pd
 
 from benchmarks._common import MAIN, add_trees, machine, over_trees, record
+from benchmarks._files import resampled_census
 
 WORK = Path(os.environ.get("RLOPT_BENCH_DIR", "/tmp/rlopt-bench-scale"))
-
-
-def scale_files(n_records: int, n_attributes: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The original and masked file of ``n_records`` records (see the module's notes)."""
-    from rlopt.data import load_census
-    from rlopt.masking import additive_noise
-
-    census = load_census().iloc[:, :n_attributes]
-    rng = np.random.default_rng(seed)
-    values = census.to_numpy(float)[rng.integers(0, len(census), n_records)]
-    values = values + rng.normal(size=values.shape) * 0.05 * values.std(axis=0)
-    original = pd.DataFrame(values, columns=census.columns)
-    return original, additive_noise(original, 0.1, seed=1)
 
 
 def _files(n_records: int, n_attributes: int) -> tuple[Path, Path]:
@@ -73,7 +61,7 @@ def _files(n_records: int, n_attributes: int) -> tuple[Path, Path]:
         WORK / f"masked_{n_attributes}_{n_records}.csv",
     )
     if not masked.is_file():
-        a, b = scale_files(n_records, n_attributes)
+        a, b = resampled_census(n_records, n_attributes)
         a.to_csv(original, index=False)
         b.to_csv(masked, index=False)
     return original, masked
