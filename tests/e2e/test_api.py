@@ -1,5 +1,5 @@
 """The package's public surface: no private name crosses a module boundary inside
-rlopt or experiments, and no package attribute hides the submodule of its name."""
+rlopt, benchmarks or experiments, and no package attribute hides the submodule of its name."""
 
 import ast
 import importlib
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_no_private_name_is_imported_across_modules():
     offenders = []
-    for path in [*ROOT.glob("rlopt/**/*.py"), *ROOT.glob("experiments/*.py")]:
+    for path in [*ROOT.glob("rlopt/**/*.py"), *ROOT.glob("benchmarks/*.py"), *ROOT.glob("experiments/*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rlopt"):
                 offenders += [

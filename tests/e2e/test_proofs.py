@@ -1,15 +1,18 @@
 """Every ``optimal`` claim checked independently on small generated files: the plain model
 of docs/method.md (no reduction), brute force on two attributes, the parameter-space
 branch and bound, and the containments between families. The audit itself lives in
-``experiments/audit_proofs.py``, which prints its counts at any size."""
+``tests/e2e/audit_proofs.py`` (``python -m tests.e2e.audit_proofs``), which prints its
+counts at any size."""
 
 import dataclasses
 
 import pandas as pd
 import pytest
 
-import experiments.audit_proofs as audit_proofs
-from experiments.audit_proofs import (
+import tests.e2e.audit_proofs as audit_proofs
+from rlopt.families import learned_families
+from tests._helpers import MARGIN, brute_force_two_attributes, noisy_file
+from tests.e2e.audit_proofs import (
     RECIPES,
     SMALL_FAMILIES,
     Audit,
@@ -20,8 +23,6 @@ from experiments.audit_proofs import (
     run_audit,
     table,
 )
-from rlopt.families import learned_families
-from tests._helpers import MARGIN, brute_force_two_attributes, noisy_file
 
 
 def _audit(seeds, families, **kwargs):

@@ -1,13 +1,14 @@
 """Start-up of the command line: two source trees side by side, in one run.
 
-    python experiments/bench_startup.py [--before TREE] [--after TREE] [--repeat N]
+    python -m benchmarks.bench_startup [--before TREE] [--after TREE] [--repeat N]
 
 Times ``rlopt --help`` and ``rlopt link`` on a 10-record file (fresh processes, the
 median of ``--repeat`` runs, the two trees interleaved so that the machine's load
 falls on both alike) with ``python -c 'from rlopt.cli import main; main()'`` and the
-tree first on ``PYTHONPATH``. ``--before`` defaults to a worktree of the commit before
-the command line became a package (make it with ``git worktree add /tmp/before
-45b4a2e``); ``--after`` to this checkout.
+tree first on ``PYTHONPATH``. Without ``--before`` it times this checkout alone
+(``git worktree add /tmp/before 45b4a2e`` is the commit before the command line became
+a package); ``--after`` defaults to this checkout. Appends one row per command and
+tree to ``benchmarks/results/bench_startup.csv``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-MAIN = "import sys; from rlopt.cli import main; sys.argv[0] = 'rlopt'; main()"
+from benchmarks._common import MAIN, ROOT, add_trees, record, trees
 
 
 def _seconds(tree: Path, args: list[str], cwd: Path) -> float:
@@ -36,10 +37,10 @@ def _seconds(tree: Path, args: list[str], cwd: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", type=Path, default=Path("/tmp/before"))
-    parser.add_argument("--after", type=Path, default=Path(__file__).resolve().parents[1])
+    add_trees(parser)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
+    chosen = trees(args) or [("", ROOT)]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         rng = np.random.default_rng(0)
@@ -47,15 +48,30 @@ def main() -> None:
         original.to_csv(folder / "o.csv", index=False)
         (original + rng.normal(scale=0.1, size=(10, 3))).to_csv(folder / "m.csv", index=False)
         commands = {"rlopt --help": ["--help"], "rlopt link (10 records)": ["link", "o.csv", "m.csv"]}
-        print(f"| command | before ({args.before}) | after ({args.after}) | ratio |")
-        print("|---|---|---|---|")
+        print(
+            "| command | " + " | ".join(f"{name or 'this'} ({tree})" for name, tree in chosen) + " | ratio |"
+        )
+        print("|---|" + "---|" * len(chosen) + "---|")
         for label, command in commands.items():
-            times: dict[str, list[float]] = {"before": [], "after": []}
+            times: dict[str, list[float]] = {name: [] for name, _ in chosen}
             for _ in range(args.repeat):
-                for name, tree in (("before", args.before), ("after", args.after)):
+                for name, tree in chosen:
                     times[name].append(_seconds(tree, command, folder))
-            before, after = statistics.median(times["before"]), statistics.median(times["after"])
-            print(f"| `{label}` | {before:.2f} s | {after:.2f} s | {before / after:.1f}x |")
+            medians = [statistics.median(times[name]) for name, _ in chosen]
+            ratio = f"{medians[0] / medians[-1]:.1f}x" if len(medians) == 2 else ""
+            print(f"| `{label}` | " + " | ".join(f"{m:.2f} s" for m in medians) + f" | {ratio} |")
+            for (name, tree), median in zip(chosen, medians):
+                record(
+                    "bench_startup",
+                    {
+                        "command": label,
+                        "tree": str(tree),
+                        "repeat": args.repeat,
+                        "median_s": round(median, 3),
+                    },
+                    tree=tree,
+                    label=name,
+                )
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """``rlopt serve``: time from the command to a usable page, memory of the idle server,
-and how fast a page is answered while two solves run (issue 33's measurements).
+and how fast a page is answered while two solves run.
 
-    python experiments/bench_app.py --repeat 3 --requests 20
+    python -m benchmarks.bench_app --repeat 3 --requests 20
+    python -m benchmarks.bench_app --repeat 3 --requests 20 --before TREE   # two trees
 
 Starts the server (a fresh workspace in a temporary folder) ``--repeat`` times and takes
 the median start-up time and idle resident memory; then, with ``--slots 2``, loads the
 Census rank-swapped pair (p = 10) through the page, starts two wm runs of 120 s, waits
 until both solve, and times ``--requests`` requests of the front page and of a run page.
-Prints a Markdown table (and writes it to ``--out`` when given).
+Prints a Markdown table (and writes it to ``--out`` when given) and appends one row to
+``benchmarks/results/bench_app.csv``. Needs the ``app`` extra (and ``httpx``, in ``test``).
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from pathlib import Path
 
 import httpx
 
-from rlopt.data import CENSUS_ATTRIBUTES, load_census
-from rlopt.masking import rank_swap
+from benchmarks import _files
+from benchmarks._common import add_trees, over_trees, record
 
 
 def start(workspace: Path, *extra: str) -> tuple[subprocess.Popen, str, float]:
@@ -36,7 +38,11 @@ def start(workspace: Path, *extra: str) -> tuple[subprocess.Popen, str, float]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    address = re.search(r"(http://\S+)", process.stderr.readline()).group(1)
+    assert process.stderr is not None
+    found = re.search(r"(http://\S+)", process.stderr.readline())
+    if found is None:
+        raise SystemExit("rlopt serve printed no address")
+    address = found.group(1)
     while True:
         try:
             if httpx.get(address, follow_redirects=True, timeout=5).status_code == 200:
@@ -78,28 +84,34 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--out", type=Path)
+    add_trees(parser)
     args = parser.parse_args()
-    rows = []
-    starts, memory = [], []
+    if over_trees("bench_app", args):
+        return
+    rows: list[tuple[str, str, list[float]]] = []
+    starts: list[float] = []
+    memory: list[float] = []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as folder:
-            process, address, seconds = start(Path(folder))
+            process, address, started = start(Path(folder))
             httpx.get(address, follow_redirects=True)
             time.sleep(1.0)
-            starts.append(seconds)
+            starts.append(started)
             memory.append(rss_mb(process.pid))
             stop(process)
     rows.append(("from `rlopt serve` to the first page", f"{statistics.median(starts):.2f} s", starts))
     rows.append(("resident memory of the idle server", f"{statistics.median(memory):.0f} MB", memory))
 
-    census = load_census()[list(CENSUS_ATTRIBUTES)]
-    masked = rank_swap(census, p=10, seed=0)
+    census, masked = _files.pair("census-rs10")
     with tempfile.TemporaryDirectory() as folder:
         process, address, _ = start(Path(folder), "--slots", "2")
         base = address.split("/?")[0]
         with httpx.Client(base_url=base, follow_redirects=True, timeout=60) as client:
             front = client.get(address).text
-            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', front).group(1)
+            token = re.search(r'name="csrf" value="([0-9a-f]+)"', front)
+            if token is None:
+                raise SystemExit("no CSRF token on the front page")
+            csrf = token.group(1)
             files = {
                 "original": ("census.csv", csv_bytes(census)),
                 "masked": ("masked.csv", csv_bytes(masked)),
@@ -130,6 +142,19 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
+    record(
+        "bench_app",
+        {
+            "repeat": args.repeat,
+            "requests": args.requests,
+            "start_s": round(statistics.median(starts), 2),
+            "idle_mb": round(statistics.median(memory)),
+            "front_page_ms": round(1000 * statistics.median(front_seconds)),
+            "front_page_max_ms": round(1000 * max(front_seconds)),
+            "run_page_ms": round(1000 * statistics.median(run_seconds)),
+            "run_page_max_ms": round(1000 * max(run_seconds)),
+        },
+    )
     if args.out is not None:
         args.out.write_text(text + "\n")
 

@@ -1,7 +1,10 @@
 """Same figures before and after a refactor: a snapshot of what users see, and a diff.
 
-    python experiments/behaviour.py snapshot OUT.json [--quick-grid]
-    python experiments/behaviour.py diff BEFORE.json AFTER.json
+    python benchmarks/behaviour.py snapshot OUT.json [--quick-grid]
+    python benchmarks/behaviour.py diff BEFORE.json AFTER.json
+
+(or ``python -m benchmarks.behaviour ...``; until 32eb51a it was ``experiments/behaviour.py``,
+and it imports nothing from ``benchmarks`` so that a checkout of either tree runs it).
 
 ``snapshot`` runs, in a scratch folder, with the ``rlopt`` of the Python that runs it
 (``python -c 'from rlopt.cli import main; main()'``, so that a worktree on

@@ -1,9 +1,10 @@
 """Linkage, the rank-swap attack and the risk assessment on 10^4 to 10^6 records, side by side.
 
-    python experiments/bench_scale.py [--sizes 10000 100000 1000000] [--attributes 4]
-    python experiments/bench_scale.py --sizes 10000 100000 --attributes 13 --no-brute --no-dask --no-attack --no-risk
+    python -m benchmarks.bench_scale [--sizes 10000 100000 1000000] [--attributes 4]
+    python -m benchmarks.bench_scale --sizes 10000 100000 --attributes 13 --no-brute --no-dask --no-attack --no-risk
+    python -m benchmarks.bench_scale --sizes 10000 --no-dask --no-risk --before TREE   # two trees
 
-How the files are made (``scale_files``): the CASC Census file (1080 records) resampled
+How the files are made (``benchmarks._files.resampled_census``): the CASC Census file (1080 records) resampled
 with replacement to N records, every value jittered by Normal(0, (0.05 sd)^2) of its
 attribute so that the records are distinct, on its first ``--attributes`` attributes
 (4: the attributes of the published M4 files); the masked file is additive noise
@@ -24,7 +25,10 @@ What runs, each measurement in a fresh process (its time, and its peak memory):
              two processes
   attack     rank swapping p = 1 of the largest file, then the intersection attack
   risk       ``rlopt risk`` (families wm, 60 s, 2 folds, HTML report) on 10^5 records
-The table goes to experiments/results/bench_scale_<attributes>.md.
+Each figure is appended as a row to ``benchmarks/results/bench_scale.csv``; ``--out
+FILE`` also writes the Markdown the run prints (``experiments/results/bench_scale_4.md``
+is the run docs/guide.md quotes). The files are cached in ``$RLOPT_BENCH_DIR``
+(default ``/tmp/rlopt-bench-scale``).
 """
 
 from __future__ import annotations
@@ -33,32 +37,21 @@ import argparse
 import importlib
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-RESULTS = Path(__file__).parent / "results"
+from benchmarks._common import MAIN, add_trees, machine, over_trees, record
+from benchmarks._files import resampled_census
+
 WORK = Path(os.environ.get("RLOPT_BENCH_DIR", "/tmp/rlopt-bench-scale"))
-
-
-def scale_files(n_records: int, n_attributes: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The original and masked file of ``n_records`` records (see the module's notes)."""
-    from rlopt.data import load_census
-    from rlopt.masking import additive_noise
-
-    census = load_census().iloc[:, :n_attributes]
-    rng = np.random.default_rng(seed)
-    values = census.to_numpy(float)[rng.integers(0, len(census), n_records)]
-    values = values + rng.normal(size=values.shape) * 0.05 * values.std(axis=0)
-    original = pd.DataFrame(values, columns=census.columns)
-    return original, additive_noise(original, 0.1, seed=1)
 
 
 def _files(n_records: int, n_attributes: int) -> tuple[Path, Path]:
@@ -68,7 +61,7 @@ def _files(n_records: int, n_attributes: int) -> tuple[Path, Path]:
         WORK / f"masked_{n_attributes}_{n_records}.csv",
     )
     if not masked.is_file():
-        a, b = scale_files(n_records, n_attributes)
+        a, b = resampled_census(n_records, n_attributes)
         a.to_csv(original, index=False)
         b.to_csv(masked, index=False)
     return original, masked
@@ -84,13 +77,15 @@ def _validated(n_records: int, n_attributes: int):
 # ---- one measurement (in a child process) ------------------------------------------------
 
 
-def measure_link(n_records: int, n_attributes: int, family: str, method: str, weights: str | None) -> dict:
+def measure_link(n_records: int, n_attributes: int, family: str, method: str, weights: str) -> dict:
+    from rlopt.families import Distance
     from rlopt.families.wm import WeightedMeanDistance
     from rlopt.linkage import link_records
     from rlopt.linkage.distance_based import resolve_distance
 
     data = _validated(n_records, n_attributes)
     za, zb = data.standardised()
+    distance: Distance
     if family == "wm":
         distance = WeightedMeanDistance(np.array(json.loads(weights)), data.columns)
     else:
@@ -188,7 +183,7 @@ def measure_risk(n_records: int, n_attributes: int) -> dict:
     out = WORK / f"risk_{n_attributes}_{n_records}"
     t0 = time.perf_counter()
     subprocess.run(
-        ["rlopt", "risk", str(original), str(masked), "--families", "wm", "--time-limit", "60", "--folds", "2",
+        [sys.executable, "-c", MAIN, "risk", str(original), str(masked), "--families", "wm", "--time-limit", "60", "--folds", "2",
          "--report", f"{out}.html", "--json", f"{out}.json", "--records-csv", f"{out}.csv"],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
@@ -207,6 +202,7 @@ def learned_weights(n_attributes: int) -> list[float]:
     original, masked = _files(10_000, n_attributes)
     learner = LearnedDistanceLinkage("wm", time_limit=120, threads=1)
     learner.fit(pd.read_csv(original).iloc[:400], pd.read_csv(masked).iloc[:400])
+    assert learner.params_ is not None
     weights = learner.params_["weights"]
     print(
         f"wm weights learned on 400 records: {learner.result_.status}, {learner.result_.n_correct_verified}/400"
@@ -214,7 +210,7 @@ def learned_weights(n_attributes: int) -> list[float]:
     return [weights[c] for c in pd.read_csv(original, nrows=1).columns]
 
 
-MEASURES = {
+MEASURES: dict[str, Callable[..., dict]] = {
     "link": measure_link,
     "chunks": measure_chunks,
     "dask": measure_dask,
@@ -227,7 +223,8 @@ MEASURES = {
 def run_child(kind: str, *args) -> dict:
     """One measurement in a fresh Python process: its figures and its peak resident memory."""
     done = subprocess.run(
-        [sys.executable, __file__, "--child", kind, json.dumps(args)],
+        [sys.executable, "-m", "benchmarks.bench_scale", "--child", kind, json.dumps(args)],
+        cwd=Path(__file__).parents[1],  # where this process found the benchmarks package
         check=True,
         capture_output=True,
         text=True,
@@ -245,10 +242,10 @@ def child(kind: str, args: str) -> None:
 # ---- the table ---------------------------------------------------------------------------
 
 
-def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if "model name" in line), "?")
+def describe_machine() -> str:
+    where = machine()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GiB, Python {platform.python_version()}"
+    return f"{where['cores']} usable cores ({where['cpu']}), {memory:.0f} GiB, Python {where['python']}"
 
 
 def main() -> None:
@@ -257,17 +254,21 @@ def main() -> None:
     parser.add_argument("--attributes", type=int, default=4)
     for step in ("brute", "dask", "attack", "risk"):
         parser.add_argument(f"--no-{step}", action="store_true")
+    parser.add_argument("--out", type=Path, default=None, help="also write the Markdown printed here")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    add_trees(parser)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
+    if over_trees("bench_scale", args):
+        return
     lines = [
         f"# bench_scale: {args.attributes} attributes",
         "",
-        f"`python experiments/bench_scale.py --sizes {' '.join(map(str, args.sizes))} --attributes {args.attributes}`",
+        f"`python -m benchmarks.bench_scale --sizes {' '.join(map(str, args.sizes))} --attributes {args.attributes}`",
         "",
-        f"Machine: {machine()}; load average at start {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M %Z')}.",
+        f"Machine: {describe_machine()}; load average at start {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M %Z')}.",
         "",
     ]
     print("\n".join(lines), flush=True)
@@ -275,6 +276,15 @@ def main() -> None:
     def say(text: str) -> None:
         lines.extend([text, ""])
         print(text, flush=True)
+
+    def keep(measure: str, n_records: int, got: dict, **more) -> None:
+        figures = {
+            k: round(v, 3) if isinstance(v, float) else v for k, v in got.items() if not isinstance(v, list)
+        }
+        record(
+            "bench_scale",
+            {"measure": measure, "records": n_records, "attributes": args.attributes, **more, **figures},
+        )
 
     weights = json.dumps(learned_weights(args.attributes))
     rows = [
@@ -287,6 +297,7 @@ def main() -> None:
             paths = ["tree"] + (["brute"] if not args.no_brute and n <= 100_000 and family == "am" else [])
             for path in paths:
                 got = run_child("link", n, args.attributes, family, path, weights)
+                keep("link", n, got, distance=family, path=path)
                 row = (
                     f"| {n:,} | {family} | {path} | {got['seconds']:.2f} | {got['n_correct']} | "
                     f"{got['n_ties']} | {got['peak_mb']:.0f} |"
@@ -300,6 +311,8 @@ def main() -> None:
             for mb in (64, 4)
             for jobs in (1, 2)
         }
+        for (mb, jobs), got in chunks.items():
+            keep("chunks", 10_000, got, distance="owa", chunk_mb=mb, jobs=jobs)
         say(
             "Brute force, owa on 10,000 records, chunks of 64 MiB (the default) against 4 MiB, best of 3: "
             + "; ".join(
@@ -313,6 +326,9 @@ def main() -> None:
         ceiling = run_child("ceiling")
         one = run_child("dask", 10_000, args.attributes, 1)
         two = run_child("dask", 10_000, args.attributes, 2)
+        keep("ceiling", 0, ceiling)
+        keep("dask", 10_000, one, distance="owa", workers=1)
+        keep("dask", 10_000, two, distance="owa", workers=2)
         runs = "; ".join(
             f"{len(r['runs'])} runs {', '.join(f'{x:.1f}' for x in r['runs'])} s" for r in (one, two)
         )
@@ -332,6 +348,7 @@ def main() -> None:
     if not args.no_attack:
         n = max(args.sizes)
         got = run_child("attack", n, args.attributes)
+        keep("attack", n, got)
         text = (
             f"Rank swapping p = 1 of {n:,} records: masking {got['mask_seconds']:.1f} s; intersection attack "
             f"{got['seconds']:.1f} s, {got['n_correct']} re-identified ({got['n_sure_correct']} sure), mean "
@@ -341,6 +358,7 @@ def main() -> None:
     if not args.no_risk:
         n = 100_000
         got = run_child("risk", n, args.attributes)
+        keep("risk", n, got)
         text = (
             f"`rlopt risk` on {n:,} records (wm, 60 s, 2 folds, report, JSON, records CSV): "
             f"{got['seconds']:.1f} s end to end, worst case at least {got['n_correct']} of {n:,}; "
@@ -348,8 +366,8 @@ def main() -> None:
         )
         say(text)
     lines.append(f"Load average at the end {os.getloadavg()[0]:.2f}.")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"bench_scale_{args.attributes}.md").write_text("\n".join(lines) + "\n")
+    if args.out is not None:
+        args.out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,50 +1,38 @@
-"""Issue 15's table: the interval a time-limited run reaches on real files, with the
-incumbent portfolio (NCA and MD starts, surrogate ascent, line search, greedy add)
-and without it, side by side in one run.
+"""The interval a time-limited run reaches on real files, with the incumbent portfolio
+(NCA and MD starts, surrogate ascent, line search, greedy add) and without it.
 
-    python experiments/bench_worst_case.py --seconds 60
-    python experiments/bench_worst_case.py --seconds 60 --portfolio off   # before
+    python -m benchmarks.bench_worst_case --seconds 60
+    python -m benchmarks.bench_worst_case --seconds 60 --portfolio off
+    python -m benchmarks.bench_worst_case --seconds 60 --before TREE       # two trees
 
-Files: Census 1080x13 rank-swapped with p = 10 (seed 0); M5-38 (the published
-recipe, 400x5); scikit-learn's diabetes file (442x10, shipped with scikit-learn,
-not with rlopt) with additive noise k = 0.5 (seed 0), a file from outside the
-bundled data. Every lower end is a recount by the family's reference evaluator
-at margin 1e-5; the upper end is the proven bound. Writes
-``experiments/results/bench_worst_case_<seconds>s_<portfolio>.{csv,md}``.
+Files (:mod:`benchmarks._files`): census-rs10 (Census 1080x13 rank-swapped with p = 10,
+seed 0); M5-38 (the published recipe, 400x5); diabetes-noise0.5 (scikit-learn's diabetes
+file, 442x10, shipped with scikit-learn, not with rlopt, with additive noise k = 0.5,
+seed 0: a file from outside the bundled data). Every lower end is a recount by the
+family's reference evaluator at margin 1e-5; the upper end is the proven bound. Prints
+the table and appends one row per cell to ``benchmarks/results/bench_worst_case.csv``.
+``--portfolio off`` passes the four searches' switches off through ``reductions=``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import pandas as pd
-from sklearn.datasets import load_diabetes
 
-from rlopt import LearnedDistanceLinkage, build, published_recipe
-from rlopt.data import CENSUS_ATTRIBUTES, load_census
-from rlopt.masking import additive_noise, rank_swap
+from benchmarks import _files
+from benchmarks._common import add_trees, over_trees, record
 
 OFF = {"nca_start": False, "surrogate": False, "line_search": False, "greedy_add": False}
 CELLS = [
-    ("census rank swap p=10", "wm"),
-    ("census rank swap p=10", "sb"),
-    ("diabetes noise k=0.5", "wm"),
-    ("diabetes noise k=0.5", "sb"),
+    ("census-rs10", "wm"),
+    ("census-rs10", "sb"),
+    ("diabetes-noise0.5", "wm"),
+    ("diabetes-noise0.5", "sb"),
     ("M5-38", "sb"),
     ("M5-38", "sb_nc"),
 ]
-
-
-def files() -> dict:
-    census = load_census()[list(CENSUS_ATTRIBUTES)]
-    diabetes = load_diabetes(scaled=False, as_frame=True).frame.drop(columns=["target"])
-    return {
-        "census rank swap p=10": (census, rank_swap(census, p=10, seed=0)),
-        "diabetes noise k=0.5": (diabetes, additive_noise(diabetes, 0.5, seed=0)),
-        "M5-38": build(published_recipe("M5-38")),
-    }
 
 
 def main() -> None:
@@ -52,12 +40,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--portfolio", choices=["on", "off"], default="on")
     parser.add_argument("--cells", default="all", help="comma-separated indices into the cell list")
+    add_trees(parser)
     args = parser.parse_args()
-    pairs = files()
+    if over_trees("bench_worst_case", args):
+        return
+    from rlopt import LearnedDistanceLinkage
+
     chosen = CELLS if args.cells == "all" else [CELLS[int(i)] for i in args.cells.split(",")]
     rows = []
     for file, family in chosen:
-        original, masked = pairs[file]
+        original, masked = _files.pair(file)
         t0 = time.perf_counter()
         reductions = "all" if args.portfolio == "on" else OFF
         result = (
@@ -81,12 +73,10 @@ def main() -> None:
             }
         )
         print(rows[-1], flush=True)
+        record("bench_worst_case", rows[-1])
     table = pd.DataFrame(rows)
-    out = Path(__file__).parent / "results" / f"bench_worst_case_{args.seconds:g}s_{args.portfolio}"
-    table.to_csv(out.with_suffix(".csv"), index=False)
     lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -1,49 +1,50 @@
 """Naive versus accelerated MILP, side by side in one run, same HiGHS, same options.
 
-    python experiments/bench_milp.py --tier published [--naive-time-limit 60] [--time-limit 600]
-    python experiments/bench_milp.py --tier census --no-naive --time-limit 600
-    python experiments/bench_milp.py --tier eia --families wm --no-naive --time-limit 600
-    python experiments/bench_milp.py --baseline carry_rounds --time-limit 120 --naive-time-limit 120
+    python -m benchmarks.bench_milp --tier published [--naive-time-limit 60] [--time-limit 600]
+    python -m benchmarks.bench_milp --tier census --no-naive --time-limit 600
+    python -m benchmarks.bench_milp --tier eia --families wm --no-naive --time-limit 600
+    python -m benchmarks.bench_milp --baseline carry_rounds --time-limit 120 --naive-time-limit 120
+    python -m benchmarks.bench_milp --files M4-33 --families wm --before TREE   # two trees
 
 The naive model is docs/method.md §3 as written: every pair (N(N-1) rows), one
-constant C equal to the largest valid C_ij, no reduction, built through Pyomo.
-The accelerated one applies every exact reduction of rlopt.milp.acceleration.
-With ``--baseline SWITCH`` the left-hand run is instead the accelerated model
-with that one reduction switched off (the benefit of one exact reduction).
-Both run with one HiGHS thread. A naive run stopped by its time cap makes the
-ratio a lower bound (">="). Each cell prints one Markdown row as it finishes;
-the table and a CSV go to experiments/results/bench_<tier>.{md,csv}.
+constant C equal to the largest valid C_ij, no reduction, built through Pyomo
+(``big_c="uniform", reductions="none"``). The accelerated one is rlopt's default, every
+exact reduction on. With ``--baseline SWITCH`` the left-hand run is instead the
+accelerated model with that one switch of ``reductions=`` off (the benefit of one
+exact reduction; ``rlopt learn --help`` lists the switches). Both run with one HiGHS
+thread. A naive run stopped by its time cap makes the ratio a lower bound (">="). Each
+cell prints one Markdown row as it finishes and appends it to
+``benchmarks/results/bench_milp.csv``; ``--out STEM`` also writes the table and a CSV of
+this run to ``STEM.md`` and ``STEM.csv``. With ``--before TREE`` the whole run is made
+once in each tree (``--after``: this checkout by default).
 
-Tiers:
+Tiers (the files are :mod:`benchmarks._files`'s):
   published  the six published files (400 records, sample seed 0) x wm wm_m owa ci ci_m sb sb_nc sb_pd
-  census     full Census (1080 x 13): rank swapping p = 2, 4, ..., 20 and MDAV k = 3, 5, 8 x wm owa sb
-  eia        EIA (4092 x 10 attributes RESREVENUE ... TOTSALES), MDAV k = 3 x wm
+  census     full Census (1080 x 13): census-rs2 ... census-rs20 (rank swapping p = 2, 4, ..., 20)
+             and census-mdav3, 5, 8 x wm owa sb
+  eia        EIA (4092 x 10 attributes RESREVENUE ... TOTSALES), eia-mdav3 x wm
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import platform
 import resource
-import subprocess
 import sys
 import time
 import traceback
-from dataclasses import fields
 from pathlib import Path
 
 import pandas as pd
 
-from rlopt import PUBLISHED_FILES, build, published_recipe
-from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia
-from rlopt.learn import LearnedDistanceLinkage
-from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp.acceleration import Reductions
-from rlopt.milp.solve import highs_version
+from benchmarks import _files
+from benchmarks._common import add_trees, commit, machine, over_trees, record
 
-RESULTS = Path(__file__).parent / "results"
-_SWITCHES = [f.name for f in fields(Reductions) if f.type in (bool, "bool")]
+TIER_FILES = {
+    "published": ["M4-33", "M4-28", "M4-82", "M5-38", "M6-385", "M6-853"],
+    "census": [f"census-rs{p}" for p in range(2, 21, 2)] + [f"census-mdav{k}" for k in (3, 5, 8)],
+    "eia": ["eia-mdav3"],
+}
 TIER_FAMILIES = {
     "published": "wm,wm_m,owa,ci,ci_m,sb,sb_nc,sb_pd",
     "census": "wm,owa,sb",
@@ -52,25 +53,10 @@ TIER_FAMILIES = {
 
 
 def tier_files(tier: str, names: list[str] | None):
-    """``(name, original, masked)`` for every file of the tier (lazily built)."""
-    if tier == "published":
-        for name in names or PUBLISHED_FILES:
-            original, masked = build(published_recipe(name, sample_seed=0))
-            yield name, original, masked
-    elif tier == "census":
-        census = load_census()[list(CENSUS_ATTRIBUTES)]
-        cells = [f"RS p={p}" for p in range(2, 21, 2)] + [f"MDAV k={k}" for k in (3, 5, 8)]
-        for name in names or cells:
-            method, value = name.split(" ")
-            value = int(value.split("=")[1])
-            masked = rank_swap(census, p=value, seed=0) if method == "RS" else microaggregate(census, k=value)
-            yield name, census, masked
-    elif tier == "eia":
-        eia = load_eia()[list(EIA_ATTRIBUTES)]
-        for name in names or ["MDAV k=3"]:
-            yield name, eia, microaggregate(eia, k=int(name.split("=")[1]))
-    else:
-        raise SystemExit(f"unknown tier {tier!r}; expected published, census or eia")
+    """``(name, original, masked)`` for every file of the tier (built as they are reached)."""
+    for name in names or TIER_FILES[tier]:
+        original, masked = _files.pair(name)
+        yield name, original, masked
 
 
 def run(
@@ -84,6 +70,8 @@ def run(
     without: str | None = None,
 ) -> dict:
     """One cell: the naive model, or the accelerated one (``without`` that reduction)."""
+    from rlopt import LearnedDistanceLinkage
+
     switches = {"max_conflict_lps": max_conflict_lps, **({without: False} if without else {})}
     kwargs = dict(big_c="uniform", reductions="none") if naive else dict(reductions=switches)
     try:
@@ -132,8 +120,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         default="naive",
-        choices=["naive"] + _SWITCHES,
-        help="left-hand run: the naive model, or the accelerated one without this reduction",
+        help="left-hand run: naive (the naive model), or a reductions= switch, the accelerated model without it",
     )
     parser.add_argument(
         "--max-conflict-lps",
@@ -141,19 +128,22 @@ def main() -> None:
         default=20000,
         help="cap on the pairwise conflict LPs of the accelerated run",
     )
-    parser.add_argument(
-        "--out", default=None, help="stem of the .md/.csv output (default results/bench_<tier>)"
-    )
+    parser.add_argument("--out", default=None, help="also write this run's table to STEM.md and STEM.csv")
+    add_trees(parser)
     args = parser.parse_args()
+    if over_trees("bench_milp", args):
+        return
     families = (args.families or TIER_FAMILIES[args.tier]).split(",")
-    stem = Path(args.out) if args.out else RESULTS / f"bench_{args.tier}"
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    stem = Path(args.out) if args.out else None
+    if stem is not None:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+    where = machine()
 
     header = [
-        f"command: python experiments/bench_milp.py {' '.join(sys.argv[1:])}",
-        f"machine: {platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores, "
-        f"Python {platform.python_version()}, HiGHS {highs_version()}, one HiGHS thread per run, "
-        f"margin 1e-5; date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; commit {_commit()}",
+        f"command: python -m benchmarks.bench_milp {' '.join(sys.argv[1:])}",
+        f"machine: {where['cpu']}, {where['cores']} cores, Python {where['python']}, highspy "
+        f"{where['highspy']}, one HiGHS thread per run, margin 1e-5; date "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; commit {commit()}",
         "",
         f"baseline (left): {'the naive model' if args.baseline == 'naive' else 'accelerated without ' + args.baseline}",
         "",
@@ -215,12 +205,16 @@ def main() -> None:
                 {
                     "file": name,
                     "family": family,
+                    "baseline": args.baseline,
+                    "time_limit": args.time_limit,
+                    "naive_time_limit": args.naive_time_limit,
                     **{f"naive_{k}": v for k, v in slow.items()},
                     **{f"accel_{k}": v for k, v in fast.items()},
                     "ratio": ratio,
                     "equal": equal,
                 }
             )
+            record("bench_milp", rows[-1])
             _write(stem, lines, rows)
     totals = _totals(rows)
     lines += ["", totals]
@@ -229,19 +223,6 @@ def main() -> None:
     lines.append(f"peak resident memory of the benchmark process: {peak:.0f} MB")
     print(lines[-1])
     _write(stem, lines, rows)
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _totals(rows: list[dict]) -> str:
@@ -258,7 +239,9 @@ def _totals(rows: list[dict]) -> str:
     return text
 
 
-def _write(stem: Path, lines: list[str], rows: list[dict]) -> None:
+def _write(stem: Path | None, lines: list[str], rows: list[dict]) -> None:
+    if stem is None:
+        return
     stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
     keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("file", "family"), k))
     with stem.with_suffix(".csv").open("w", newline="") as handle:

@@ -1,6 +1,6 @@
 """An independent check of every ``optimal`` claim on small generated files.
 
-    python experiments/audit_proofs.py --files 150 --seed 0
+    python -m tests.e2e.audit_proofs --files 150 --seed 0
 
 Each file (seeded, 20-40 records) is a numeric one masked by noise, MDAV or rank
 swapping, or a mixed one (a nominal or ordinal attribute among 1-3 numeric ones)
@@ -16,7 +16,7 @@ defaults; every claim ``optimal`` is checked against
 Prints one row per family (solves, claims optimal, claims checked by each method,
 disagreements) and lists every disagreement; ``kill PID`` ends it after the file under
 way, with the table so far. ``tests/e2e/test_proofs.py`` runs the same audit at a small
-size (and at 200 files with ``-m slow``).
+size (and at 200 files with ``-m slow``); this module holds no test itself.
 """
 
 from __future__ import annotations

@@ -1,18 +1,20 @@
 """Block ceilings on a bundled file: one family learned with and without blocks, the
-interval, the time and each block's figures (issue 32: a ceiling <= 961 at 600 s on the
-Census rank swapped with p = 10).
+interval, the time and each block's figures (the target was a ceiling <= 961 at 600 s on
+the Census rank swapped with p = 10).
 
-    python experiments/bench_blocks.py --seconds 600 --jobs 2 --size 30   # with blocks
-    python experiments/bench_blocks.py --seconds 600 --jobs 0             # without
-    python experiments/bench_blocks.py --file census-mdav3 --jobs 2 --dask  # a local Dask cluster
+    python -m benchmarks.bench_blocks --seconds 600 --jobs 2 --size 30   # with blocks
+    python -m benchmarks.bench_blocks --seconds 600 --jobs 0             # without
+    python -m benchmarks.bench_blocks --file census-mdav3 --jobs 2 --dask  # a local Dask cluster
 
-Files: ``census-rs10`` (Census 1080 x 13, rank swapping p = 10, seed 0; the default),
-``census-mdav3``, ``census-mdav8`` (MDAV k = 3, 8 on all 13 attributes) and ``eia-mdav3``
-(EIA 4092 x 10, MDAV k = 3). ``--dask`` runs the blocks on a local Dask cluster of
-``--jobs`` worker processes (``--scheduler`` of the CLI) instead of the runner's pool.
+Files (:mod:`benchmarks._files`): ``census-rs10`` (the default), ``census-mdav3``,
+``census-mdav8`` (MDAV k = 3, 8 on all 13 attributes) and ``eia-mdav3`` (EIA 4092 x 10,
+MDAV k = 3), or any other name :mod:`benchmarks._files` builds. ``--dask`` runs the blocks
+on a local Dask cluster of ``--jobs`` worker processes (``--scheduler`` of the CLI)
+instead of the runner's pool; ``--before TREE`` runs the whole benchmark in each tree.
 
-Writes ``experiments/results/bench_blocks_<file>_<family>_<seconds>s_<jobs>j[_dask].json``
-(the result's JSON, its certificate included).
+Appends one row to ``benchmarks/results/bench_blocks.csv``; ``--json FILE`` also writes
+the result's JSON (its certificate included), as the runs kept in
+``experiments/results/bench_blocks_*.json`` were.
 """
 
 from __future__ import annotations
@@ -23,23 +25,8 @@ import time
 import warnings
 from pathlib import Path
 
-from rlopt import LearnedDistanceLinkage
-from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia
-from rlopt.exceptions import DataWarning
-from rlopt.masking import microaggregate, rank_swap
-
-RESULTS = Path(__file__).parent / "results"
-
-
-def pair(name: str):
-    """The original and masked file called ``name``."""
-    if name.startswith("census"):
-        census = load_census()[list(CENSUS_ATTRIBUTES)]
-        if name == "census-rs10":
-            return census, rank_swap(census, p=10, seed=0)
-        return census, microaggregate(census, k=int(name.removeprefix("census-mdav")))
-    eia = load_eia()[list(EIA_ATTRIBUTES)]
-    return eia, microaggregate(eia, k=int(name.removeprefix("eia-mdav")))
+from benchmarks import _files
+from benchmarks._common import add_trees, over_trees, record
 
 
 def main() -> None:
@@ -49,12 +36,16 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="block workers (0: no blocks)")
     parser.add_argument("--size", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0, help="the partition's seed")
-    parser.add_argument(
-        "--file", default="census-rs10", choices=["census-rs10", "census-mdav3", "census-mdav8", "eia-mdav3"]
-    )
+    parser.add_argument("--file", default="census-rs10", help="a name of benchmarks._files")
     parser.add_argument("--dask", action="store_true", help="a local Dask cluster of --jobs processes")
+    parser.add_argument("--json", type=Path, default=None, help="also write the result's JSON here")
+    add_trees(parser)
     args = parser.parse_args()
-    original, masked = pair(args.file)
+    if over_trees("bench_blocks", args):
+        return
+    from rlopt import DataWarning, LearnedDistanceLinkage
+
+    original, masked = _files.pair(args.file)
     blocks = None if args.jobs == 0 else {"size": args.size, "jobs": args.jobs, "seed": args.seed}
     cluster = None
     if args.dask and blocks is not None:
@@ -77,6 +68,19 @@ def main() -> None:
     print(
         f"{args.file} {args.family}: {result.status} [{result.n_correct_verified}, {result.bound}] in {wall:.1f} s"
     )
+    row = {
+        "file": args.file,
+        "family": args.family,
+        "seconds": args.seconds,
+        "jobs": args.jobs,
+        "size": args.size,
+        "seed": args.seed,
+        "dask": cluster is not None,
+        "status": result.status,
+        "lower": result.n_correct_verified,
+        "upper": result.bound,
+        "wall_s": round(wall, 1),
+    }
     if result.blocks is not None:
         figures = result.blocks["blocks"]
         seconds = sorted(block["seconds"] for block in figures)
@@ -86,10 +90,15 @@ def main() -> None:
             f"{sum(seconds):.0f} s summed, median {seconds[len(seconds) // 2]:.1f} s, "
             f"longest {seconds[-1]:.1f} s"
         )
-    RESULTS.mkdir(exist_ok=True)
-    tail = "_dask" if cluster is not None else ""
-    out = RESULTS / f"bench_blocks_{args.file}_{args.family}_{args.seconds:g}s_{args.jobs}j{tail}.json"
-    out.write_text(json.dumps({**result.to_dict(), "wall_seconds": wall}, default=str))
+        row.update(
+            block_ceiling=result.blocks["ceiling"],
+            blocks=len(figures),
+            blocks_proven=proven,
+            block_seconds_summed=round(sum(seconds), 1),
+        )
+    record("bench_blocks", row)
+    if args.json is not None:
+        args.json.write_text(json.dumps({**result.to_dict(), "wall_seconds": wall}, default=str))
 
 
 if __name__ == "__main__":
