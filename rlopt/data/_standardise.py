@@ -40,7 +40,7 @@ DEFAULT_CHUNK_BYTES = 64 * 2**20
 """Memory budget for one chunk of the difference tensor (64 MiB). Smaller chunks are
 not faster: below glibc's mmap threshold's ceiling (32 MiB) a fresh process maps and
 page-faults every chunk's temporaries anew; owa by brute force on 10^4 records took
-16.4 s with 4 MiB chunks against 8.4 s with 64 MiB (``experiments/bench_scale.py``)."""
+16.4 s with 4 MiB chunks against 8.4 s with 64 MiB (``benchmarks/bench_scale.py``)."""
 
 
 def column_scale(values: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@ Exact MDAV costs about ``n^2 / k`` distance evaluations (20,000 records: seconds
 (a KD-tree's cells) into parts of at most :data:`PART_RECORDS` records, and MDAV runs
 exactly inside each part: ``n * PART_RECORDS / k`` evaluations, linear in ``n``.
 Every group still has ``k .. 2k-1`` records; the information loss is measured beside
-exact MDAV's in ``experiments/bench_masking_scale.py``."""
+exact MDAV's in ``benchmarks/bench_masking_scale.py``."""
 
 from __future__ import annotations
 
