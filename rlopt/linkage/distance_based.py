@@ -123,23 +123,16 @@ def link_records(
         values = pair_distances(za, zb, distance, rows, cols)
         own, nearest_other, linked_to = pair_verdicts(n_records, rows, cols, values)
     else:
-        matrix = None if method == "brute" else tree_map(distance, za, zb)
-        if method == "tree" and matrix is None:
-            raise InputError(
-                f"{distance.family}: no exact nearest-neighbour path for this distance on these files "
-                "(it needs am, md, wm, wm_m or a positive semi-definite sb, and no nominal attribute); "
-                "use method='brute'"
-            )
-        if matrix is not None and (method == "tree" or n_records >= TREE_MIN_RECORDS):
-            rows, cols = tree_pairs(za, zb, matrix, n_jobs=jobs)
-            values = pair_distances(za, zb, distance, rows, cols)
-            own, nearest_other, linked_to = pair_verdicts(n_records, rows, cols, values)
-            if progress is not None:
-                progress(n_records, n_records)
-        else:
-            own, nearest_other, linked_to = brute_verdicts(
-                za, zb, distance, max_bytes=max_bytes, jobs=jobs, scheduler=scheduler, progress=progress
-            )
+        own, nearest_other, linked_to = _verdicts(
+            za,
+            zb,
+            distance,
+            method=method,
+            max_bytes=max_bytes,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+        )
     correct, tied, separation = verdict(own, nearest_other)
     return LinkageResult(
         n_records=n_records,
@@ -180,6 +173,39 @@ def _candidate_pairs(candidates, n_records: int) -> tuple[np.ndarray, np.ndarray
         return coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
     rows, cols = np.nonzero(np.asarray(candidates, dtype=bool))
     return rows.astype(np.int64), cols.astype(np.int64)
+
+
+def _verdicts(
+    za: np.ndarray,
+    zb: np.ndarray,
+    distance: Distance,
+    *,
+    method: Method,
+    max_bytes: int,
+    jobs: int,
+    scheduler: str | None,
+    progress: Progress | None,
+):
+    """Each record's own distance, nearest other distance and linked original, over every
+    original: by the KD-tree where the distance has a linear map and ``method`` allows
+    (``"auto"``: from :data:`TREE_MIN_RECORDS` records on), else pair by pair."""
+    n_records = za.shape[0]
+    matrix = None if method == "brute" else tree_map(distance, za, zb)
+    if method == "tree" and matrix is None:
+        raise InputError(
+            f"{distance.family}: no exact nearest-neighbour path for this distance on these files "
+            "(it needs am, md, wm, wm_m or a positive semi-definite sb, and no nominal attribute); "
+            "use method='brute'"
+        )
+    if matrix is None or (method != "tree" and n_records < TREE_MIN_RECORDS):
+        return brute_verdicts(
+            za, zb, distance, max_bytes=max_bytes, jobs=jobs, scheduler=scheduler, progress=progress
+        )
+    rows, cols = tree_pairs(za, zb, matrix, n_jobs=jobs)
+    verdicts = pair_verdicts(n_records, rows, cols, pair_distances(za, zb, distance, rows, cols))
+    if progress is not None:
+        progress(n_records, n_records)
+    return verdicts
 
 
 def dbrl(
