@@ -60,6 +60,7 @@ from rlopt.milp.acceleration import (
 from rlopt.milp.blocks import BLOCK_CEILINGS, BlockCeiling, BlockOptions, BlockSearch
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.formulation import ModelInfo, largest_big_c
+from rlopt.milp.search.exact import reach_margin
 from rlopt.milp.search.portfolio import (
     REGION_SEARCH,
     Incumbent,
@@ -417,14 +418,23 @@ class _Run:
         if self.companion is not None:
             self.companion.offer(count)
 
+    def incumbent(self, label: str, theta, tol: float, *, method: Method = "auto") -> Incumbent:
+        """``theta`` recounted (at the margin up to ``tol``, and at the exact margin)."""
+        linked, correct = self.recount(theta, tol, method=method)
+        exact = linked.separation >= self.margin
+        return Incumbent(label, np.asarray(theta, dtype=float), linked, correct, exact=exact)
+
     def keep(self, item: Incumbent) -> None:
-        """A recounted parameter met during the run: kept when it beats those kept, and found."""
+        """A recounted parameter met during the run: kept when it beats those kept, and
+        found (its count at the exact margin: a count it reaches)."""
         self.remember(item)
-        self.found(item.count, item.label)
+        self.found(item.exact_count, item.label)
 
     def remember(self, item: Incumbent) -> None:
-        """``item`` kept when it beats those kept (they grow in count)."""
-        if not self.kept or item.count > self.kept[-1].count:
+        """``item`` kept when it beats those kept (they grow in count, within the
+        recount's tolerance or at the exact margin)."""
+        last = self.kept[-1] if self.kept else None
+        if last is None or item.count > last.count or item.exact_count > last.exact_count:
             self.kept.append(item)
 
     def listen(self) -> bool:
@@ -910,8 +920,7 @@ def _solved(
             and incumbent is not None
             and run.family.is_admissible(theta, run.za, run.zb, tol=options.feasibility_tol)
         ):
-            linked, correct = run.recount(theta, tol)
-            run.keep(Incumbent("solver", np.asarray(theta, dtype=float), linked, correct))
+            run.keep(run.incumbent("solver", theta, tol))
 
     return solve_model(
         built.model,
@@ -1021,6 +1030,10 @@ def _closed(
             f"{name}: a parameter re-identifies {verified} records at margin {margin:g}, "
             f"more than the solver's proven bound {bound}"
         )
+    if status == Status.OPTIMAL and verified is not None and verified < bound:
+        # the solver's optimum holds within its tolerance, but no parameter found reaches
+        # it at the exact margin: an interval
+        status = Status.GAP_LIMIT
     if status != Status.OPTIMAL and verified is not None and verified == bound:
         status = Status.OPTIMAL  # the interval closed: the verified count is the proven optimum
     if status == Status.OPTIMAL and verified is not None:
@@ -1073,32 +1086,74 @@ def _lower_end(
     built: _Built,
     mismatch: Callable[[str], None],
 ):
-    """``(theta, n_correct, verified, strict, correct, lower_source)``: the recount of the
-    solver's parameter (its claim checked), or the best start when the solver found
-    nothing better (labelled as the start it is)."""
-    verified = strict = correct = lower_source = None
+    """``(theta, n_correct, verified, strict, correct, lower_source)``: the solver's claim
+    checked by the recount of its parameter (within the recount's tolerance), and the
+    lower end: the best count at the exact margin among the solver's parameter and every
+    start (a start when it ties, labelled as the start it is), its parameter moved to
+    reach the margin where it falls short of what it counts within the tolerance."""
+    solver = None
     if theta is not None:
         # the check of the solver's claim: every pair, plain numpy, independent of any search structure
-        linked, correct = run.recount(theta, built.tol, method="brute")
-        verified, strict, lower_source = int(correct.sum()), linked.n_correct, "solver"
-        run.remember(Incumbent("solver", np.asarray(theta, dtype=float), linked, correct))
+        solver = run.incumbent("solver", theta, built.tol, method="brute")
+        run.remember(solver)
         if built.separate is not None and status != Status.OPTIMAL:
             # stopped before every lazy row / cut was in: the incumbent is one of a
             # relaxation, its recount is what the parameter really achieves
-            n_correct = verified
+            n_correct = solver.count
         proven = status == Status.OPTIMAL and run.options.rel_gap == 0  # else K_i = 1 may hide one
-        if n_correct is not None and (verified < n_correct or (proven and verified != n_correct)):
+        if n_correct is not None and (solver.count < n_correct or (proven and solver.count != n_correct)):
             mismatch(
                 f"{run.family.name}: the solver claims {n_correct} correct re-identifications "
                 f"but the independent recount of its parameters at margin {run.margin:g} "
-                f"finds {verified}"
+                f"finds {solver.count}"
             )
-    if starts and (verified is None or starts[0].count >= verified):
-        best = starts[0]
-        run.remember(best)  # a later pass keeps it as it was counted
-        theta, correct = best.theta, best.correct
-        verified, strict, lower_source = best.count, best.linked.n_correct, best.label
-    return theta, n_correct, verified, strict, correct, lower_source
+    best = _at_the_margin(run, [*starts, *([] if solver is None else [solver])], built.tol)
+    if best is None:
+        return theta, n_correct, None, None, None, None
+    run.remember(best)  # a later pass keeps it as it was counted
+    return best.theta, n_correct, best.exact_count, best.linked.n_correct, best.exact, best.label
+
+
+REPAIRS = 2
+"""Parameters at most that the conclusion moves to reach the margin (the best ones that
+fall short of their count within the recount's tolerance)."""
+
+
+def _at_the_margin(run: _Run, items: list[Incumbent], tol: float) -> Incumbent | None:
+    """The item of most records re-identified at the exact margin (the first of a tie),
+    after moving (:func:`~rlopt.milp.search.exact.reach_margin`) the best ones whose
+    count within the recount's tolerance is higher: the MILP and the searches leave
+    their parameter on the margin, where rounding loses records."""
+    if not items:
+        return None
+    best = max(items, key=lambda item: item.exact_count)
+    limit = run.options.time_limit
+    deadline = None if limit is None else max(run.t0 + limit, time.perf_counter() + MIN_SOLVE_SHARE * limit)
+    short = [item for item in items if item.count > best.exact_count and item.exact_count < item.count]
+    for item in sorted(short, key=lambda item: -item.count)[:REPAIRS]:
+        if item.count <= best.exact_count:
+            break
+        theta = reach_margin(
+            run.za,
+            run.zb,
+            run.family,
+            item.theta,
+            item.correct,
+            margin=run.margin,
+            feasibility_tol=run.options.feasibility_tol,
+            candidates=run.candidates,
+            deadline=deadline,
+        )
+        if theta is not None and not run.family.is_admissible(
+            theta, run.za, run.zb, tol=run.options.feasibility_tol
+        ):
+            theta = _repaired(run.family, theta, run.za, run.zb, run.options.feasibility_tol)
+        if theta is None:
+            continue
+        moved = run.incumbent(item.label, theta, tol, method="brute")
+        if moved.exact_count > best.exact_count:
+            best = moved
+    return best
 
 
 def _warn_if_the_margin_hides_all(run: _Run, verified: int | None, starts: list[Incumbent]) -> None:

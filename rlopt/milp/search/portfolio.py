@@ -134,12 +134,20 @@ class Incumbent:
     label: str
     theta: np.ndarray
     linked: LinkageResult
-    correct: np.ndarray
+    correct: np.ndarray  # at the margin up to the recount's tolerance
     seconds: float = 0.0  # what its recount took
+    # the records it re-identifies at the exact margin (``None``: as ``correct``)
+    exact: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def count(self) -> int:
+        """Its count up to the recount's tolerance (what the searches compare)."""
         return int(self.correct.sum())
+
+    @property
+    def exact_count(self) -> int:
+        """Its count at the exact margin: what a run may report of it."""
+        return self.count if self.exact is None else int(self.exact.sum())
 
 
 def recount_parameter(
@@ -158,7 +166,10 @@ def recount_parameter(
     linked, correct = recount(
         za, zb, family.distance(theta, columns), margin=margin, tol=tol, candidates=candidates
     )
-    return Incumbent(label, np.asarray(theta, dtype=float), linked, correct, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    return Incumbent(
+        label, np.asarray(theta, dtype=float), linked, correct, seconds, linked.separation >= margin
+    )
 
 
 def search_incumbents(
@@ -255,7 +266,7 @@ class _Keeper:
         )
         self.met.append(item)
         if self.found is not None:
-            self.found(item.count, label)
+            self.found(item.exact_count, label)  # a count the parameter reaches at the margin
         return item
 
 
