@@ -7,7 +7,7 @@
 
 The naive model is docs/method.md §3 as written: every pair (N(N-1) rows), one
 constant C equal to the largest valid C_ij, no reduction, built through Pyomo.
-The accelerated one applies every exact reduction of rlopt.milp.acceleration.
+The accelerated one applies every exact reduction of rlopt.milp.reductions.
 With ``--baseline SWITCH`` the left-hand run is instead the accelerated model
 with that one reduction switched off (the benefit of one exact reduction).
 Both run with one HiGHS thread. A naive run stopped by its time cap makes the
@@ -39,8 +39,8 @@ from rlopt import PUBLISHED_FILES, build, published_recipe
 from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp.acceleration import Reductions
-from rlopt.milp.solve import highs_version
+from rlopt.milp.reductions import Reductions
+from rlopt.milp.solvers.runtime import highs_version
 
 RESULTS = Path(__file__).parent / "results"
 _SWITCHES = [f.name for f in fields(Reductions) if f.type in (bool, "bool")]

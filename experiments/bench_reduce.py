@@ -34,7 +34,7 @@ CELLS = {
 ONE_CELL = """
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
-import rlopt.milp.pipeline as pipeline
+import rlopt.milp.steps as steps
 from rlopt import LearnedDistanceLinkage
 from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia
 from rlopt.masking import microaggregate, rank_swap
@@ -47,7 +47,7 @@ else:
     original = load_eia()[list(EIA_ATTRIBUTES)]
     masked = microaggregate(original, k=3)
 reduce_seconds = []
-real_reduce = pipeline._reduce
+real_reduce = steps.reduce
 
 def timed_reduce(*args, **kwargs):
     started = time.perf_counter()
@@ -56,7 +56,7 @@ def timed_reduce(*args, **kwargs):
     finally:
         reduce_seconds.append(time.perf_counter() - started)
 
-pipeline._reduce = timed_reduce
+steps.reduce = timed_reduce
 started = time.perf_counter()
 result = LearnedDistanceLinkage(family, time_limit=limit, threads=1).fit(original, masked).result_
 wall = time.perf_counter() - started

@@ -1,4 +1,4 @@
-"""The parameter-space branch and bound (rlopt/milp/search/regions.py) against the MILP, and
+"""The parameter-space branch and bound (rlopt/milp/regions.py) against the MILP, and
 its speed-up with 2 worker processes over 1, side by side in one run.
 
     python experiments/bench_regions.py --seconds 60
@@ -25,10 +25,10 @@ import pandas as pd
 from rlopt import LearnedDistanceLinkage, build, published_recipe
 from rlopt.data import CENSUS_ATTRIBUTES, load_census, standardise
 from rlopt.families import get_family
+from rlopt.linkage import recount
 from rlopt.masking import rank_swap
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.search.portfolio import recount
-from rlopt.milp.search.regions import branch_and_bound
+from rlopt.milp.regions import branch_and_bound
 
 MARGIN = 1e-5
 CELLS = [

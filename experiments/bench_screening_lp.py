@@ -22,8 +22,8 @@ from rlopt.data import CENSUS_ATTRIBUTES, EIA_ATTRIBUTES, load_census, load_eia,
 from rlopt.exceptions import DataWarning
 from rlopt.families import get_family
 from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp import acceleration as acc
 from rlopt.milp.formulation import linkage_rows
+from rlopt.milp.reductions import screening, witnesses
 
 MARGIN = 1e-5
 CELLS = [("eia", "wm"), ("census", "wm"), ("census", "sb")]
@@ -50,18 +50,18 @@ def main() -> None:
         family = get_family(name)
         n = za.shape[1]
         neutral = family.neutral(n)
-        separation = acc.separation(za, zb, family.distance(neutral, acc._names(n)))
-        todo = np.flatnonzero(separation < MARGIN + acc.SCREEN_TOL)[: args.records]
+        separation = witnesses.separation(za, zb, family.distance(neutral, witnesses._names(n)))
+        todo = np.flatnonzero(separation < MARGIN + witnesses.SCREEN_TOL)[: args.records]
         rows = linkage_rows(za, zb, family, margin=MARGIN, records=todo)
         mine = [rows.record == i for i in todo]
-        lp = acc._FamilyLP(family, n, za, zb, MARGIN, 1e-9, 0)
-        record_lp = acc._RecordLP(lp, neutral)
+        lp = screening._FamilyLP(family, n, za, zb, MARGIN, 1e-9, 0)
+        record_lp = screening._RecordLP(lp, neutral)
         seconds, decided = [], []
         for path in (lp, record_lp):
             started = time.perf_counter()
             values = [path.best(rows.coefs[m], rows.constants[m])[0] for m in mine]
             seconds.append(time.perf_counter() - started)
-            decided.append([value < MARGIN - acc.SCREEN_TOL for value in values])
+            decided.append([value < MARGIN - witnesses.SCREEN_TOL for value in values])
         full, generated = (1000 * s / todo.size for s in seconds)
         print(
             f"| {source} | {name} | {todo.size} | {full:.1f} | {generated:.1f} | {full / generated:.1f}x "

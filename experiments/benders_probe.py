@@ -26,14 +26,14 @@ import numpy as np
 from rlopt import build, published_recipe
 from rlopt.data import standardise, validate_pair
 from rlopt.families import get_family
-from rlopt.milp.acceleration import (
+from rlopt.milp.formulation import linkage_rows
+from rlopt.milp.reductions import (
     SCREEN_TOL,
     duplicate_groups,
     find_conflicts,
     nearest_pairs,
     screen_records,
 )
-from rlopt.milp.formulation import linkage_rows
 
 MARGIN = 1e-5
 INF = highspy.kHighsInf

@@ -15,7 +15,7 @@ import platform
 from rlopt import PUBLISHED_FILES, build, dbrl, published_recipe
 from rlopt.families import LEARNED
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.milp.solve import highs_version
+from rlopt.milp.solvers.runtime import highs_version
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ from rlopt.data import CENSUS_ATTRIBUTES, load_census, standardise, validate_pai
 from rlopt.families import get_family
 from rlopt.learn import recount
 from rlopt.masking import rank_swap
+from rlopt.milp.incumbents.line_search import line_search_ascent
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.search.line_search import line_search_ascent
 
 MARGIN = 1e-5
 

@@ -24,7 +24,9 @@ from bench_blocks import pair
 from rlopt.data import validate_pair
 from rlopt.exceptions import DataWarning, RloptError
 from rlopt.families import get_learned_family
-from rlopt.milp.blocks import BlockOptions, BlockSolver, partition, solve_block
+from rlopt.milp.beside import BlockLimits, partition
+from rlopt.milp.certificate import BlockOptions
+from rlopt.milp.pipeline import solve_block
 
 
 def main() -> None:
@@ -47,7 +49,7 @@ def main() -> None:
         blocks = [np.flatnonzero(np.isin(group.ravel(), groups)) for groups in chosen]
     else:
         blocks = partition(data.original.shape[0], args.size, seed)[: args.blocks]
-    solver = BlockSolver(args.seconds, 1e-9)
+    solver = BlockLimits(args.seconds, 1e-9)
     print("| family | block | records | status | bound | verified | seconds |")
     print("|---|---|---|---|---|---|---|")
     for name in args.families.split(","):

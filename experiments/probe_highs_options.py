@@ -1,6 +1,6 @@
 """Published cells learned with extra HiGHS options for their MILP runs: a probe of
 whether a setting proves a cell faster (each run alone, one HiGHS thread, 60 s limit).
-Each setting is a JSON object added to :func:`rlopt.milp.solve.mip_options` for this
+Each setting is a JSON object added to :func:`rlopt.milp.solvers.mip.mip_options` for this
 process only; ``{}`` is the default. One line per cell, one column per setting
 (seconds / verified count / status):
 
@@ -18,7 +18,7 @@ import time
 import warnings
 
 import rlopt.milp.pipeline as pipeline
-import rlopt.milp.solve as solve
+import rlopt.milp.solvers.mip as solve
 from rlopt import LearnedDistanceLinkage, build, published_recipe
 from rlopt.exceptions import DataWarning
 

@@ -40,9 +40,9 @@ from rlopt.data import standardise, validate_pair
 from rlopt.families import get_family
 from rlopt.masking import rank_swap
 from rlopt.milp import SolverOptions
-from rlopt.milp import acceleration as new_acc
 from rlopt.milp import formulation as new_form
-from rlopt.milp import solve as solve_module
+from rlopt.milp import reductions as new_acc
+from rlopt.milp.solvers import runtime as solve_module
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = [

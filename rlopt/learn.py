@@ -24,12 +24,12 @@ from rlopt.data import ColumnKind, KindSpec, LinkageData, validate_pair
 from rlopt.data._standardise import Standardisation
 from rlopt.exceptions import InputError, NotFittedError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
-from rlopt.linkage import LinkageResult, link_records
+from rlopt.linkage import LinkageResult, link_records, recount
 from rlopt.milp import SolverOptions
-from rlopt.milp.acceleration import Reductions
-from rlopt.milp.blocks import BlockOptions
-from rlopt.milp.pipeline import LearnResult, learn, verify
-from rlopt.milp.search.portfolio import describe_lower, recount
+from rlopt.milp.certificate import BlockOptions, describe_lower
+from rlopt.milp.pipeline import learn, verify
+from rlopt.milp.reductions import Reductions
+from rlopt.results import LearnResult
 from rlopt.status import Status
 from rlopt.validation import MARGIN, Interval, Options, check_params
 
@@ -65,7 +65,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         The per-row valid big-C; ``"uniform"``: the largest of them for every row
         (the naive model); a number: that constant (for experiments).
     reductions : "all", "none", dict or Reductions, default="all"
-        The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
+        The exact reductions (:class:`rlopt.milp.reductions.Reductions`):
         ``drop_redundant, drop_dominated, fix_unreachable, conflicts,
         duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, nca_start,
         surrogate, line_search, greedy_add, parameter_bb``. ``"none"`` with
@@ -77,7 +77,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         limit): ``result_.verification`` says whether it agrees; a contradiction raises
         :class:`~rlopt.exceptions.SolverError`.
     blocks : BlockOptions, dict or None, default=None
-        Block ceilings proven beside the fit (:mod:`rlopt.milp.blocks`): the records in
+        Block ceilings proven beside the fit (:mod:`rlopt.milp.beside`): the records in
         random blocks whose MILPs, solved in worker processes (``{"jobs": 2}``) or on a
         Dask cluster (``{"scheduler": ADDRESS}``), bound the count by their sum;
         ``result_.blocks`` is the certificate. ``None``: none.

@@ -29,12 +29,13 @@ from rlopt.data import KindSpec, load_table, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.experiments.runner import GridRun
 from rlopt.families import BASELINES, DEFAULT_BASELINE, get_learned_family
+from rlopt.linkage import recount
 from rlopt.linkage.distance_based import resolve_distance
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
 from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
 from rlopt.masking.methods import PramSpec
 from rlopt.milp import SolverOptions
-from rlopt.milp.pipeline import learn, recount
+from rlopt.milp.pipeline import learn
 from rlopt.risk.measures import information_loss
 from rlopt.risk.permutation import permutation_analysis
 from rlopt.risk.worst_case import worst_case

@@ -316,7 +316,7 @@ def test_learning_inside_candidate_sets(family):
     from rlopt.families import get_family
     from rlopt.learn import learn
     from rlopt.milp import SolverOptions
-    from rlopt.milp.acceleration import Reductions
+    from rlopt.milp.reductions import Reductions
     from tests._helpers import MARGIN, noisy_file
 
     original, masked = noisy_file(3, n_records=25)

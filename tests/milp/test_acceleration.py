@@ -11,7 +11,8 @@ from rlopt import load_census
 from rlopt.data import standardise
 from rlopt.families import LEARNED, get_family
 from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp.acceleration import (
+from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
+from rlopt.milp.reductions import (
     LazyLinkageRows,
     Reductions,
     duplicate_groups,
@@ -20,7 +21,6 @@ from rlopt.milp.acceleration import (
     screen_records,
     separation,
 )
-from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 
 NONE = Reductions.none().to_dict()
@@ -249,8 +249,8 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
     from rlopt.data import standardise, validate_pair
     from rlopt.families import get_family
     from rlopt.learn import recount
+    from rlopt.milp.incumbents.line_search import line_search_ascent
     from rlopt.milp.margins import PairMargins
-    from rlopt.milp.search.line_search import line_search_ascent
 
     original, masked = noisy_file(41, 30, 3, scale=(0.6, 0.9, 1.2))
     data = validate_pair(original, masked)
@@ -270,10 +270,10 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
 
 
 def test_a_quick_pass_stopped_at_once_then_the_full_pass_keep_the_optimum(monkeypatch):
-    import rlopt.milp.pipeline as pipeline
+    import rlopt.milp.budget as budget
 
-    monkeypatch.setattr(pipeline, "QUICK_SECONDS", 1e-6)  # the quick pass proves little
-    monkeypatch.setattr(pipeline, "QUICK_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(budget, "QUICK_SECONDS", 1e-6)  # the quick pass proves little
+    monkeypatch.setattr(budget, "QUICK_MIN_SECONDS", 0.0)
     two_passes = 0
     for name in ("wm", "ci", "sb_nc"):
         for label in ("noise 31", "mdav k=3"):

@@ -15,10 +15,11 @@ import pytest
 
 from rlopt.data import validate_pair
 from rlopt.families import get_learned_family
+from rlopt.linkage import recount
 from rlopt.masking import additive_noise
 from rlopt.milp import SolverOptions
-from rlopt.milp.pipeline import learn, recount
-from rlopt.milp.search.exact import reach_margin
+from rlopt.milp.incumbents.exact import reach_margin
+from rlopt.milp.pipeline import learn
 from rlopt.status import Status
 
 MARGIN = 1e-5

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-import rlopt.milp.solve as solve_module
+import rlopt.milp.solvers.runtime as solve_module
 from rlopt.data import standardise
 from rlopt.exceptions import InputError, SolverError
 from rlopt.families import LEARNED, get_family

@@ -28,7 +28,7 @@ import numpy as np
 from rlopt.data._standardise import categorical_columns
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins, QuadraticMargins, quadratic_matrix
-from rlopt.milp.solve import Projection
+from rlopt.milp.solvers.lp import Projection
 from rlopt.processes import one_native_thread
 
 __all__ = ["surrogate_ascent", "competitors"]

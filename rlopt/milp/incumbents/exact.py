@@ -52,7 +52,7 @@ def reach_margin(
     over their rows (``None`` when HiGHS proves nothing by ``deadline``, a
     ``time.perf_counter()`` value, or the rows would be too many). Not a count: the
     caller recounts it."""
-    from rlopt.milp.acceleration import _FamilyLP  # the screening's LP over the family
+    from rlopt.milp.reductions.screening import _FamilyLP  # the screening's LP over the family
 
     rows = np.flatnonzero(records)
     n_records = za.shape[0]
