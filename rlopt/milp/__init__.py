@@ -10,10 +10,12 @@ The pipeline of one family on one pair of files, and the modules it calls in ord
 - :mod:`~rlopt.milp.conclude`: the solver's claim turned into a verified interval;
 - :mod:`~rlopt.milp.beside`: what runs beside the solve (the parameter-space branch and
   bound, the block ceilings in worker processes or on a Dask cluster), handed its solve;
-- :mod:`~rlopt.milp.incumbents`: the incumbent searches before the solve and the
-  parameter-space branch and bound beside it (its own map);
-- :mod:`~rlopt.milp.reductions`: the exact reductions (screening, conflicts, lazy
-  rows, big-C per row, the start), each switchable, none changing the optimum;
+- :mod:`~rlopt.milp.regions`: the parameter-space branch and bound (a ceiling);
+- :mod:`~rlopt.milp.incumbents`: the incumbent searches before the solve (its own map),
+  and the move of a parameter off the margin;
+- :mod:`~rlopt.milp.reductions`: the exact reductions (witnesses, screening, conflicts,
+  lazy rows; its own map), each switchable, none changing the optimum; the searches'
+  switches are :class:`~rlopt.milp.reductions.Searches`;
 - :mod:`~rlopt.milp.margins`: every pair's margin as a linear function of the parameter;
 - :mod:`~rlopt.milp.formulation`: the pure Pyomo builder (data and a family in, a model out);
 - :mod:`~rlopt.milp.solvers`: the one package that calls HiGHS (its options free of
