@@ -91,9 +91,17 @@ def conclude(run, solved: SolveResult, starts: list[Incumbent], reduced, built, 
     if best is not None:
         run.certificate.found(best.exact_count, best.label)
     run.certificate.bounded(bound, "proven optimum" if status == Status.OPTIMAL else "MILP bound")
-    result = LearnResult(
+    return _result(run, solved, built, screening, best, (status, bound, claimed), distance), distance
+
+
+def _result(run, solved: SolveResult, built, screening, best: Incumbent | None, ends: tuple, distance):
+    """The pass's :class:`~rlopt.results.LearnResult` (its seconds filled by the pass);
+    ``ends``: ``(status, bound, claimed)``."""
+    family, (status, bound, claimed) = run.family, ends
+    verified = None if best is None else best.exact_count
+    return LearnResult(
         family=family.name,
-        n_records=n_records,
+        n_records=run.n_records,
         claimed=claimed,
         n_correct_verified=verified,
         n_correct_strict=None if best is None else best.linked.n_correct,
@@ -114,7 +122,6 @@ def conclude(run, solved: SolveResult, starts: list[Incumbent], reduced, built, 
         lower_source=None if best is None else best.label,
         history=run.certificate.to_list(),
     )
-    return result, distance
 
 
 def solver_figures(

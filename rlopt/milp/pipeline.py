@@ -62,6 +62,7 @@ class Collaborators:
     solve_block: Callable[..., dict] | None = None  # None: solve_block
 
 
+# over 60 lines: its docstring documents every argument; the body only sets up the run
 def learn(
     data: LinkageData,
     family: LearnedFamily,

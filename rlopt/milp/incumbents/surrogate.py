@@ -132,6 +132,7 @@ def _nearest(za, zb, family, theta, count, margins, deadline=None):
     return g.min(axis=1), *margins.pairs(np.arange(g.shape[0]), nearest)
 
 
+# over 60 lines: one projected ascent loop, its step control and stopping rules kept together
 def surrogate_ascent(
     za: np.ndarray,
     zb: np.ndarray,

@@ -180,6 +180,7 @@ class _PairLP:
         return value < self.threshold
 
 
+# over 60 lines: its docstring; the witnesses, then the LPs, under one deadline
 def find_conflicts(
     za: np.ndarray,
     zb: np.ndarray,

@@ -165,6 +165,7 @@ class _RecordLP:
         return lp.best(coefs, constants, deadline=deadline)
 
 
+# over 60 lines: its docstring; the known parameter, the witnesses, then the LPs, under one deadline
 def screen_records(
     za: np.ndarray,
     zb: np.ndarray,
