@@ -39,7 +39,7 @@ def fit_with(family, original, masked, *, collaborators, progress=None, **kwargs
     from rlopt.milp.pipeline import learn
 
     learner = LearnedDistanceLinkage(family, margin=kwargs.pop("margin", MARGIN), **kwargs)
-    learned, reductions, options, blocks = learner._checked()
+    learned, (reductions, searches), options, blocks = learner._checked()
     result, _ = learn(
         validate_pair(original, masked),
         learned,
@@ -47,6 +47,7 @@ def fit_with(family, original, masked, *, collaborators, progress=None, **kwargs
         options=options,
         big_c=learner.big_c,
         reductions=reductions,
+        searches=searches,
         progress=progress,
         blocks=blocks,
         collaborators=collaborators,

@@ -116,7 +116,7 @@ def _result(run, solved: SolveResult, built, screening, best: Incumbent | None, 
         recount_tol=max(built.tol, run.largest_tol),  # a count kept from a quick pass may be looser
         cut_rounds=solved.cut_rounds,
         correct=None if best is None else best.exact,
-        reductions=run.reductions.to_dict(),
+        reductions={**run.reductions.to_dict(), **run.searches.to_dict()},  # the JSON keeps both
         at_risk=None if screening is None else screening.at_risk,
         at_risk_exact=None if screening is None else bool(screening.exact.all()),
         lower_source=None if best is None else best.label,

@@ -39,9 +39,9 @@ from rlopt.milp.certificate import BlockOptions, Certificate, describe_lower
 from rlopt.milp.conclude import conclude
 from rlopt.milp.formulation import largest_big_c
 from rlopt.milp.incumbents.portfolio import Incumbent
-from rlopt.milp.reductions import Reductions, screen_records
+from rlopt.milp.reductions import Reductions, Searches, screen_records
 from rlopt.milp.regions import Companion
-from rlopt.milp.solvers.mip import solve_model, solver_summary
+from rlopt.milp.solvers.mip import not_started, solve_model
 from rlopt.milp.solvers.options import SolveResult, SolverOptions
 from rlopt.processes import one_native_thread
 from rlopt.results import LearnResult
@@ -71,6 +71,7 @@ def learn(
     options: SolverOptions,
     big_c: str | float = "tight",
     reductions: Reductions = Reductions(),  # noqa: B008 (frozen)
+    searches: Searches = Searches(),  # noqa: B008 (frozen)
     on_mismatch: str = "raise",
     export: str | Path | None = None,
     standardised: bool = False,
@@ -107,7 +108,9 @@ def learn(
     processes or on a Dask cluster; the result's ``bound`` is at most their sum, and
     ``blocks`` its certificate. Not with ``candidates``.
 
-    ``collaborators``: the MILP's solve, the screening and a block's solve (tests give fakes).
+    ``reductions``: the exact reductions; ``searches``: the searches and what runs beside
+    the solve (:class:`~rlopt.milp.reductions.Searches`). ``collaborators``: the MILP's
+    solve, the screening and a block's solve (tests give fakes).
     """
     if blocks is not None and candidates is not None:
         raise InputError(
@@ -122,10 +125,23 @@ def learn(
         za, zb = (data.masked, data.original) if standardised else data.standardised()
         n_records = za.shape[0]
         if candidates is not None:
-            candidates, reductions = _restricted(candidates, reductions, n_records)
-        companion = beside.companion(za, zb, family, margin, options, t0) if reductions.parameter_bb else None
+            candidates, reductions, searches = steps.restricted(candidates, reductions, searches, n_records)
+        companion = beside.companion(za, zb, family, margin, options, t0) if searches.parameter_bb else None
         certificate = Certificate(n_records, t0=t0, progress=progress)
-        run = _Run(data, family, za, zb, t0, margin, options, reductions, candidates, companion, certificate)
+        run = _Run(
+            data,
+            family,
+            za,
+            zb,
+            t0,
+            margin,
+            options,
+            reductions,
+            searches,
+            candidates,
+            companion,
+            certificate,
+        )
         run.budget, run.collaborators = Budget.of_run(t0, options.time_limit), collaborators
         try:
             if blocks is not None:
@@ -164,6 +180,7 @@ def verify(
         options=options,
         big_c="uniform",
         reductions=Reductions.none(),
+        searches=Searches.none(),
         standardised=standardised,
         candidates=candidates,
     )
@@ -208,9 +225,6 @@ def solve_block(
     n_records = data.original.shape[0]
     candidates = np.zeros((n_records, n_records), dtype=bool)
     candidates[records, :] = True
-    searches_off = Reductions(
-        nca_start=False, surrogate=False, line_search=False, greedy_add=False, quick_solve=False
-    )
     tol = max(MIN_FEASIBILITY_TOL, limits.feasibility_tol / 10) if strict else limits.feasibility_tol
     try:
         result, _ = learner(
@@ -219,7 +233,7 @@ def solve_block(
             margin=margin,
             options=SolverOptions(time_limit=limit, feasibility_tol=tol, presolve=not strict),
             candidates=candidates,
-            reductions=searches_off,
+            searches=Searches().quick(),
         )
     except RecountMismatchError as exc:  # its own parameter above its bound
         if strict:
@@ -232,18 +246,6 @@ def solve_block(
         "seconds": time.time() - started,
         "strict": strict,
     }
-
-
-def _restricted(candidates, reductions: Reductions, n_records: int) -> tuple[np.ndarray, Reductions]:
-    """The candidate matrix checked, and the reductions that look at all pairs switched off."""
-    candidates = np.asarray(candidates)
-    if candidates.shape != (n_records, n_records) or candidates.dtype != bool:
-        raise InputError(
-            f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
-            f"expected a boolean ({n_records}, {n_records}) matrix"
-        )
-    off = dict(fix_unreachable=False, conflicts=False, lazy=False, warm_start=False, parameter_bb=False)
-    return candidates, dataclasses.replace(reductions, **off)
 
 
 @dataclass
@@ -260,6 +262,7 @@ class _Run:
     margin: float
     options: SolverOptions
     reductions: Reductions
+    searches: Searches
     candidates: np.ndarray | None
     companion: Companion | None
     certificate: Certificate
@@ -350,7 +353,7 @@ def _learn(
             run,
             options=dataclasses.replace(run.options, time_limit=quick),
             budget=run.budget.with_limit(quick),
-            reductions=run.reductions.without_searches(),
+            searches=run.searches.quick(),
             final=False,
         )
         result, distance = _pass(quick_run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
@@ -363,7 +366,7 @@ def _learn(
         lower, upper = result.n_correct_verified or 0, result.bound
         if upper is not None and upper - lower <= NARROW_RECORDS:
             # a search could add at most these few records: the time goes to the proof
-            run = dataclasses.replace(run, reductions=run.reductions.without_searches())
+            run = dataclasses.replace(run, searches=run.searches.quick())
     result, distance = _pass(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
     result.seconds["quick"] = quick_seconds  # the other steps' seconds are the full pass's
     return result, distance
@@ -372,8 +375,8 @@ def _learn(
 def _quick_budget(run: _Run) -> float | None:
     """The quick pass's seconds (``None``: no quick pass, :meth:`Budget.quick_pass`), when
     searches would run and candidates do not restrict the linkage."""
-    searching = run.reductions.searches() or run.reductions.nca_start
-    if not (run.reductions.quick_solve and searching) or run.candidates is not None:
+    searching = run.searches.names() or run.searches.nca_start
+    if not (run.searches.quick_solve and searching) or run.candidates is not None:
         return None
     return run.budget.quick_pass()
 
@@ -445,7 +448,7 @@ def _solve(run: _Run, built: steps.Built, start: Callable | None, tol: float, re
     limit = run.budget.limit
     time_limit, started = run.budget.solve_limit(time.perf_counter(), built.seconds, recount)
     options = run.options if limit is None else dataclasses.replace(run.options, time_limit=time_limit)
-    solved = _solved(run, built, options, start, tol) if started else _not_started(options)
+    solved = _solved(run, built, options, start, tol) if started else not_started(options)
     run.listen()
     solved.solver["time_limit"] = limit
     if run.companion is not None:  # what the branch and bound beside it had reached
@@ -480,17 +483,4 @@ def _solved(
         carry_bound=run.reductions.carry_rounds,
         on_improve=on_improve,
         stop_when=run.listen if run.companion is not None or run.blocks is not None else None,
-    )
-
-
-def _not_started(options: SolverOptions) -> SolveResult:
-    """The solve of a run whose limit left no time to load the model: no incumbent, no
-    bound (the run's interval is what its other steps proved)."""
-    return SolveResult(
-        status=Status.TIME_LIMIT,
-        incumbent=None,
-        objective_bound=None,
-        theta=None,
-        seconds=0.0,
-        solver={**solver_summary(options), "not_started": "the time limit left no time to load the model"},
     )

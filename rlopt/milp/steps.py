@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rlopt.exceptions import InputError
 from rlopt.families import Distance
 from rlopt.families.containment import embed
 from rlopt.milp.budget import SEARCH_SHARE
@@ -31,7 +32,9 @@ from rlopt.milp.formulation import ModelInfo, build_model
 from rlopt.milp.incumbents.portfolio import Incumbent, search_incumbents
 from rlopt.milp.reductions import (
     LazyLinkageRows,
+    Reductions,
     Screening,
+    Searches,
     best_start,
     duplicate_groups,
     find_conflicts,
@@ -42,6 +45,7 @@ from rlopt.milp.solvers.mip import export_model
 from rlopt.milp.solvers.options import Cut
 
 __all__ = [
+    "restricted",
     "Reduced",
     "Built",
     "starts",
@@ -101,7 +105,7 @@ def starts(run, known: Sequence[tuple[str, Distance]]) -> list[Incumbent]:
         deadline=run.budget.deadline(SEARCH_SHARE),
         candidates=run.candidates,
         quadratic=True,
-        nca=run.reductions.nca_start,
+        nca=run.searches.nca_start,
         found=run.found,
     )
 
@@ -112,7 +116,7 @@ def search(run, starts: list[Incumbent], reduced: Reduced, built: Built, recount
     reduce phase and model took), and early enough for their last result to be recounted
     (``recount`` seconds), the screening's start to be tried, the model to be loaded and
     solved a little and the result concluded within the limit."""
-    searches = run.reductions.searches()
+    searches = run.searches.names()
     if not (searches and starts) or run.candidates is not None:
         return starts
     deadline = run.budget.search_deadline(recount, reduced.seconds, built.seconds)
@@ -295,4 +299,23 @@ def recount_seconds(starts: list[Incumbent], reduced: Reduced) -> float:
     return max(
         max((item.seconds for item in starts), default=0.0),
         0.0 if screening is None else screening.evaluation_seconds,
+    )
+
+
+def restricted(
+    candidates, reductions: Reductions, searches: Searches, n_records: int
+) -> tuple[np.ndarray, Reductions, Searches]:
+    """The candidate matrix checked, and the reductions and the branch and bound that
+    look at all pairs switched off."""
+    candidates = np.asarray(candidates)
+    if candidates.shape != (n_records, n_records) or candidates.dtype != bool:
+        raise InputError(
+            f"candidates of shape {candidates.shape} and dtype {candidates.dtype}; "
+            f"expected a boolean ({n_records}, {n_records}) matrix"
+        )
+    off = dict(fix_unreachable=False, conflicts=False, lazy=False, warm_start=False)
+    return (
+        candidates,
+        dataclasses.replace(reductions, **off),
+        dataclasses.replace(searches, parameter_bb=False),
     )

@@ -15,6 +15,7 @@ from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkag
 from rlopt.milp.reductions import (
     LazyLinkageRows,
     Reductions,
+    Searches,
     duplicate_groups,
     find_conflicts,
     nearest_pairs,
@@ -24,18 +25,24 @@ from rlopt.milp.reductions import (
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 
 NONE = Reductions.none().to_dict()
+
+
+def OTHERS_OFF(name):  # noqa: N802 (reads as a constant)
+    return {other: False for other in Searches.none().to_dict() if other != name}
+
+
 VARIANTS = {
     "tight big-C only": dict(reductions="none"),
-    "drop_redundant": dict(reductions={**NONE, "drop_redundant": True}),
-    "drop_dominated": dict(reductions={**NONE, "drop_dominated": True}),
-    "fix_unreachable": dict(reductions={**NONE, "fix_unreachable": True}),
-    "conflicts": dict(reductions={**NONE, "conflicts": True}),
-    "duplicate_cliques": dict(reductions={**NONE, "duplicate_cliques": True}),
-    "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
-    "warm_start": dict(reductions={**NONE, "warm_start": True}),
-    "line_search": dict(reductions={**NONE, "line_search": True}),
+    "drop_redundant": dict(reductions={**NONE, "drop_redundant": True}, searches="none"),
+    "drop_dominated": dict(reductions={**NONE, "drop_dominated": True}, searches="none"),
+    "fix_unreachable": dict(reductions={**NONE, "fix_unreachable": True}, searches="none"),
+    "conflicts": dict(reductions={**NONE, "conflicts": True}, searches="none"),
+    "duplicate_cliques": dict(reductions={**NONE, "duplicate_cliques": True}, searches="none"),
+    "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}, searches="none"),
+    "warm_start": dict(reductions={**NONE, "warm_start": True}, searches="none"),
+    "line_search": dict(reductions="none", searches={"line_search": True, **OTHERS_OFF("line_search")}),
     "surrogate + line_search + greedy_add": dict(
-        reductions={**NONE, "surrogate": True, "line_search": True, "greedy_add": True}
+        reductions="none", searches={"nca_start": False, "parameter_bb": False, "quick_solve": False}
     ),
     "lazy + carry_rounds": dict(
         reductions={
@@ -45,7 +52,8 @@ VARIANTS = {
             "lazy_per_round": 1,
             "warm_start": True,
             "carry_rounds": True,
-        }
+        },
+        searches="none",
     ),
     "all": dict(reductions="all"),
 }

@@ -107,7 +107,7 @@ def _checked_run(result):
     return blocks["ceiling"]
 
 
-RUN_OPTIONS = dict(reductions={"quick_solve": False, "parameter_bb": False})
+RUN_OPTIONS = dict(searches={"quick_solve": False, "parameter_bb": False})
 RUN = dict(time_limit=8, **RUN_OPTIONS)
 
 

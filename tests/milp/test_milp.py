@@ -64,7 +64,7 @@ def test_wm_and_owa_equal_brute_force_on_two_attributes(seed):
     expected = brute_force_two_attributes(original, masked, MARGIN)
     for name, optimum in expected.items():
         # the MILP's own count (the branch and bound beside it may stop it once it proves)
-        assert fit(name, original, masked, reductions={"parameter_bb": False}).n_correct == optimum
+        assert fit(name, original, masked, searches={"parameter_bb": False}).n_correct == optimum
         assert fit(name, original, masked).n_correct_verified == optimum
 
 

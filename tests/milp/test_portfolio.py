@@ -77,7 +77,7 @@ def test_greedy_add_ends_with_a_set_no_record_can_join():
 def test_starts_and_searches_leave_the_proven_optimum_unchanged():
     original, masked = build(published_recipe("M4-33"))
     for name in ("wm", "sb"):
-        plain = LearnedDistanceLinkage(name, reductions=SEARCHES_OFF).fit(original, masked).result_
+        plain = LearnedDistanceLinkage(name, searches=SEARCHES_OFF).fit(original, masked).result_
         searched = LearnedDistanceLinkage(name).fit(original, masked).result_
         assert plain.status == searched.status == "optimal"
         assert plain.n_correct_verified == searched.n_correct_verified

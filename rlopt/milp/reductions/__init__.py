@@ -32,6 +32,9 @@ duplicates, a start from a parameter). The names below load when first used.
   next start re-identifies the records the round counted against every original
   when some parameter does (:meth:`LazyLinkageRows.complete`), and is then proven
   optimal at once instead of the round being solved again from scratch.
+The searches are not reductions (they change where the solver starts or when it stops,
+never the model): their switches are :class:`Searches`, validated like these.
+
 - ``nca_start``: the matrix scikit-learn's NCA learns, projected into the family, is
   one more start (:func:`rlopt.milp.incumbents.portfolio.quadratic_starts`; MD's always is).
 - ``surrogate``, ``line_search``, ``greedy_add``: before the solve, searches for a
@@ -59,13 +62,18 @@ decisions as the LP over all rows (10 times faster on the Census and EIA files).
 from __future__ import annotations
 
 import importlib
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+import warnings
+from dataclasses import asdict, dataclass, replace
+from numbers import Integral
+from typing import Any, ClassVar
 
 from rlopt.exceptions import InputError
+from rlopt.validation import Interval, Options, check_params
 
 __all__ = [
     "Reductions",
+    "Searches",
+    "options_of",
     "Screening",
     "screen_records",
     "best_start",
@@ -101,9 +109,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+SWITCH = Options((True, False))
+
+
 @dataclass(frozen=True)
 class Reductions:
-    """Which exact reductions to apply (all on by default; :meth:`none` is the naive model)."""
+    """Which exact reductions to apply (all on by default; :meth:`none` is the naive
+    model). Each one leaves the optimum as it is; the switches that only change where
+    the solver starts or when it stops are :class:`Searches`."""
 
     drop_redundant: bool = True
     drop_dominated: bool = True
@@ -116,6 +129,52 @@ class Reductions:
     lazy_per_round: int = 2
     warm_start: bool = True
     carry_rounds: bool = True
+
+    _parameter_constraints: ClassVar[dict] = {
+        "drop_redundant": [SWITCH],
+        "drop_dominated": [SWITCH],
+        "fix_unreachable": [SWITCH],
+        "conflicts": [SWITCH],
+        "max_conflict_lps": [Interval(Integral, 1)],
+        "duplicate_cliques": [SWITCH],
+        "lazy": [SWITCH],
+        "lazy_start": [Interval(Integral, 0)],
+        "lazy_per_round": [Interval(Integral, 1)],
+        "warm_start": [SWITCH],
+        "carry_rounds": [SWITCH],
+    }
+
+    def __post_init__(self):
+        check_params(vars(self), self._parameter_constraints)
+
+    @classmethod
+    def none(cls) -> Reductions:
+        """No reduction (the integers at their defaults): with ``big_c="uniform"`` the naive model."""
+        return cls(
+            **{name: False for name, allowed in cls._parameter_constraints.items() if allowed == [SWITCH]}
+        )
+
+    @classmethod
+    def coerce(cls, value) -> Reductions:
+        """From ``None``/``"all"`` (every reduction), ``"none"``, a dict of switches, or an
+        instance (a dict's switches of :class:`Searches`: see :func:`options_of`)."""
+        return options_of(value)[0]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Searches:
+    """What a run does besides the exact model to find a better lower end, or to stop
+    sooner; none changes the model or the optimum (all on by default).
+
+    ``nca_start``: the matrix scikit-learn's NCA learns, projected into the family, is one
+    more start; ``surrogate``, ``line_search``, ``greedy_add``: searches for a better
+    parameter before the solve (:mod:`rlopt.milp.incumbents.portfolio`); ``parameter_bb``:
+    the parameter-space branch and bound beside the solve (:mod:`rlopt.milp.regions`);
+    ``quick_solve``: a short solve from the known starts before the searches."""
+
     nca_start: bool = True
     surrogate: bool = True
     line_search: bool = True
@@ -123,38 +182,25 @@ class Reductions:
     parameter_bb: bool = True
     quick_solve: bool = True
 
+    _parameter_constraints: ClassVar[dict] = {
+        "nca_start": [SWITCH],
+        "surrogate": [SWITCH],
+        "line_search": [SWITCH],
+        "greedy_add": [SWITCH],
+        "parameter_bb": [SWITCH],
+        "quick_solve": [SWITCH],
+    }
+
     def __post_init__(self):
-        minimum = {"lazy_start": 0, "lazy_per_round": 1, "max_conflict_lps": 1}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in minimum:
-                if isinstance(value, bool) or not isinstance(value, int) or value < minimum[f.name]:
-                    raise InputError(f"{f.name}={value!r}; expected an integer >= {minimum[f.name]}")
-            elif not isinstance(value, bool):
-                raise InputError(f"reduction {f.name}={value!r}; expected true or false")
+        check_params(vars(self), self._parameter_constraints)
 
     @classmethod
-    def none(cls) -> Reductions:
-        return cls(
-            drop_redundant=False,
-            drop_dominated=False,
-            fix_unreachable=False,
-            conflicts=False,
-            duplicate_cliques=False,
-            lazy=False,
-            warm_start=False,
-            carry_rounds=False,
-            nca_start=False,
-            surrogate=False,
-            line_search=False,
-            greedy_add=False,
-            parameter_bb=False,
-            quick_solve=False,
-        )
+    def none(cls) -> Searches:
+        return cls(**dict.fromkeys(cls._parameter_constraints, False))
 
     @classmethod
-    def coerce(cls, value) -> Reductions:
-        """From ``None``/``"all"`` (every reduction), ``"none"``, a dict of switches, or an instance."""
+    def coerce(cls, value) -> Searches:
+        """From ``None``/``"all"``, ``"none"``, a dict of switches, or an instance."""
         if value is None or value == "all":
             return cls()
         if value == "none":
@@ -162,23 +208,54 @@ class Reductions:
         if isinstance(value, cls):
             return value
         if isinstance(value, dict):
-            unknown = sorted(set(value) - {f.name for f in fields(cls)})
+            unknown = sorted(set(value) - set(cls._parameter_constraints))
             if unknown:
                 raise InputError(
-                    f"unknown reduction(s) {unknown}; expected some of {[f.name for f in fields(cls)]}"
+                    f"unknown search(es) {unknown}; expected some of {list(cls._parameter_constraints)}"
                 )
             return cls(**value)
-        raise InputError(f"reductions={value!r}; expected 'all', 'none' or a dict of switches")
+        raise InputError(f"searches={value!r}; expected 'all', 'none' or a dict of switches")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def without_searches(self) -> Reductions:
-        """The same reductions with no incumbent search and no NCA start (a quick solve)."""
+    def quick(self) -> Searches:
+        """The same with no incumbent search, no NCA start and no quick solve (a quick pass's)."""
         return replace(
             self, nca_start=False, surrogate=False, line_search=False, greedy_add=False, quick_solve=False
         )
 
-    def searches(self) -> tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         """The incumbent searches switched on, in :data:`rlopt.milp.incumbents.portfolio.SEARCHES` order."""
         return tuple(name for name in ("surrogate", "line_search", "greedy_add") if getattr(self, name))
+
+
+def options_of(reductions=None, searches=None) -> tuple[Reductions, Searches]:
+    """``(Reductions, Searches)`` from what ``learn`` and the estimator take: each
+    ``None``/``"all"``, ``"none"``, a dict of switches or an instance. ``reductions="none"``
+    is the naive model: no search either, unless ``searches`` says otherwise. For one
+    release a ``reductions`` dict may still hold the switches of :class:`Searches` (its
+    keys before they were split off), with a FutureWarning."""
+    old = {}
+    if isinstance(reductions, dict):
+        known = set(Reductions._parameter_constraints) | set(Searches._parameter_constraints)
+        unknown = sorted(set(reductions) - known)
+        if unknown:
+            raise InputError(f"unknown reduction(s) {unknown}; expected some of {sorted(known)}")
+        old = {k: v for k, v in reductions.items() if k in Searches._parameter_constraints}
+        if old:
+            warnings.warn(
+                f"reductions={{{', '.join(map(repr, old))}: ...}}: these switches are searches, not "
+                "reductions; pass them as searches= (reductions= takes them until the next release)",
+                FutureWarning,
+                stacklevel=3,
+            )
+        reductions = Reductions(**{k: v for k, v in reductions.items() if k not in old})
+    if reductions is None or reductions == "all":
+        reductions = Reductions()
+    elif reductions == "none":
+        reductions, searches = Reductions.none(), "none" if searches is None else searches
+    elif not isinstance(reductions, Reductions):
+        raise InputError(f"reductions={reductions!r}; expected 'all', 'none' or a dict of switches")
+    chosen = Searches.coerce(searches)
+    return reductions, replace(chosen, **old) if old else chosen

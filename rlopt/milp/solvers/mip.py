@@ -27,7 +27,7 @@ from rlopt.milp.solvers.runtime import (
 )
 from rlopt.status import Status
 
-__all__ = ["solve_model", "export_model", "mip_options", "solver_summary"]
+__all__ = ["not_started", "solve_model", "export_model", "mip_options", "solver_summary"]
 
 
 _STATUS = {
@@ -299,3 +299,16 @@ def export_model(model: pyo.ConcreteModel, path: str | Path) -> Path:
         raise InputError(f"cannot export the model to {str(path)!r}; expected a .lp or .mps file")
     model.write(str(path), format=formats[path.suffix.lower()], io_options={"symbolic_solver_labels": True})
     return path
+
+
+def not_started(options: SolverOptions) -> SolveResult:
+    """The solve of a run whose limit left no time to load the model: no incumbent, no
+    bound (the run's interval is what its other steps proved)."""
+    return SolveResult(
+        status=Status.TIME_LIMIT,
+        incumbent=None,
+        objective_bound=None,
+        theta=None,
+        seconds=0.0,
+        solver={**solver_summary(options), "not_started": "the time limit left no time to load the model"},
+    )
