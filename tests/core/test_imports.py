@@ -149,3 +149,15 @@ describe_lower("neutral start (AM)")
 @pytest.mark.parametrize("module", ["rlopt.report", "rlopt.milp.certificate", "rlopt.milp.budget"])
 def test_light_modules_load_no_solver(module):
     assert _loads(f"import {module}") == "[]"
+
+
+def test_only_the_solvers_package_imports_highspy():
+    modules = _modules()
+    importers = {
+        name
+        for name, path in modules.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "highspy" for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "highspy")
+    }
+    assert importers and all(name.startswith("rlopt.milp.solvers") for name in importers), importers
