@@ -25,7 +25,7 @@ import pandas as pd
 from rlopt import LearnedDistanceLinkage, build, published_recipe
 from rlopt.data import CENSUS_ATTRIBUTES, load_census, standardise
 from rlopt.families import get_family
-from rlopt.linkage import recount
+from rlopt.linkage.distance_based import recount
 from rlopt.masking import rank_swap
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.regions import branch_and_bound

@@ -50,11 +50,11 @@ def main() -> None:
         family = get_family(name)
         n = za.shape[1]
         neutral = family.neutral(n)
-        separation = witnesses.separation(za, zb, family.distance(neutral, witnesses._names(n)))
+        separation = witnesses.separation(za, zb, family.distance(neutral, witnesses.attribute_names(n)))
         todo = np.flatnonzero(separation < MARGIN + witnesses.SCREEN_TOL)[: args.records]
         rows = linkage_rows(za, zb, family, margin=MARGIN, records=todo)
         mine = [rows.record == i for i in todo]
-        lp = screening._FamilyLP(family, n, za, zb, MARGIN, 1e-9, 0)
+        lp = screening.FamilyLP(family, n, za, zb, MARGIN, 1e-9, 0)
         record_lp = screening._RecordLP(lp, neutral)
         seconds, decided = [], []
         for path in (lp, record_lp):

@@ -24,7 +24,8 @@ from rlopt.data import ColumnKind, KindSpec, LinkageData, validate_pair
 from rlopt.data._standardise import Standardisation
 from rlopt.exceptions import InputError, NotFittedError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
-from rlopt.linkage import LinkageResult, link_records, recount
+from rlopt.linkage import LinkageResult, link_records
+from rlopt.linkage.distance_based import recount
 from rlopt.milp import SolverOptions
 from rlopt.milp.certificate import BlockOptions, describe_lower
 from rlopt.milp.pipeline import learn, verify

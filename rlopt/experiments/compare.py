@@ -29,8 +29,7 @@ from rlopt.data import KindSpec, load_table, validate_pair
 from rlopt.exceptions import DataWarning, InputError
 from rlopt.experiments.runner import GridRun
 from rlopt.families import BASELINES, DEFAULT_BASELINE, get_learned_family
-from rlopt.linkage import recount
-from rlopt.linkage.distance_based import resolve_distance
+from rlopt.linkage.distance_based import recount, resolve_distance
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
 from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
 from rlopt.masking.methods import PramSpec

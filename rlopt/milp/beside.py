@@ -54,6 +54,10 @@ __all__ = [
     "companion",
     "listen",
     "partition",
+    "MIN_BLOCK_SECONDS",
+    "MIN_FEASIBILITY_TOL",
+    "POLL_SECONDS",
+    "unsolved",
 ]
 
 MIN_BLOCK_SECONDS = 1.0
@@ -74,7 +78,7 @@ def partition(n_records: int, size: int, seed: int) -> list[np.ndarray]:
     return [np.sort(part) for part in parts]
 
 
-def _unsolved(status: str, strict: bool = False) -> dict:
+def unsolved(status: str, strict: bool = False) -> dict:
     """What :func:`solve_block` reports of a block without a figure (it counts ``|S|``)."""
     return {"status": status, "bound": None, "verified": None, "seconds": 0.0, "strict": strict}
 
@@ -253,9 +257,9 @@ class BlockSearch:
             try:
                 self._results[b] = future.result()
             except concurrent.futures.CancelledError:
-                self._results[b] = _unsolved("not_started")
+                self._results[b] = unsolved("not_started")
             except Exception as exc:  # the block's own failure: it counts |S|, and says why
-                self._results[b] = _unsolved(f"failed: {type(exc).__name__}: {exc}")
+                self._results[b] = unsolved(f"failed: {type(exc).__name__}: {exc}")
         return finished
 
     def _resolve_contradicted(self, verified: Sequence[np.ndarray], deadline: float) -> None:

@@ -30,10 +30,10 @@ import numpy as np
 from rlopt.data import LinkageData
 from rlopt.exceptions import InputError, Interrupted, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily
-from rlopt.linkage import LinkageResult, recount
-from rlopt.linkage.distance_based import Method
+from rlopt.linkage import LinkageResult
+from rlopt.linkage.distance_based import Method, recount
 from rlopt.milp import beside, steps
-from rlopt.milp.beside import MIN_BLOCK_SECONDS, MIN_FEASIBILITY_TOL, BlockLimits, BlockSearch, _unsolved
+from rlopt.milp.beside import MIN_BLOCK_SECONDS, MIN_FEASIBILITY_TOL, BlockLimits, BlockSearch, unsolved
 from rlopt.milp.budget import NARROW_RECORDS, Budget
 from rlopt.milp.certificate import BlockOptions, Certificate, describe_lower
 from rlopt.milp.conclude import conclude
@@ -221,7 +221,7 @@ def solve_block(
     started = time.time()
     limit = min(limits.block_seconds, deadline - started)
     if limit < MIN_BLOCK_SECONDS:
-        return _unsolved("not_started", strict)
+        return unsolved("not_started", strict)
     n_records = data.original.shape[0]
     candidates = np.zeros((n_records, n_records), dtype=bool)
     candidates[records, :] = True
@@ -237,7 +237,7 @@ def solve_block(
         )
     except RecountMismatchError as exc:  # its own parameter above its bound
         if strict:
-            return _unsolved(f"contradicted: {exc}", strict)
+            return unsolved(f"contradicted: {exc}", strict)
         return solve_block(data, family, margin, records, deadline, limits, strict=True, learner=learner)
     return {
         "status": str(result.status),

@@ -22,7 +22,7 @@ from rlopt.learn import LearnedDistanceLinkage
 from rlopt.milp import SolverOptions, build_model, solve_model
 from rlopt.milp.certificate import Certificate
 from rlopt.milp.pipeline import Collaborators
-from rlopt.milp.solvers.runtime import _Progress, _StopRequest
+from rlopt.milp.solvers.runtime import Progress, StopRequest
 from rlopt.report import render_risk_report
 from rlopt.risk import assess_risk
 from tests._helpers import fit_with, noisy_file
@@ -134,7 +134,7 @@ def event(dual, primal, solution=(), objective=math.inf):
 
 def progress(on_improve):
     """The in-run reporter of a run whose theta is in HiGHS's columns 2 and 0."""
-    reporter = _Progress(on_improve, [], _StopRequest())
+    reporter = Progress(on_improve, [], StopRequest())
     reporter.columns = np.array([2, 0])
     reporter.streams = (sys.stdout, sys.stderr)
     return reporter
@@ -150,10 +150,10 @@ def test_in_run_reports_solutions_always_and_bounds_at_most_twice_a_second():
     reporter.poll(event(3.9, 8.0))  # the same ceiling: nothing new
     reporter.poll(event(4.5, 8.0))  # a higher one, but within half a second
     assert len(calls) == 2
-    reporter.last -= _Progress.BOUND_INTERVAL
+    reporter.last -= Progress.BOUND_INTERVAL
     reporter.poll(event(4.5, 8.0))
     assert calls[-1] == (None, 4.5, None)
-    reporter.last -= _Progress.BOUND_INTERVAL
+    reporter.last -= Progress.BOUND_INTERVAL
     reporter.poll(event(7.2, 8.0))  # a bound that meets the incumbent is left to the round's report
     reporter.solution(event(8.0, 8.0, [0.5, 1.0, 0.5], 8.0))
     assert len(calls) == 4 and calls[-1][:2] == (8.0, None)

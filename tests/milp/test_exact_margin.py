@@ -15,7 +15,7 @@ import pytest
 
 from rlopt.data import validate_pair
 from rlopt.families import get_learned_family
-from rlopt.linkage import recount
+from rlopt.linkage.distance_based import recount
 from rlopt.masking import additive_noise
 from rlopt.milp import SolverOptions
 from rlopt.milp.incumbents.exact import reach_margin

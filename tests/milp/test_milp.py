@@ -238,12 +238,12 @@ def test_a_ctrl_c_while_highs_initialises_is_a_ctrl_c_not_a_missing_highs(monkey
 
     monkeypatch.delitem(sys.modules, "highspy")
     monkeypatch.setattr(builtins, "__import__", interrupted_import)
-    solve_module._highspy.cache_clear()
+    solve_module.load_highspy.cache_clear()
     try:
         with pytest.raises(KeyboardInterrupt):
-            solve_module._highspy()
+            solve_module.load_highspy()
     finally:
-        solve_module._highspy.cache_clear()
+        solve_module.load_highspy.cache_clear()
 
 
 def test_time_limit_gives_an_interval_not_an_optimum():

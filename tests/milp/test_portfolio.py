@@ -9,7 +9,7 @@ from rlopt import LearnedDistanceLinkage, build, published_recipe
 from rlopt.data import standardise, validate_pair
 from rlopt.families import get_family
 from rlopt.families.md import Mahalanobis
-from rlopt.linkage import recount
+from rlopt.linkage.distance_based import recount
 from rlopt.milp.incumbents.greedy import greedy_add
 from rlopt.milp.incumbents.portfolio import search_incumbents
 from rlopt.milp.incumbents.surrogate import _projection, surrogate_ascent

@@ -32,8 +32,8 @@ def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000
     n = za.shape[1]
     risky = np.flatnonzero(screening.at_risk)
     compatible = np.zeros((risky.size, risky.size), dtype=bool)
-    for theta in wit_mod._spread(screening.witnesses, con_mod.MAX_WITNESSES):
-        distance = family.distance(theta, wit_mod._names(n))
+    for theta in wit_mod.spread(screening.witnesses, con_mod.MAX_WITNESSES):
+        distance = family.distance(theta, wit_mod.attribute_names(n))
         hit = separation(za, zb, distance, records=risky) >= margin + wit_mod.SCREEN_TOL
         compatible[np.ix_(hit, hit)] = True
     a, b = np.nonzero(np.triu(~compatible, k=1))
@@ -42,8 +42,8 @@ def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000
     order = np.random.default_rng(0).permutation(a.size)[:max_lps]
     a, b = a[order], b[order]
     needed = np.unique(np.concatenate([risky[a], risky[b]]))
-    own_rows = scr_mod._tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
-    lp = scr_mod._FamilyLP(family, n, za, zb, margin, 1e-9, max_cut_rounds=0)
+    own_rows = scr_mod.tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
+    lp = scr_mod.FamilyLP(family, n, za, zb, margin, 1e-9, max_cut_rounds=0)
     found = []
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
         if tried >= 500 and len(found) < 0.01 * tried:
@@ -57,8 +57,8 @@ def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000
 
 
 def reference_best_start(za, zb, family, screening, *, margin, max_candidates=50):
-    witnesses = wit_mod._spread(screening.witnesses, max_candidates)
-    names = wit_mod._names(za.shape[1])
+    witnesses = wit_mod.spread(screening.witnesses, max_candidates)
+    names = wit_mod.attribute_names(za.shape[1])
     counts = [
         int((separation(za, zb, family.distance(theta, names)) >= margin + wit_mod.SCREEN_TOL).sum())
         for theta in witnesses
@@ -72,9 +72,9 @@ def reference_screening(za, zb, family, *, margin, known):
     best = np.full(n_records, np.nan)
     exact = np.ones(n_records, dtype=bool)
     todo = np.flatnonzero(
-        separation(za, zb, family.distance(known, wit_mod._names(n))) < margin + wit_mod.SCREEN_TOL
+        separation(za, zb, family.distance(known, wit_mod.attribute_names(n))) < margin + wit_mod.SCREEN_TOL
     )
-    lp = scr_mod._FamilyLP(family, n, za, zb, margin, 1e-9, 0)
+    lp = scr_mod.FamilyLP(family, n, za, zb, margin, 1e-9, 0)
     rows = form.linkage_rows(za, zb, family, margin=margin, records=todo)
     for i in todo:
         mine = rows.record == i
@@ -187,7 +187,7 @@ def test_witness_hits_are_the_reference_separation(monkeypatch, name, path):
     if path == "all rechecked":
         monkeypatch.setattr(wit_mod, "_GUARD", 1e3)
     records = np.flatnonzero(rng.random(za.shape[0]) < 0.7)
-    names = wit_mod._names(3)
+    names = wit_mod.attribute_names(3)
     for threshold in (MARGIN + wit_mod.SCREEN_TOL, 0.3):
         for theta, hit in zip(
             thetas, witness_hits(za, zb, family, thetas, records=records, threshold=threshold)
@@ -200,7 +200,7 @@ def test_a_threshold_on_a_separation_is_rechecked_by_the_reference():
     za, zb = FILES["noise 60"]()
     family = get_family("wm")
     theta = family.neutral(za.shape[1])
-    sep = separation(za, zb, family.distance(theta, wit_mod._names(za.shape[1])))
+    sep = separation(za, zb, family.distance(theta, wit_mod.attribute_names(za.shape[1])))
     records = np.arange(za.shape[0])
     for threshold in sep[:5]:  # a record exactly at the threshold: hit, as the reference says
         hit = next(witness_hits(za, zb, family, [theta], records=records, threshold=threshold))
@@ -251,7 +251,9 @@ def test_lazy_model_rows_on_census_subset_are_unchanged(monkeypatch):
         family = get_family(name)
         pairs = nearest_pairs(za, zb, 1)
         model_rows = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
-        lazy = LazyLinkageRows(za, zb, family, wit_mod._names(za.shape[1]), MARGIN, "tight", pairs.copy())
+        lazy = LazyLinkageRows(
+            za, zb, family, wit_mod.attribute_names(za.shape[1]), MARGIN, "tight", pairs.copy()
+        )
         cuts = lazy(
             family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0], np.zeros(za.shape[0])
         )
@@ -259,7 +261,7 @@ def test_lazy_model_rows_on_census_subset_are_unchanged(monkeypatch):
             m.setattr(form, "SPARSE_PAIRS_SHARE", 0.0)
             dense = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
             dense_lazy = LazyLinkageRows(
-                za, zb, family, wit_mod._names(za.shape[1]), MARGIN, "tight", pairs.copy()
+                za, zb, family, wit_mod.attribute_names(za.shape[1]), MARGIN, "tight", pairs.copy()
             )
             dense_cuts = dense_lazy(
                 family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0],

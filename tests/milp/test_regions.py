@@ -11,7 +11,7 @@ import pytest
 
 from rlopt.data import standardise
 from rlopt.families import get_family
-from rlopt.linkage import recount
+from rlopt.linkage.distance_based import recount
 from rlopt.milp.certificate import REGION_SEARCH
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.regions import MAX_DIMENSIONS, Companion, branch_and_bound, supports

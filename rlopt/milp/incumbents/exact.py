@@ -52,7 +52,7 @@ def reach_margin(
     over their rows (``None`` when HiGHS proves nothing by ``deadline``, a
     ``time.perf_counter()`` value, or the rows would be too many). Not a count: the
     caller recounts it."""
-    from rlopt.milp.reductions.screening import _FamilyLP  # the screening's LP over the family
+    from rlopt.milp.reductions.screening import FamilyLP  # the screening's LP over the family
 
     rows = np.flatnonzero(records)
     n_records = za.shape[0]
@@ -63,7 +63,7 @@ def reach_margin(
         allowed = np.asarray(candidates, dtype=bool)[rows].copy()
     allowed[np.arange(rows.size), rows] = False
     chosen = _nearest(za, zb, family, theta, rows, allowed, COMPETITORS)
-    lp = _FamilyLP(family, za.shape[1], za, zb, margin, feasibility_tol, max_cut_rounds=20)
+    lp = FamilyLP(family, za.shape[1], za, zb, margin, feasibility_tol, max_cut_rounds=20)
     best = None
     for _ in range(ROUNDS):
         if deadline is not None and time.perf_counter() > deadline:

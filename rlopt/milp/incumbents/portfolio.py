@@ -43,7 +43,8 @@ from rlopt.families.bilinear import BilinearDistance
 from rlopt.families.containment import embed
 from rlopt.families.md import Mahalanobis, MahalanobisDistance
 from rlopt.families.wm import WeightedMeanDistance
-from rlopt.linkage import LinkageResult, recount
+from rlopt.linkage import LinkageResult
+from rlopt.linkage.distance_based import recount
 from rlopt.milp.certificate import SEARCH_NAMES as _NAMES
 from rlopt.milp.incumbents.greedy import greedy_add
 from rlopt.milp.incumbents.line_search import line_search_ascent

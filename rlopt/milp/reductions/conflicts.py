@@ -11,8 +11,8 @@ import numpy as np
 
 from rlopt.exceptions import SolverUnavailableError
 from rlopt.families import LearnedFamily
-from rlopt.milp.reductions.screening import Screening, _FamilyLP, _tightest_rows
-from rlopt.milp.reductions.witnesses import _WITNESS_BATCH, SCREEN_TOL, _past, _spread, witness_hits
+from rlopt.milp.reductions.screening import FamilyLP, Screening, tightest_rows
+from rlopt.milp.reductions.witnesses import SCREEN_TOL, WITNESS_BATCH, past, spread, witness_hits
 from rlopt.milp.solvers.lp import SlackLP
 from rlopt.processes import one_native_thread
 
@@ -37,7 +37,7 @@ MAX_PAIR_WITNESSES = 2000
 
 class _PairLP:
     """The conflict LP of :func:`find_conflicts` for a pair of records: the same
-    decision as ``_FamilyLP.best(...) < margin - SCREEN_TOL`` (at most ``max_lps``
+    decision as ``FamilyLP.best(...) < margin - SCREEN_TOL`` (at most ``max_lps``
     of them), found faster.
 
     - *Witnesses*: a parameter of the LP's admissible set (the family's bounds and
@@ -53,7 +53,7 @@ class _PairLP:
 
     def __init__(
         self,
-        lp: _FamilyLP,
+        lp: FamilyLP,
         records: np.ndarray,
         own_rows: dict,
         witnesses: list,
@@ -85,7 +85,7 @@ class _PairLP:
         self.n_kept = 0
         self.pending: list[np.ndarray] = []  # witnesses not in ``slack`` yet
         for theta in witnesses:
-            if _past(deadline):
+            if past(deadline):
                 break
             self._add_witness(theta)
         self._flush()
@@ -104,7 +104,7 @@ class _PairLP:
             if not ((values >= self.lp.lo - tol).all() and (values <= self.lp.hi + tol).all()):
                 return
         self.pending.append(theta)
-        if len(self.pending) >= _WITNESS_BATCH:
+        if len(self.pending) >= WITNESS_BATCH:
             self._flush()
 
     def _flush(self) -> None:
@@ -211,11 +211,11 @@ def find_conflicts(
     """
     n_records, n_attributes = za.shape
     none = np.zeros((0, 2), dtype=int)
-    if _past(deadline):
+    if past(deadline):
         return none
     risky = np.flatnonzero(screening.at_risk)
     compatible = np.zeros((risky.size, risky.size), dtype=bool)
-    witnesses = _spread(screening.witnesses, MAX_WITNESSES)
+    witnesses = spread(screening.witnesses, MAX_WITNESSES)
     hits = witness_hits(za, zb, family, witnesses, records=risky, threshold=margin + SCREEN_TOL)
     # the witnesses (each costs one evaluation of all pairs) take at most half of the
     # time left: the pairs they leave undecided go to the LPs with the other half
@@ -232,16 +232,16 @@ def find_conflicts(
     order = np.random.default_rng(0).permutation(a.size)[:max_lps]  # a fixed, spread-out subset
     a, b = a[order], b[order]
     needed = np.unique(np.concatenate([risky[a], risky[b]]))
-    own_rows = _tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record, deadline=deadline)
+    own_rows = tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record, deadline=deadline)
     if own_rows is None:
         return none  # the deadline passed before any LP could run
-    lp = _FamilyLP(family, n_attributes, za, zb, margin, feasibility_tol, max_cut_rounds=0)
+    lp = FamilyLP(family, n_attributes, za, zb, margin, feasibility_tol, max_cut_rounds=0)
     pair_lp = _PairLP(lp, needed, own_rows, screening.witnesses, margin=margin, deadline=deadline)
     found: list[tuple[int, int]] = []
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
         if tried >= 500 and len(found) < 0.01 * tried:
             break  # conflicts are rare here (a broad family): more LPs would not pay
-        if _past(deadline):
+        if past(deadline):
             break
         if pair_lp.conflict(i, j, deadline):
             found.append((i, j))

@@ -10,8 +10,15 @@ import numpy as np
 from rlopt.data._standardise import squared_diffs
 from rlopt.families import LearnedFamily
 from rlopt.milp.formulation import linkage_rows
-from rlopt.milp.reductions.screening import _FamilyLP
-from rlopt.milp.reductions.witnesses import _RECORD_BLOCK, SCREEN_TOL, _names, _past, separation, slack_blocks
+from rlopt.milp.reductions.screening import FamilyLP
+from rlopt.milp.reductions.witnesses import (
+    RECORD_BLOCK,
+    SCREEN_TOL,
+    attribute_names,
+    past,
+    separation,
+    slack_blocks,
+)
 from rlopt.milp.solvers.options import Cut
 
 __all__ = ["duplicate_groups", "nearest_pairs", "LazyLinkageRows", "start_from"]
@@ -37,8 +44,8 @@ def nearest_pairs(za: np.ndarray, zb: np.ndarray, count: int) -> np.ndarray:
     """For each record, its ``count`` nearest other originals by the Euclidean distance."""
     n_records = za.shape[0]
     pairs = np.zeros((n_records, n_records), dtype=bool)
-    for start in range(0, n_records, _RECORD_BLOCK):
-        block = np.arange(start, min(n_records, start + _RECORD_BLOCK))
+    for start in range(0, n_records, RECORD_BLOCK):
+        block = np.arange(start, min(n_records, start + RECORD_BLOCK))
         d = squared_diffs(za[block], zb).sum(axis=2)
         d[np.arange(block.size), block] = np.inf
         if count == 1:  # the first nearest, as the stable sort's first (a sort of each row costs more)
@@ -75,7 +82,7 @@ class LazyLinkageRows:
         self.per_round, self.tol = per_round, tol
         self.max_family_rounds = max_family_rounds
         self.rows_added = 0
-        self._lp: _FamilyLP | None = None
+        self._lp: FamilyLP | None = None
 
     def violated(self, theta: np.ndarray, k: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
         """Pairs not in ``pairs`` (default: the model's) whose row ``theta`` violates,
@@ -127,7 +134,7 @@ class LazyLinkageRows:
         Gives up (``None``) once ``deadline`` (``time.perf_counter()``) has passed.
         """
         if self._lp is None:
-            self._lp = _FamilyLP(
+            self._lp = FamilyLP(
                 self.family,
                 self.za.shape[1],
                 self.za,
@@ -139,7 +146,7 @@ class LazyLinkageRows:
         records = np.flatnonzero(k < 0.5)
         pairs = self.pairs.copy()
         for _ in range(max_rounds):
-            if _past(deadline):
+            if past(deadline):
                 return None
             rows = linkage_rows(
                 self.za, self.zb, self.family, margin=self.margin, pairs=pairs, records=records
@@ -165,7 +172,7 @@ def start_from(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A MIP start ``(theta, K)``: ``K_i = 0`` exactly for the records ``theta``
     re-identifies with the margin (plus ``SCREEN_TOL``), ``K_i = 1`` for the rest."""
-    sep = separation(za, zb, family.distance(theta, _names(za.shape[1])))
+    sep = separation(za, zb, family.distance(theta, attribute_names(za.shape[1])))
     k = (sep < margin + SCREEN_TOL).astype(float)
     if fixed is not None:
         k[fixed] = 1.0

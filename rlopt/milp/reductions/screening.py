@@ -14,10 +14,17 @@ import numpy as np
 
 from rlopt.families import LearnedFamily
 from rlopt.milp.formulation import linkage_rows
-from rlopt.milp.reductions.witnesses import SCREEN_TOL, _names, _past, _spread, separation, witness_hits
+from rlopt.milp.reductions.witnesses import (
+    SCREEN_TOL,
+    attribute_names,
+    past,
+    separation,
+    spread,
+    witness_hits,
+)
 from rlopt.milp.solvers.lp import SlackLP, max_min_slack
 
-__all__ = ["Screening", "screen_records", "best_start"]
+__all__ = ["Screening", "screen_records", "best_start", "FamilyLP", "tightest_rows"]
 
 
 @dataclass
@@ -45,7 +52,7 @@ class Screening:
         return int(self.at_risk.sum())
 
 
-class _FamilyLP:
+class FamilyLP:
     """The family's admissible set as LP data, and the per-record LP over it."""
 
     def __init__(
@@ -112,7 +119,7 @@ _MAX_ROUNDS = 20
 class _RecordLP:
     """The screening LP of one record, ``max_theta min_r coefs[r] @ theta + constants[r]``
     over the family's admissible set without cuts, by row generation: the decision of
-    :meth:`_FamilyLP.best` (below ``margin - SCREEN_TOL``, or not) from a few of its rows.
+    :meth:`FamilyLP.best` (below ``margin - SCREEN_TOL``, or not) from a few of its rows.
 
     Each record starts from its rows tightest at ``start``; after each solve the rows
     violated at the optimum are added (one HiGHS LP, warm-started, re-used from record to
@@ -126,7 +133,7 @@ class _RecordLP:
     which leaves the record at risk (the safe side).
     """
 
-    def __init__(self, lp: _FamilyLP, start: np.ndarray):
+    def __init__(self, lp: FamilyLP, start: np.ndarray):
         self.lp, self.start = lp, np.asarray(start, dtype=float)
         self.threshold = lp.margin - SCREEN_TOL
         self.highs: SlackLP | None = None
@@ -135,7 +142,7 @@ class _RecordLP:
     def best(
         self, coefs: np.ndarray, constants: np.ndarray, *, deadline: float | None = None
     ) -> tuple[float, np.ndarray | None, bool]:
-        """``(value, theta, exact)`` as :meth:`_FamilyLP.best` with no cut round returns them
+        """``(value, theta, exact)`` as :meth:`FamilyLP.best` with no cut round returns them
         (``value`` is the full LP's optimum, or a bound on it on the side of the decision)."""
         first = _FIRST_ROWS + coefs.shape[1]
         if len(coefs) <= 2 * first:
@@ -200,7 +207,7 @@ def screen_records(
         witnesses.append(np.asarray(known, dtype=float))
         t0 = time.perf_counter()
         todo = np.flatnonzero(
-            separation(za, zb, family.distance(known, _names(n_attributes))) < margin + SCREEN_TOL
+            separation(za, zb, family.distance(known, attribute_names(n_attributes))) < margin + SCREEN_TOL
         )
         evaluation_seconds = time.perf_counter() - t0
     screened = np.ones(n_records, dtype=bool)
@@ -211,18 +218,18 @@ def screen_records(
         screened |= previous.screened
         todo = todo[~previous.screened[todo]]
         witnesses.extend(previous.witnesses)
-    lp = _FamilyLP(family, n_attributes, za, zb, margin, feasibility_tol, max_cut_rounds)
+    lp = FamilyLP(family, n_attributes, za, zb, margin, feasibility_tol, max_cut_rounds)
     record_lp = (
         _RecordLP(lp, family.neutral(n_attributes) if known is None else known) if max_cut_rounds == 0 else lp
     )
     for start in range(0, todo.size, 64):
-        if _past(deadline):
+        if past(deadline):
             exact[todo[start:]] = False
             break
         block = todo[start : start + 64]
         rows = linkage_rows(za, zb, family, margin=margin, records=block)
         for i in block:
-            if _past(deadline):
+            if past(deadline):
                 exact[i] = False  # left unscreened: at risk (best stays nan), never fixed
                 continue
             mine = rows.record == i
@@ -243,14 +250,14 @@ def screen_records(
     )
 
 
-def _tightest_rows(za, zb, family, records, *, margin, count, deadline=None):
+def tightest_rows(za, zb, family, records, *, margin, count, deadline=None):
     """For each record, its ``count`` non-redundant rows with the smallest slack at
     the neutral parameter (its other rows left out: a relaxation); ``None`` once
     ``deadline`` has passed."""
     neutral = family.neutral(za.shape[1])
     out = {}
     for start in range(0, records.size, 64):
-        if _past(deadline):
+        if past(deadline):
             return None
         rows = linkage_rows(za, zb, family, margin=margin, records=records[start : start + 64])
         slack = rows.coefs @ neutral + rows.constants
@@ -275,13 +282,13 @@ def best_start(
     ``max_candidates`` LP optima spread over the list), the one that re-identifies
     the most records: the first MIP start. Only for families without cutting
     planes, whose witnesses are admissible."""
-    witnesses = _spread(screening.witnesses, max_candidates)
+    witnesses = spread(screening.witnesses, max_candidates)
     hits = witness_hits(
         za, zb, family, witnesses, records=np.arange(za.shape[0]), threshold=margin + SCREEN_TOL
     )
     counts: list[int] = []
     for _ in witnesses:
-        if counts and _past(deadline):
+        if counts and past(deadline):
             break
         counts.append(int(next(hits).sum()))
     return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)

@@ -15,21 +15,31 @@ from rlopt.families import Distance, LearnedFamily
 from rlopt.milp.margins import QuadraticMargins, quadratic_matrix
 from rlopt.processes import one_native_thread
 
-__all__ = ["SCREEN_TOL", "slack_blocks", "separation", "witness_hits"]
+__all__ = [
+    "SCREEN_TOL",
+    "slack_blocks",
+    "separation",
+    "witness_hits",
+    "past",
+    "spread",
+    "attribute_names",
+    "RECORD_BLOCK",
+    "WITNESS_BATCH",
+]
 
 SCREEN_TOL = 1e-7
 """A record is fixed only when its best separation is below ``margin - SCREEN_TOL``
 (far beyond the LP's 1e-9 tolerances), so a rounding error can never fix a record
 that some parameter re-identifies."""
 
-_RECORD_BLOCK = 256
+RECORD_BLOCK = 256
 
 
 def slack_blocks(za: np.ndarray, zb: np.ndarray, distance: Distance, records: np.ndarray):
     """``(block, slack)`` with ``slack[r, j] = d(a_i, b_j) - d(a_i, b_i)`` for the
     records ``i = block[r]``, ``slack[r, i] = inf``; a block of records at a time."""
-    for start in range(0, records.size, _RECORD_BLOCK):
-        block = records[start : start + _RECORD_BLOCK]
+    for start in range(0, records.size, RECORD_BLOCK):
+        block = records[start : start + RECORD_BLOCK]
         d = distance.pairwise(za[block], zb)
         rows = np.arange(block.size)
         slack = d - d[rows, block][:, None]
@@ -55,7 +65,7 @@ _FEATURE_PARAMS = 32
 """:func:`witness_hits` goes through ``family.features`` for families with at most this
 many parameters and no quadratic form; above it, the reference evaluator per parameter."""
 
-_WITNESS_BATCH = 64
+WITNESS_BATCH = 64
 _GUARD = 1e-11
 """Relative width of the band around the threshold in which :func:`witness_hits`
 rechecks a fast separation with the reference evaluator (rounding is ~1e-16 relative)."""
@@ -69,8 +79,8 @@ def _quadratic_separations(za, zb, q, records):
     norm_b = np.abs(zb).sum(axis=1).max()
     qmax = np.abs(q).max()
     sep, guard = np.empty(records.size), np.empty(records.size)
-    for start in range(0, records.size, _RECORD_BLOCK):
-        block = records[start : start + _RECORD_BLOCK]
+    for start in range(0, records.size, RECORD_BLOCK):
+        block = records[start : start + RECORD_BLOCK]
         a = za[block]
         sep[start : start + block.size] = margins.of(a, block).min(axis=1)
         scale = qmax * (np.abs(a).sum(axis=1) + norm_b) ** 2
@@ -118,7 +128,7 @@ def witness_hits(
     whose fast separation lies within a bound of the rounding error of the threshold
     is rechecked with the reference evaluator on the very block of records that
     :func:`separation` would evaluate it in."""
-    names = _names(za.shape[1])
+    names = attribute_names(za.shape[1])
     records = np.asarray(records)
     batch: list[tuple[np.ndarray, np.ndarray]] = []
     # the matrix-product expansion needs numbers in every column; a mixed file's 0/1
@@ -134,7 +144,7 @@ def witness_hits(
             if not batch:
                 with one_native_thread():
                     seps, guards = _feature_separations(
-                        za, zb, family, thetas[w : w + _WITNESS_BATCH], records
+                        za, zb, family, thetas[w : w + WITNESS_BATCH], records
                     )
                 batch = list(zip(seps, guards))
             sep, guard = batch.pop(0)
@@ -143,21 +153,21 @@ def witness_hits(
             continue
         hit = sep >= threshold
         unsure = np.flatnonzero(~(np.abs(sep - threshold) > guard))  # NaN is unsure too
-        for start in np.unique(unsure // _RECORD_BLOCK) * _RECORD_BLOCK:
-            block = records[start : start + _RECORD_BLOCK]
+        for start in np.unique(unsure // RECORD_BLOCK) * RECORD_BLOCK:
+            block = records[start : start + RECORD_BLOCK]
             hit[start : start + block.size] = separation(za, zb, distance, records=block) >= threshold
         yield hit
 
 
-def _names(n_attributes: int) -> tuple[str, ...]:
+def attribute_names(n_attributes: int) -> tuple[str, ...]:
     return tuple(f"x{k}" for k in range(n_attributes))
 
 
-def _past(deadline: float | None) -> bool:
+def past(deadline: float | None) -> bool:
     return deadline is not None and time.perf_counter() > deadline
 
 
-def _spread(items: list, count: int) -> list:
+def spread(items: list, count: int) -> list:
     """The first item and ``count - 1`` others spread evenly over the list."""
     if len(items) <= count:
         return list(items)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rlopt.milp.solvers.runtime import _highspy, _run_highs
+from rlopt.milp.solvers.runtime import load_highspy, run_highs
 
 __all__ = ["SlackLP", "Projection", "max_min_slack", "ITERATION_LIMIT"]
 
@@ -44,7 +44,7 @@ needs: one that cycles ends, and the caller assumes nothing of it, instead of ru
 
 def _new_highs(iterations: int):
     """A silent plain highspy model (an LP or QP) whose runs stop after ``iterations``."""
-    h = _highspy().Highs()
+    h = load_highspy().Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("simplex_iteration_limit", iterations)
     h.setOptionValue("qp_iteration_limit", iterations)
@@ -69,7 +69,7 @@ class SlackLP:
         feasibility_tol: float = 1e-9,
         presolve: bool = False,
     ):
-        highspy = self._highspy = _highspy()
+        highspy = self._highspy = load_highspy()
         p = len(lower)
         inf = highspy.kHighsInf
         h = _new_highs(iterations=ITERATION_LIMIT)
@@ -113,7 +113,7 @@ class SlackLP:
     def solve(self, deadline: float | None = None) -> tuple[float | None, np.ndarray | None]:
         """``(s, theta)`` at the optimum, ``(None, None)`` when HiGHS proves none (e.g.
         by ``deadline``, a ``time.perf_counter()`` value)."""
-        _run_highs(self.highs, deadline=deadline)
+        run_highs(self.highs, deadline=deadline)
         if self.highs.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
             return None, None
         values = np.array(self.highs.getSolution().col_value)
@@ -128,7 +128,7 @@ class Projection:
     def __init__(
         self, matrix: np.ndarray, lo: np.ndarray, hi: np.ndarray, lower: np.ndarray, upper: np.ndarray
     ):
-        highspy = self._highspy = _highspy()
+        highspy = self._highspy = load_highspy()
         size = len(lower)
         inf = highspy.kHighsInf
         h = _new_highs(iterations=ITERATION_LIMIT)
@@ -153,7 +153,7 @@ class Projection:
         """The nearest admissible point to ``y``, or ``None`` when HiGHS proves none (e.g.
         by ``deadline``, a ``time.perf_counter()`` value, or its iteration limit)."""
         self._highs.changeColsCost(self._size, self._index, -np.asarray(y, dtype=float))
-        _run_highs(self._highs, deadline=deadline)
+        run_highs(self._highs, deadline=deadline)
         if self._highs.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
             return None
         return np.clip(np.array(self._highs.getSolution().col_value), self._lower, self._upper)
@@ -180,7 +180,7 @@ def max_min_slack(
     Returns ``(s, theta)`` at the optimum, or ``(None, None)`` when HiGHS does not
     prove one, e.g. within ``time_limit`` seconds (the caller must then assume nothing).
     """
-    highspy = _highspy()
+    highspy = load_highspy()
     p = coefs.shape[1]
     h = _new_highs(iterations=ITERATION_LIMIT)
     h.setOptionValue("primal_feasibility_tolerance", feasibility_tol)
@@ -202,7 +202,7 @@ def max_min_slack(
         )
     for matrix, lo, hi in blocks:
         _add_dense_rows(h, np.asarray(matrix, dtype=float).reshape(-1, p + 1), lo, hi)
-    _run_highs(h, deadline=None if time_limit is None else time.perf_counter() + max(1e-3, time_limit))
+    run_highs(h, deadline=None if time_limit is None else time.perf_counter() + max(1e-3, time_limit))
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None, None
     values = np.array(h.getSolution().col_value)

@@ -19,11 +19,11 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 from rlopt.exceptions import InputError
 from rlopt.milp.solvers.options import MIP_FEASIBILITY_FLOOR, Cut, SolveResult, SolverOptions
 from rlopt.milp.solvers.runtime import (
-    _SCHEDULER,
-    _ctrl_c_stops_solver,
-    _highs,
-    _Progress,
-    _StopRequest,
+    SCHEDULER,
+    Progress,
+    StopRequest,
+    ctrl_c_stops_solver,
+    highs_solver,
 )
 from rlopt.status import Status
 
@@ -91,13 +91,13 @@ def solve_model(
     HiGHS stops and the status is ``"stopped"``: the caller holds a proof from
     elsewhere (e.g. the parameter-space search closed the interval).
     """
-    solver = _highs()
+    solver = highs_solver()
     t0 = time.perf_counter()
     theta_vars = [model.theta[t] for t in model.theta]
-    with _ctrl_c_stops_solver() as ctrl_c:
-        stop = ctrl_c or _StopRequest()  # also set by a KeyboardInterrupt in on_improve
+    with ctrl_c_stops_solver() as ctrl_c:
+        stop = ctrl_c or StopRequest()  # also set by a KeyboardInterrupt in on_improve
         solver.stop = ctrl_c
-        solver.progress = None if on_improve is None else _Progress(on_improve, theta_vars, stop, stop_when)
+        solver.progress = None if on_improve is None else Progress(on_improve, theta_vars, stop, stop_when)
         rounds = _solve_rounds(solver, model, options, t0, separate, start, carry_bound, on_improve, stop)
     return _solve_result(model, solver, options, rounds, separate, stop, t0)
 
@@ -124,7 +124,7 @@ def _solve_rounds(
     start: Callable | None,
     carry_bound: bool,
     on_improve: Callable | None,
-    stop: _StopRequest,
+    stop: StopRequest,
 ) -> _Rounds:
     """Run HiGHS; while ``separate`` returns rows (and time and ``max_cut_rounds``
     allow), add them and run it again (see :func:`solve_model`)."""
@@ -175,7 +175,7 @@ def _run(solver, model: pyo.ConcreteModel, options: SolverOptions, t0: float):
         remaining = max(1e-3, options.time_limit - (time.perf_counter() - t0))
     # what is left when HiGHS starts, the model loaded (a run of 1 ms at least, as before)
     solver.deadline = None if remaining is None else time.perf_counter() + remaining
-    with _SCHEDULER.hold(options.threads) as threads:
+    with SCHEDULER.hold(options.threads) as threads:
         return solver.solve(
             model,
             tee=options.log,
@@ -227,7 +227,7 @@ def _solve_result(
     options: SolverOptions,
     rounds: _Rounds,
     separate: Callable | None,
-    stop: _StopRequest,
+    stop: StopRequest,
     t0: float,
 ) -> SolveResult:
     """The :class:`SolveResult` of the rounds: whether the cap on rounds left rows out,

@@ -1,7 +1,7 @@
 """HiGHS's runtime in this process: the one task scheduler every run goes through
-(:class:`_Scheduler`), Ctrl-C during a run (:class:`_StopRequest`), the caller's streams
+(:class:`_Scheduler`), Ctrl-C during a run (:class:`StopRequest`), the caller's streams
 while Pyomo captures a run's output, and the bridge from HiGHS's callbacks to a run's
-reports (:class:`_Progress`, Pyomo's ``Highs`` with a MIP start).
+reports (:class:`Progress`, Pyomo's ``Highs`` with a MIP start).
 """
 
 from __future__ import annotations
@@ -21,7 +21,16 @@ import numpy as np
 
 from rlopt.exceptions import SolverUnavailableError
 
-__all__ = ["highs_version"]
+__all__ = [
+    "highs_version",
+    "SCHEDULER",
+    "ctrl_c_stops_solver",
+    "highs_solver",
+    "Progress",
+    "StopRequest",
+    "load_highspy",
+    "run_highs",
+]
 
 
 class _Scheduler:
@@ -48,7 +57,7 @@ class _Scheduler:
         """One run at ``threads`` threads (``None``: any size); yields the ``threads``
         option to give the run. ``restart``: start the scheduler anew even at the size
         in place (after a run refused by a scheduler started elsewhere)."""
-        highspy = _highspy()
+        highspy = load_highspy()
         with self._changed:
             while self.runs and threads is not None and threads != self.size:
                 self._changed.wait()
@@ -65,29 +74,29 @@ class _Scheduler:
                 self._changed.notify_all()
 
 
-_SCHEDULER = _Scheduler()
+SCHEDULER = _Scheduler()
 
 
-def _run_highs(h, *, deadline: float | None = None) -> None:
-    """``h.run()`` of a plain highspy model (an LP or QP) through :data:`_SCHEDULER`,
+def run_highs(h, *, deadline: float | None = None) -> None:
+    """``h.run()`` of a plain highspy model (an LP or QP) through :data:`SCHEDULER`,
     within ``deadline`` (a ``time.perf_counter()`` value; past it the run does not
     start) and Ctrl-C (the simplex and interior-point interrupt callbacks); the caller
     reads ``h.getModelStatus()``. A run refused by a scheduler that other code started
     at another size is run once more after a restart."""
-    highspy = _highspy()
+    highspy = load_highspy()
     if deadline is not None:
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
             h.clearSolver()
             return
         h.setOptionValue("time_limit", float(remaining))
-    with _ctrl_c_stops_solver() as stop:
+    with ctrl_c_stops_solver() as stop:
         hooks = [] if stop is None else [h.cbSimplexInterrupt, h.cbIpmInterrupt]
         for callback in hooks:
             callback.subscribe(stop.check)
         try:
             for restart in (False, True):
-                with _SCHEDULER.hold(None, restart=restart) as size:
+                with SCHEDULER.hold(None, restart=restart) as size:
                     h.setOptionValue("threads", size)
                     status = h.run()
                 if (
@@ -102,7 +111,7 @@ def _run_highs(h, *, deadline: float | None = None) -> None:
         raise KeyboardInterrupt
 
 
-class _StopRequest:
+class StopRequest:
     """The SIGINT handler during a solve: the first Ctrl-C asks HiGHS to stop at its
     next interrupt callback (the run then ends with its incumbent and bound); a
     second one raises KeyboardInterrupt at once."""
@@ -120,8 +129,8 @@ class _StopRequest:
 
 
 @contextmanager
-def _ctrl_c_stops_solver():
-    """``_StopRequest`` while SIGINT is Python's default (raise KeyboardInterrupt) and
+def ctrl_c_stops_solver():
+    """``StopRequest`` while SIGINT is Python's default (raise KeyboardInterrupt) and
     this is the main thread; else ``None`` (e.g. a grid worker that ignores SIGINT)."""
     if (
         threading.current_thread() is not threading.main_thread()
@@ -129,7 +138,7 @@ def _ctrl_c_stops_solver():
     ):
         yield None
         return
-    stop = _StopRequest()
+    stop = StopRequest()
     signal.signal(signal.SIGINT, stop)
     try:
         yield stop
@@ -165,7 +174,7 @@ def _caller_streams():
             copy.close()
 
 
-class _Progress:
+class Progress:
     """``on_improve`` during a HiGHS run (see :func:`solve_model`): each improving
     solution, and a dual bound whose ceiling rose, at most once per
     ``BOUND_INTERVAL`` seconds (bound-only reports). It runs with the caller's
@@ -180,7 +189,7 @@ class _Progress:
         self,
         on_improve: Callable,
         theta_vars: list,
-        stop: _StopRequest,
+        stop: StopRequest,
         stop_when: Callable[[], bool] | None = None,
     ):
         self.on_improve, self.theta_vars, self.stop = on_improve, theta_vars, stop
@@ -281,8 +290,8 @@ def _highs_class():
 
         start: list | None = None
         start_passed: bool = False
-        stop: _StopRequest | None = None
-        progress: _Progress | None = None
+        stop: StopRequest | None = None
+        progress: Progress | None = None
         deadline: float | None = None  # time.perf_counter() by which the run must end
 
         def _solve(self):
@@ -367,9 +376,9 @@ def _theta_columns(interface) -> np.ndarray | None:
         return None
 
 
-def _highs():
+def highs_solver():
     try:
-        _highspy()  # first: its banner silenced
+        load_highspy()  # first: its banner silenced
         solver = _highs_class()()
         available = bool(solver.available())
     except ImportError as exc:  # pragma: no cover - depends on the installation
@@ -385,11 +394,11 @@ def _highs():
 
 
 def highs_version() -> str:
-    return ".".join(map(str, _highs().version()))
+    return ".".join(map(str, highs_solver().version()))
 
 
 @functools.cache
-def _highspy():
+def load_highspy():
     try:
         import highspy
     except ImportError as exc:
