@@ -66,3 +66,14 @@ def test_reach_margin_moves_a_parameter_off_the_margin(wine):
     assert moved is not None and family.is_admissible(moved, za, zb, tol=1e-9)
     _, correct = recount(za, zb, family.distance(moved, wine.columns), margin=MARGIN, tol=0.0)
     assert np.all(correct[records])
+
+
+def test_reach_margin_gives_up_at_its_deadline(wine):
+    family = get_learned_family("sb_nc")
+    za, zb = wine.standardised()
+    theta = family.neutral(za.shape[1])
+    records = np.ones(za.shape[0], dtype=bool)
+    assert (
+        reach_margin(za, zb, family, theta, records, margin=MARGIN, feasibility_tol=1e-9, deadline=0.0)
+        is None
+    )

@@ -20,7 +20,7 @@ import numpy as np
 
 from rlopt.families import LearnedFamily
 
-__all__ = ["reach_margin", "COMPETITORS", "ROUNDS", "MAX_ROWS"]
+__all__ = ["reach_margin", "COMPETITORS", "ROUNDS", "MAX_ROWS", "CHUNK_BYTES"]
 
 COMPETITORS = 8
 """Each record's rows against this many of its nearest originals (under the parameter
@@ -32,7 +32,12 @@ ROUNDS = 4
 MAX_ROWS = 200_000
 """No repair of a set whose rows would exceed this (the LP is dense)."""
 
-_CHUNK = 64
+CHUNK_BYTES = 32 * 2**20
+"""The features of this many bytes at most are built at once (a block of records)."""
+
+
+class _Late(Exception):
+    """The deadline passed while the rows were built."""
 
 
 def reach_margin(
@@ -62,53 +67,62 @@ def reach_margin(
     if candidates is not None:
         allowed = np.asarray(candidates, dtype=bool)[rows].copy()
     allowed[np.arange(rows.size), rows] = False
-    chosen = _nearest(za, zb, family, theta, rows, allowed, COMPETITORS)
     lp = FamilyLP(family, za.shape[1], za, zb, margin, feasibility_tol, max_cut_rounds=20)
     best = None
-    for _ in range(ROUNDS):
-        if deadline is not None and time.perf_counter() > deadline:
-            break
-        coefs, constants = _rows(za, zb, family, rows, chosen)
-        value, found, _ = lp.best(coefs, constants, deadline=deadline)
-        if found is None or not np.isfinite(value):
-            break
-        best = found
-        violated = _margins(za, zb, family, found, rows) < value - 10 * feasibility_tol
-        violated &= allowed & ~chosen
-        if not violated.any() or chosen.sum() + violated.sum() > MAX_ROWS:
-            break
-        chosen |= violated
+    try:
+        chosen = _nearest(za, zb, family, theta, rows, allowed, deadline)
+        for _ in range(ROUNDS):
+            coefs, constants = _rows(za, zb, family, rows, chosen, deadline)
+            value, found, _ = lp.best(coefs, constants, deadline=deadline)
+            if found is None or not np.isfinite(value):
+                break
+            best = found
+            violated = _margins(za, zb, family, found, rows, deadline) < value - 10 * feasibility_tol
+            violated &= allowed & ~chosen
+            if not violated.any() or chosen.sum() + violated.sum() > MAX_ROWS:
+                break
+            chosen |= violated
+    except _Late:
+        pass
     return best
 
 
-def _margins(za, zb, family: LearnedFamily, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def _blocks(za, zb, family: LearnedFamily, rows: np.ndarray, deadline: float | None):
+    """``(start, part, phi, offset)`` for blocks of ``rows`` (at most :data:`CHUNK_BYTES` of
+    features each); :class:`_Late` once ``deadline`` has passed."""
+    size = max(1, CHUNK_BYTES // max(1, zb.shape[0] * family.n_params(za.shape[1]) * 8))
+    for start in range(0, rows.size, size):
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _Late
+        part = rows[start : start + size]
+        phi, offset = family.features(za[part], zb)
+        yield start, part, phi, offset
+
+
+def _margins(za, zb, family: LearnedFamily, theta: np.ndarray, rows: np.ndarray, deadline) -> np.ndarray:
     """``g[r, j] = d(a_i, b_j) - d(a_i, b_i)`` for ``i = rows[r]`` and every ``j``."""
     theta = np.asarray(theta, dtype=float)
     out = np.empty((rows.size, zb.shape[0]))
-    for start in range(0, rows.size, _CHUNK):
-        part = rows[start : start + _CHUNK]
-        phi, offset = family.features(za[part], zb)
+    for start, part, phi, offset in _blocks(za, zb, family, rows, deadline):
         h = phi @ theta + offset
         out[start : start + part.size] = h - h[np.arange(part.size), part][:, None]
     return out
 
 
-def _nearest(za, zb, family, theta, rows: np.ndarray, allowed: np.ndarray, k: int) -> np.ndarray:
-    """Each record's ``k`` closest competitors under ``theta`` among the allowed ones."""
-    g = np.where(allowed, _margins(za, zb, family, theta, rows), np.inf)
-    k = min(k, g.shape[1])
+def _nearest(za, zb, family, theta, rows: np.ndarray, allowed: np.ndarray, deadline) -> np.ndarray:
+    """Each record's :data:`COMPETITORS` closest competitors under ``theta`` among the allowed ones."""
+    g = np.where(allowed, _margins(za, zb, family, theta, rows, deadline), np.inf)
+    k = min(COMPETITORS, g.shape[1])
     nearest = np.argpartition(g, k - 1, axis=1)[:, :k]
     chosen = np.zeros_like(allowed)
     np.put_along_axis(chosen, nearest, True, axis=1)
     return chosen & allowed
 
 
-def _rows(za, zb, family: LearnedFamily, rows: np.ndarray, chosen: np.ndarray):
+def _rows(za, zb, family: LearnedFamily, rows: np.ndarray, chosen: np.ndarray, deadline):
     """``(coefs, constants)`` of the chosen pairs' margins, one row per pair."""
     coefs, constants = [], []
-    for start in range(0, rows.size, _CHUNK):
-        part = rows[start : start + _CHUNK]
-        phi, offset = family.features(za[part], zb)
+    for start, part, phi, offset in _blocks(za, zb, family, rows, deadline):
         own = np.arange(part.size), part
         mask = chosen[start : start + part.size]
         coefs.append((phi - phi[own][:, None, :])[mask])
