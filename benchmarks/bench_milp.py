@@ -10,7 +10,7 @@ The naive model is docs/method.md §3 as written: every pair (N(N-1) rows), one
 constant C equal to the largest valid C_ij, no reduction, built through Pyomo
 (``big_c="uniform", reductions="none"``). The accelerated one is rlopt's default, every
 exact reduction on. With ``--baseline SWITCH`` the left-hand run is instead the
-accelerated model with that one switch of ``reductions=`` off (the benefit of one
+accelerated model with that one switch of ``reductions=`` or ``searches=`` off (the benefit of one
 exact reduction; ``rlopt learn --help`` lists the switches). Both run with one HiGHS
 thread. A naive run stopped by its time cap makes the ratio a lower bound (">="). Each
 cell prints one Markdown row as it finishes and appends it to
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import resource
 import sys
 import time
@@ -71,9 +72,16 @@ def run(
 ) -> dict:
     """One cell: the naive model, or the accelerated one (``without`` that reduction)."""
     from rlopt import LearnedDistanceLinkage
+    from rlopt.milp.reductions import Searches
 
-    switches = {"max_conflict_lps": max_conflict_lps, **({without: False} if without else {})}
-    kwargs = dict(big_c="uniform", reductions="none") if naive else dict(reductions=switches)
+    is_search = without in {f.name for f in dataclasses.fields(Searches)}
+    switches = {
+        "max_conflict_lps": max_conflict_lps,
+        **({without: False} if without and not is_search else {}),
+    }
+    kwargs: dict = dict(big_c="uniform", reductions="none") if naive else dict(reductions=switches)
+    if is_search and not naive:
+        kwargs["searches"] = {without: False}
     try:
         r = (
             LearnedDistanceLinkage(family, time_limit=time_limit, threads=1, **kwargs)

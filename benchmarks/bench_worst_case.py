@@ -11,7 +11,7 @@ file, 442x10, shipped with scikit-learn, not with rlopt, with additive noise k =
 seed 0: a file from outside the bundled data). Every lower end is a recount by the
 family's reference evaluator at margin 1e-5; the upper end is the proven bound. Prints
 the table and appends one row per cell to ``benchmarks/results/bench_worst_case.csv``.
-``--portfolio off`` passes the four searches' switches off through ``reductions=``.
+``--portfolio off`` passes the four searches' switches off through ``searches=``.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ def main() -> None:
     for file, family in chosen:
         original, masked = _files.pair(file)
         t0 = time.perf_counter()
-        reductions = "all" if args.portfolio == "on" else OFF
+        searches = "all" if args.portfolio == "on" else OFF
         result = (
-            LearnedDistanceLinkage(family, time_limit=args.seconds, reductions=reductions)
+            LearnedDistanceLinkage(family, time_limit=args.seconds, searches=searches)
             .fit(original, masked)
             .result_
         )

@@ -25,11 +25,12 @@ from rlopt.data._standardise import Standardisation
 from rlopt.exceptions import InputError, NotFittedError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.linkage import LinkageResult, link_records
+from rlopt.linkage.distance_based import recount
 from rlopt.milp import SolverOptions
-from rlopt.milp.acceleration import Reductions
-from rlopt.milp.blocks import BlockOptions
-from rlopt.milp.pipeline import LearnResult, learn, verify
-from rlopt.milp.search.portfolio import describe_lower, recount
+from rlopt.milp.certificate import BlockOptions, describe_lower
+from rlopt.milp.pipeline import learn, verify
+from rlopt.milp.reductions import Reductions, Searches, options_of
+from rlopt.results import LearnResult
 from rlopt.status import Status
 from rlopt.validation import MARGIN, Interval, Options, check_params
 
@@ -65,11 +66,17 @@ class LearnedDistanceLinkage(BaseEstimator):
         The per-row valid big-C; ``"uniform"``: the largest of them for every row
         (the naive model); a number: that constant (for experiments).
     reductions : "all", "none", dict or Reductions, default="all"
-        The exact reductions (:class:`rlopt.milp.acceleration.Reductions`):
+        The exact reductions (:class:`rlopt.milp.reductions.Reductions`):
         ``drop_redundant, drop_dominated, fix_unreachable, conflicts,
-        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds, nca_start,
-        surrogate, line_search, greedy_add, parameter_bb``. ``"none"`` with
-        ``big_c="uniform"`` is the naive model.
+        duplicate_cliques, lazy, lazy_start, warm_start, carry_rounds``. ``"none"`` with
+        ``big_c="uniform"`` is the naive model (no search either, unless ``searches``
+        says). Until the next release a dict may also hold the switches of ``searches``
+        (a FutureWarning).
+    searches : "all", "none", dict or Searches, default=None
+        The searches for a better lower end and what runs beside the solve
+        (:class:`rlopt.milp.reductions.Searches`): ``nca_start, surrogate, line_search,
+        greedy_add, parameter_bb, quick_solve``; none changes the model. ``None``: all,
+        or none with ``reductions="none"``.
     on_mismatch : {"raise", "warn"}, default="raise"
         What to do when the recount disagrees with the solver.
     verify : bool, default=False
@@ -77,7 +84,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         limit): ``result_.verification`` says whether it agrees; a contradiction raises
         :class:`~rlopt.exceptions.SolverError`.
     blocks : BlockOptions, dict or None, default=None
-        Block ceilings proven beside the fit (:mod:`rlopt.milp.blocks`): the records in
+        Block ceilings proven beside the fit (:mod:`rlopt.milp.beside`): the records in
         random blocks whose MILPs, solved in worker processes (``{"jobs": 2}``) or on a
         Dask cluster (``{"scheduler": ADDRESS}``), bound the count by their sum;
         ``result_.blocks`` is the certificate. ``None``: none.
@@ -128,6 +135,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         family_options: dict | None = None,
         big_c: str | float = "tight",
         reductions: str | dict | Reductions = "all",
+        searches: str | dict | Searches | None = None,
         on_mismatch: str = "raise",
         verify: bool = False,
         blocks: BlockOptions | dict | None = None,
@@ -143,6 +151,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         self.family_options = family_options
         self.big_c = big_c
         self.reductions = reductions
+        self.searches = searches
         self.on_mismatch = on_mismatch
         self.verify = verify
         self.blocks = blocks
@@ -183,9 +192,11 @@ class LearnedDistanceLinkage(BaseEstimator):
         )
         return self._fit(data, checked, KindSpec.coerce(kinds), export=export, known=known, progress=progress)
 
-    def _checked(self) -> tuple[LearnedFamily, Reductions, SolverOptions, BlockOptions | None]:
-        """The family, reductions, solver options and block options, each checked (before
-        the files are read)."""
+    def _checked(
+        self,
+    ) -> tuple[LearnedFamily, tuple[Reductions, Searches], SolverOptions, BlockOptions | None]:
+        """The family, reductions and searches, solver options and block options, each
+        checked (before the files are read)."""
         family = self._family()
         check_params(self.get_params(deep=False), self._parameter_constraints)
         options = SolverOptions(
@@ -196,10 +207,10 @@ class LearnedDistanceLinkage(BaseEstimator):
             feasibility_tol=self.feasibility_tol,
             max_cut_rounds=self.max_cut_rounds,
         )
-        return family, Reductions.coerce(self.reductions), options, BlockOptions.coerce(self.blocks)
+        return family, options_of(self.reductions, self.searches), options, BlockOptions.coerce(self.blocks)
 
     def _fit(self, data, checked, kind_spec: KindSpec, *, export, known, progress) -> LearnedDistanceLinkage:
-        family, reductions, options, blocks = checked
+        family, (reductions, searches), options, blocks = checked
         self.result_, self.distance_ = learn(
             data,
             family,
@@ -207,6 +218,7 @@ class LearnedDistanceLinkage(BaseEstimator):
             options=options,
             big_c=self.big_c,
             reductions=reductions,
+            searches=searches,
             on_mismatch=self.on_mismatch,
             export=export,
             known=known,

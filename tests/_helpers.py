@@ -31,6 +31,30 @@ def fit(family, original, masked, **kwargs):
     return LearnedDistanceLinkage(family, margin=MARGIN, **kwargs).fit(original, masked).result_
 
 
+def fit_with(family, original, masked, *, collaborators, progress=None, **kwargs):
+    """:func:`fit` with the run's collaborators (fakes a test hands it: the MILP's solve,
+    the screening, a block's solve), through :func:`rlopt.milp.pipeline.learn` with the
+    estimator's own checked options."""
+    from rlopt.data import validate_pair
+    from rlopt.milp.pipeline import learn
+
+    learner = LearnedDistanceLinkage(family, margin=kwargs.pop("margin", MARGIN), **kwargs)
+    learned, (reductions, searches), options, blocks = learner._checked()
+    result, _ = learn(
+        validate_pair(original, masked),
+        learned,
+        margin=float(learner.margin),
+        options=options,
+        big_c=learner.big_c,
+        reductions=reductions,
+        searches=searches,
+        progress=progress,
+        blocks=blocks,
+        collaborators=collaborators,
+    )
+    return result
+
+
 def _deepest_overlap(intervals):
     points = [p for lo, hi in intervals if lo <= hi for p in (lo, hi)]
     return max((sum(lo - 1e-9 <= p <= hi + 1e-9 for lo, hi in intervals) for p in points), default=0)

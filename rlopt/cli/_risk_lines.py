@@ -9,8 +9,7 @@ from pathlib import Path
 import typer
 
 from rlopt.cli._options import emit_json, interrupted
-from rlopt.milp.blocks import describe_blocks
-from rlopt.milp.search.portfolio import describe_lower
+from rlopt.milp.certificate import describe_blocks, describe_lower
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.status import Status
 

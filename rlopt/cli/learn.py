@@ -226,8 +226,7 @@ def _say_learned(learner, result, json_out: Path | None) -> None:
 
 def learned_line(result) -> str:
     """``rlopt learn``'s summary: the optimum or the interval, the recounts, the times."""
-    from rlopt.milp.blocks import describe_blocks
-    from rlopt.milp.search.portfolio import describe_lower
+    from rlopt.milp.certificate import describe_blocks, describe_lower
 
     if result.status == Status.OPTIMAL:
         figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"

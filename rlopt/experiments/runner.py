@@ -142,7 +142,7 @@ def run_cell(cell: Cell) -> dict:
     """Run one cell where this function is called (a local process or a Dask worker)."""
     from rlopt.learn import LearnedDistanceLinkage
     from rlopt.linkage import dbrl
-    from rlopt.milp.solve import highs_version
+    from rlopt.milp.solvers.runtime import highs_version
 
     t0 = time.perf_counter()
     original, masked = _data(cell)

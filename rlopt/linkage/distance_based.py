@@ -21,6 +21,7 @@ from rlopt.validation import JOBS, Options, validate_params
 __all__ = [
     "LinkageResult",
     "link_records",
+    "recount",
     "dbrl",
     "TIE_RTOL",
     "verdict",
@@ -270,3 +271,20 @@ def resolve_distance(
             f"distance family {distance!r} must be learned first; pass a fitted distance instead of its name"
         )
     return family.from_data(za, zb, tuple(columns))
+
+
+def recount(
+    za: np.ndarray,
+    zb: np.ndarray,
+    distance,
+    *,
+    margin: float,
+    tol: float,
+    candidates: np.ndarray | None = None,
+    method: Method = "auto",
+) -> tuple[LinkageResult, np.ndarray]:
+    """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``
+    (``j`` among the record's candidates when ``candidates`` is given; ``method`` as in
+    :func:`rlopt.linkage.link_records`)."""
+    linked = link_records(za, zb, distance, candidates=candidates, method=method)
+    return linked, linked.separation >= margin - tol

@@ -2,25 +2,49 @@
 
 The pipeline of one family on one pair of files, and the modules it calls in order:
 
-- :mod:`~rlopt.milp.pipeline`: :func:`~rlopt.milp.pipeline.learn`, the steps below
-  under one time limit, and :class:`~rlopt.milp.pipeline.LearnResult`; ``verify``;
-- :mod:`~rlopt.milp.search`: the incumbent searches before the solve and the
-  parameter-space branch and bound beside it (its own map);
-- :mod:`~rlopt.milp.acceleration`: the exact reductions (screening, conflicts, lazy
-  rows, big-C per row, the start), each switchable, none changing the optimum;
+- :mod:`~rlopt.milp.pipeline`: :func:`~rlopt.milp.pipeline.learn` (the run and its
+  passes under one time limit), ``verify``, and ``solve_block`` (a block's MILP);
+- :mod:`~rlopt.milp.budget`: every share of the time limit (:class:`~rlopt.milp.budget.Budget`);
+- :mod:`~rlopt.milp.steps`: the steps of a pass (starts, reduce phase, model, searches,
+  the MIP start);
+- :mod:`~rlopt.milp.conclude`: the solver's claim turned into a verified interval;
+- :mod:`~rlopt.milp.beside`: what runs beside the solve (the parameter-space branch and
+  bound, the block ceilings in worker processes or on a Dask cluster), handed its solve;
+- :mod:`~rlopt.milp.regions`: the parameter-space branch and bound (a ceiling);
+- :mod:`~rlopt.milp.incumbents`: the incumbent searches before the solve (its own map),
+  and the move of a parameter off the margin;
+- :mod:`~rlopt.milp.reductions`: the exact reductions (witnesses, screening, conflicts,
+  lazy rows; its own map), each switchable, none changing the optimum; the searches'
+  switches are :class:`~rlopt.milp.reductions.Searches`;
 - :mod:`~rlopt.milp.margins`: every pair's margin as a linear function of the parameter;
 - :mod:`~rlopt.milp.formulation`: the pure Pyomo builder (data and a family in, a model out);
-- :mod:`~rlopt.milp.solve`: the one module that calls HiGHS (MILP through Pyomo, LPs
-  and QPs directly), its thread scheduler, deadlines, Ctrl-C and the guards on its word;
-- :mod:`~rlopt.milp.certificate`: the interval of a run over time;
-- :mod:`~rlopt.milp.blocks`: block ceilings, the records in blocks whose small MILPs
-  (each a ``learn`` restricted to its records) are proven beside the run, in worker
-  processes or on a Dask cluster.
+- :mod:`~rlopt.milp.solvers`: the one package that calls HiGHS (its options free of
+  Pyomo; the runtime, MILP rounds through Pyomo, LPs and QPs directly);
+- :mod:`~rlopt.milp.certificate`: the interval of a run over time, and the block
+  ceilings' nouns (Pyomo-free: a report renders them without loading the solver).
 
-The estimator users call is :class:`rlopt.learn.LearnedDistanceLinkage`.
+The result is :class:`rlopt.results.LearnResult`; the estimator users call is
+:class:`rlopt.learn.LearnedDistanceLinkage`. ``build_model``, ``solve_model`` and
+``export_model`` load Pyomo when first used; ``SolverOptions`` loads nothing.
 """
 
-from rlopt.milp.formulation import build_model
-from rlopt.milp.solve import SolverOptions, export_model, solve_model
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from rlopt.milp.solvers.options import SolverOptions
 
 __all__ = ["build_model", "SolverOptions", "solve_model", "export_model"]
+
+_LAZY = {
+    "build_model": "rlopt.milp.formulation",
+    "solve_model": "rlopt.milp.solvers.mip",
+    "export_model": "rlopt.milp.solvers.mip",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,8 +14,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from rlopt.exceptions import InputError
 from rlopt.families import BASELINES, FAMILIES, BaselineFamily, Chart, family_of, generic_view
-from rlopt.milp.blocks import describe_blocks
-from rlopt.milp.search.portfolio import describe_lower
+from rlopt.milp.certificate import describe_blocks, describe_lower
 from rlopt.report import plots
 
 __all__ = ["render_risk_report", "render_results_report", "render_compare_report", "render_integral_report"]

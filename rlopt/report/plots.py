@@ -14,7 +14,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from rlopt.families import DEFAULT_BASELINE  # noqa: E402
-from rlopt.risk.risk_utility import BASELINE_RATE  # noqa: E402
 from rlopt.status import Status  # noqa: E402
 
 __all__ = [
@@ -112,6 +111,8 @@ def heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> str:
 
 def tradeoff_chart(rows: list[dict]) -> str:
     """Worst-case rate against information loss (SSE / SST), one line per family."""
+    from rlopt.risk.risk_utility import BASELINE_RATE  # a trade-off is drawn once rlopt.risk made it
+
     figure, ax = plt.subplots(figsize=(6.5, 4))
     for family in sorted({r["family"] for r in rows}):
         own = sorted((r for r in rows if r["family"] == family), key=lambda r: r["sse"])

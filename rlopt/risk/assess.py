@@ -23,7 +23,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import family_of, get_learned_family, learned_families
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
-from rlopt.milp.blocks import BlockOptions
+from rlopt.milp.certificate import BlockOptions
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.generalisation import k_fold_generalisation
 from rlopt.risk.measures import information_loss, interval_disclosure
@@ -145,7 +145,7 @@ def assess_risk(
         :class:`rlopt.milp.certificate.Certificate`, as ``rlopt learn --progress`` prints).
     blocks : BlockOptions or dict, default=None
         Block ceilings proven beside each family's solve on the whole file
-        (:mod:`rlopt.milp.blocks`; CLI ``--blocks SIZE``); each family's row holds their
+        (:mod:`rlopt.milp.beside`; CLI ``--blocks SIZE``); each family's row holds their
         certificate. Not used on a learning sample (a ceiling there bounds nothing on
         the file; a note says so).
     """

@@ -13,7 +13,7 @@ from rlopt.families import get_learned_family
 from rlopt.learn import learn
 from rlopt.linkage import link_records
 from rlopt.milp import SolverOptions
-from rlopt.milp.acceleration import Reductions
+from rlopt.milp.reductions import Reductions
 from rlopt.status import Status
 
 __all__ = ["k_fold_generalisation"]

@@ -39,7 +39,7 @@ from rlopt.linkage.distance_based import resolve_distance
 from rlopt.linkage.probabilistic import PLD_MAX_RECORDS, pld
 from rlopt.masking import MaskingSpec
 from rlopt.milp import SolverOptions
-from rlopt.milp.blocks import BlockOptions
+from rlopt.milp.certificate import BlockOptions
 from rlopt.risk.figures import BaselineRow, FamilyRow
 from rlopt.risk.worst_case import WorstCase, worst_case
 from rlopt.status import Status

@@ -316,13 +316,15 @@ def test_learning_inside_candidate_sets(family):
     from rlopt.families import get_family
     from rlopt.learn import learn
     from rlopt.milp import SolverOptions
-    from rlopt.milp.acceleration import Reductions
+    from rlopt.milp.reductions import Reductions, Searches
     from tests._helpers import MARGIN, noisy_file
 
     original, masked = noisy_file(3, n_records=25)
     data = validate_pair(original, masked)
     fam, options = get_family(family), SolverOptions()
-    full, _ = learn(data, fam, margin=MARGIN, options=options, reductions=Reductions.none())
+    full, _ = learn(
+        data, fam, margin=MARGIN, options=options, reductions=Reductions.none(), searches=Searches.none()
+    )
     every, _ = learn(data, fam, margin=MARGIN, options=options, candidates=np.ones((25, 25), dtype=bool))
     assert full.status == every.status == "optimal" and every.n_correct == full.n_correct
     candidates = np.random.default_rng(0).random((25, 25)) < 0.3

@@ -25,7 +25,9 @@ def _long_functions_without_a_reason() -> list[str]:
             # its docstring): where a reader meets it before the length
             said = lines[max(first - 3, 0) : first] + lines[node.lineno : node.lineno + 80]
             if length > LIMIT and not any(MARK in line for line in said if line.strip().startswith("#")):
-                found.append(f"{path.relative_to(Path(rlopt.__file__).parent.parent)}:{node.lineno} {node.name}")
+                found.append(
+                    f"{path.relative_to(Path(rlopt.__file__).parent.parent)}:{node.lineno} {node.name}"
+                )
     return found
 
 

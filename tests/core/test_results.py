@@ -59,3 +59,35 @@ def test_an_interval_count_reports_its_ceiling():
     assert (result.rate, result.upper_rate) == (0.25, 0.75)
     with pytest.raises(NotImplementedError):
         result.source  # noqa: B018 - a method names itself; the base names nobody
+
+
+def test_a_learn_result_lives_in_results_under_every_old_name_and_keeps_its_json_keys():
+    import rlopt
+    from rlopt.learn import LearnResult as from_learn
+    from rlopt.results import LearnResult
+
+    assert rlopt.LearnResult is from_learn is LearnResult
+    result = LearnResult(
+        family="wm",
+        n_records=10,
+        claimed=7,
+        n_correct_verified=6,
+        n_correct_strict=5,
+        status="time_limit",
+        bound=8,
+        gap=0.25,
+        margin=1e-5,
+        params=None,
+        solver={},
+        seconds={},
+        model={},
+        recount_tol=1e-8,
+    )
+    assert result.n_correct == 7  # the solver's claim, under its old name
+    figures = result.to_dict()
+    assert list(figures) == [
+        "family", "n_records", "n_correct", "n_correct_verified", "n_correct_strict", "rate", "status",
+        "bound", "gap", "margin", "params", "solver", "seconds", "model", "recount_tol", "cut_rounds",
+        "reductions", "n_at_risk", "at_risk_exact", "lower_source", "history", "verification", "blocks",
+    ]  # fmt: skip
+    assert figures["n_correct"] == 7 and figures["n_correct_verified"] == 6 and figures["rate"] == 0.6

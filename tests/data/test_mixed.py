@@ -22,7 +22,7 @@ from rlopt.masking.categorical import (
     randomized_response_report,
     retention_matrix,
 )
-from tests._helpers import MARGIN, brute_force_one_weight, fit, run_main
+from tests._helpers import MARGIN, brute_force_one_weight, fit, fit_with, run_main
 
 EDU = ["low", "mid", "high"]
 
@@ -335,7 +335,6 @@ def test_cli_on_categorical_files(tmp_path, capsys):
 
 
 def test_learned_parameters_of_a_mixed_file_round_trip(tmp_path):
-    from rlopt.learn import LearnedDistanceLinkage
 
     frame = load_cps1985().iloc[:50][["age", "occupation", "sector"]]
     masked = masking_spec("pram", theta=0.6, columns=["occupation", "sector"], seed=3).apply(frame)
@@ -491,13 +490,16 @@ def test_the_milp_gets_what_the_limit_leaves(monkeypatch):
     and nothing kept for the recount after it). A mixed file of 1000 acs12 records."""
     import time
 
+    import rlopt.milp.budget as budget
     import rlopt.milp.pipeline as learn_module
+    from rlopt.milp.pipeline import Collaborators
+    from rlopt.milp.solvers import solve_model
 
     acs = load_acs12()[["income", "hrs_work", "age", "race", "gender", "married", "edu"]].dropna()[:1000]
     masked = masking_spec("pram", theta=0.7, columns=["race", "gender", "married", "edu"]).apply(acs)
     solves: list = []  # per solve: when it began, the model's build seconds, the MILP's limit
     given: list = []
-    real_solve, real_model = learn_module._solve, learn_module.solve_model
+    real_solve = learn_module._solve
 
     def solve_and_see(run, built, *args):
         at, before = time.perf_counter() - run.t0, len(given)
@@ -507,16 +509,17 @@ def test_the_milp_gets_what_the_limit_leaves(monkeypatch):
 
     def model_and_see(model, options, **kwargs):
         given.append(options.time_limit)
-        return real_model(model, options, **kwargs)
+        return solve_model(model, options, **kwargs)
 
-    monkeypatch.setattr(learn_module, "_solve", solve_and_see)
-    monkeypatch.setattr(learn_module, "solve_model", model_and_see)
+    monkeypatch.setattr(learn_module, "_solve", solve_and_see)  # sees the run's clock and its model
     limit = 4.0
-    LearnedDistanceLinkage("wm", time_limit=limit).fit(acs, masked)
+    fit_with(
+        "wm", acs, masked, margin=1e-5, time_limit=limit, collaborators=Collaborators(solve=model_and_see)
+    )
     # the full pass's solve (after a quick pass that did not prove)
     at, build_seconds, milp_limit = solves[-1]
     if milp_limit is None:  # not started (a busy machine): only when not even the glimpse could load it
-        assert learn_module.LOAD_FACTOR * build_seconds > learn_module.MIN_SOLVE_SHARE * limit
+        assert budget.LOAD_FACTOR * build_seconds > budget.MIN_SOLVE_SHARE * limit
     else:
-        left = (1 - learn_module.CONCLUDE_SHARE) * limit - at
-        assert milp_limit <= max(learn_module.MIN_SOLVE_SHARE * limit, left) + 0.02
+        left = (1 - budget.CONCLUDE_SHARE) * limit - at
+        assert milp_limit <= max(budget.MIN_SOLVE_SHARE * limit, left) + 0.02

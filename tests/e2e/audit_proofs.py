@@ -10,7 +10,7 @@ defaults; every claim ``optimal`` is checked against
 - the plain model of docs/method.md (uniform big-C, no reduction, no start, no search),
   which must also prove the same count, or stop with an interval that holds it;
 - brute force over the one free weight of wm, wm_m and owa on two attributes;
-- the parameter-space branch and bound (``rlopt.milp.search.regions``) for wm, wm_m and owa;
+- the parameter-space branch and bound (``rlopt.milp.regions``) for wm, wm_m and owa;
 - the containments between families (e.g. ci >= wm, sb >= sb_nc >= wm) where both are optimal.
 
 Prints one row per family (solves, claims optimal, claims checked by each method,
@@ -39,7 +39,7 @@ from rlopt.learn import LearnedDistanceLinkage
 from rlopt.masking import additive_noise, global_recode, local_suppression, microaggregate, pram, rank_swap
 from rlopt.masking.categorical import pram_matrices
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.search.regions import branch_and_bound, supports
+from rlopt.milp.regions import branch_and_bound, supports
 from rlopt.status import Status
 
 MARGIN = 1e-5

@@ -75,7 +75,7 @@ def test_a_false_optimum_is_reported_by_every_check(monkeypatch):
         if kwargs:  # the plain model
             return result
         count = result.n_correct_verified + 1
-        return dataclasses.replace(result, n_correct=count, n_correct_verified=count, bound=count)
+        return dataclasses.replace(result, claimed=count, n_correct_verified=count, bound=count)
 
     monkeypatch.setattr(audit_proofs, "_fit", one_too_many)
     audit = Audit()

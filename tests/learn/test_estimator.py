@@ -35,7 +35,7 @@ def test_scikit_learn_estimator_checks(name):
 
 
 def test_clone_get_and_set_params():
-    learner = LearnedDistanceLinkage("owa", time_limit=5, reductions={"parameter_bb": False})
+    learner = LearnedDistanceLinkage("owa", time_limit=5, searches={"parameter_bb": False})
     copy = clone(learner)
     assert copy is not learner and copy.get_params() == learner.get_params()
     assert copy.set_params(family="wm", margin=1e-4).get_params()["family"] == "wm"

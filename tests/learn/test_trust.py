@@ -183,7 +183,7 @@ def test_a_start_the_solver_does_not_improve_is_labelled_not_learned(correlated)
     best = LearnedDistanceLinkage("wm", time_limit=None).fit(original, masked)
     assert best.result_.status == "optimal"
     again = (
-        LearnedDistanceLinkage("wm", time_limit=None, reductions=no_search)
+        LearnedDistanceLinkage("wm", time_limit=None, searches=no_search)
         .fit(original, masked, known=[("the saved optimum", best.distance_)])
         .result_
     )

@@ -11,31 +11,38 @@ from rlopt import load_census
 from rlopt.data import standardise
 from rlopt.families import LEARNED, get_family
 from rlopt.masking import microaggregate, rank_swap
-from rlopt.milp.acceleration import (
+from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
+from rlopt.milp.reductions import (
     LazyLinkageRows,
     Reductions,
+    Searches,
     duplicate_groups,
     find_conflicts,
     nearest_pairs,
     screen_records,
     separation,
 )
-from rlopt.milp.formulation import LinkageRows, dominated, largest_big_c, linkage_rows
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 
 NONE = Reductions.none().to_dict()
+
+
+def OTHERS_OFF(name):  # noqa: N802 (reads as a constant)
+    return {other: False for other in Searches.none().to_dict() if other != name}
+
+
 VARIANTS = {
     "tight big-C only": dict(reductions="none"),
-    "drop_redundant": dict(reductions={**NONE, "drop_redundant": True}),
-    "drop_dominated": dict(reductions={**NONE, "drop_dominated": True}),
-    "fix_unreachable": dict(reductions={**NONE, "fix_unreachable": True}),
-    "conflicts": dict(reductions={**NONE, "conflicts": True}),
-    "duplicate_cliques": dict(reductions={**NONE, "duplicate_cliques": True}),
-    "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}),
-    "warm_start": dict(reductions={**NONE, "warm_start": True}),
-    "line_search": dict(reductions={**NONE, "line_search": True}),
+    "drop_redundant": dict(reductions={**NONE, "drop_redundant": True}, searches="none"),
+    "drop_dominated": dict(reductions={**NONE, "drop_dominated": True}, searches="none"),
+    "fix_unreachable": dict(reductions={**NONE, "fix_unreachable": True}, searches="none"),
+    "conflicts": dict(reductions={**NONE, "conflicts": True}, searches="none"),
+    "duplicate_cliques": dict(reductions={**NONE, "duplicate_cliques": True}, searches="none"),
+    "lazy": dict(reductions={**NONE, "lazy": True, "lazy_start": 1, "lazy_per_round": 1}, searches="none"),
+    "warm_start": dict(reductions={**NONE, "warm_start": True}, searches="none"),
+    "line_search": dict(reductions="none", searches={"line_search": True, **OTHERS_OFF("line_search")}),
     "surrogate + line_search + greedy_add": dict(
-        reductions={**NONE, "surrogate": True, "line_search": True, "greedy_add": True}
+        reductions="none", searches={"nca_start": False, "parameter_bb": False, "quick_solve": False}
     ),
     "lazy + carry_rounds": dict(
         reductions={
@@ -45,7 +52,8 @@ VARIANTS = {
             "lazy_per_round": 1,
             "warm_start": True,
             "carry_rounds": True,
-        }
+        },
+        searches="none",
     ),
     "all": dict(reductions="all"),
 }
@@ -249,8 +257,8 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
     from rlopt.data import standardise, validate_pair
     from rlopt.families import get_family
     from rlopt.learn import recount
+    from rlopt.milp.incumbents.line_search import line_search_ascent
     from rlopt.milp.margins import PairMargins
-    from rlopt.milp.search.line_search import line_search_ascent
 
     original, masked = noisy_file(41, 30, 3, scale=(0.6, 0.9, 1.2))
     data = validate_pair(original, masked)
@@ -270,10 +278,10 @@ def test_line_search_climbs_from_its_start_and_stays_admissible_and_below_the_op
 
 
 def test_a_quick_pass_stopped_at_once_then_the_full_pass_keep_the_optimum(monkeypatch):
-    import rlopt.milp.pipeline as pipeline
+    import rlopt.milp.budget as budget
 
-    monkeypatch.setattr(pipeline, "QUICK_SECONDS", 1e-6)  # the quick pass proves little
-    monkeypatch.setattr(pipeline, "QUICK_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(budget, "QUICK_SECONDS", 1e-6)  # the quick pass proves little
+    monkeypatch.setattr(budget, "QUICK_MIN_SECONDS", 0.0)
     two_passes = 0
     for name in ("wm", "ci", "sb_nc"):
         for label in ("noise 31", "mdav k=3"):

@@ -12,11 +12,12 @@ import pytest
 from rlopt.data import validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import get_family
-from rlopt.learn import LearnedDistanceLinkage
-from rlopt.milp.blocks import BlockOptions, BlockSolver, block_bound, partition, solve_block
-from tests._helpers import MARGIN, fit, noisy_file
+from rlopt.milp.beside import BlockLimits, block_bound, partition
+from rlopt.milp.certificate import BlockOptions
+from rlopt.milp.pipeline import solve_block
+from tests._helpers import MARGIN, fit, fit_with, noisy_file
 
-SOLVER = BlockSolver(block_seconds=60.0, feasibility_tol=1e-9)
+SOLVER = BlockLimits(block_seconds=60.0, feasibility_tol=1e-9)
 
 
 def test_a_partition_holds_every_record_once_in_blocks_of_at_most_the_size():
@@ -71,7 +72,7 @@ def test_block_options_are_checked():
     assert BlockOptions.coerce({"size": 12}).size == 12
     with pytest.raises(InputError, match="blocks with candidates"):
         from rlopt.milp.pipeline import learn
-        from rlopt.milp.solve import SolverOptions
+        from rlopt.milp.solvers import SolverOptions
 
         original, masked = noisy_file(1, 10, 2)
         candidates = np.ones((10, 10), dtype=bool)
@@ -106,7 +107,7 @@ def _checked_run(result):
     return blocks["ceiling"]
 
 
-RUN_OPTIONS = dict(reductions={"quick_solve": False, "parameter_bb": False})
+RUN_OPTIONS = dict(searches={"quick_solve": False, "parameter_bb": False})
 RUN = dict(time_limit=8, **RUN_OPTIONS)
 
 
@@ -126,35 +127,35 @@ def test_the_same_blocks_on_a_dask_cluster():
     assert _checked_run(result) <= 45
 
 
-def test_a_ctrl_c_during_the_solve_does_not_wait_for_the_blocks(monkeypatch):
+def test_a_ctrl_c_during_the_solve_does_not_wait_for_the_blocks():
     """Before: after Ctrl-C stopped the solve, the run waited for its blocks (two of 30
     records, still in flight) until the time limit, then said it was interrupted."""
     import dataclasses
     import time
 
-    import rlopt.milp.pipeline as pipeline
     from rlopt.exceptions import Interrupted
+    from rlopt.milp.pipeline import Collaborators
+    from rlopt.milp.solvers import solve_model
 
-    real_solve = pipeline._solve
-
-    def interrupted_solve(run, *args):  # a short solve that Ctrl-C stopped
-        limit = run.options.time_limit
-        run.options = dataclasses.replace(run.options, time_limit=3)
-        try:
-            solved = real_solve(run, *args)
-        finally:
-            run.options = dataclasses.replace(run.options, time_limit=limit)
+    def interrupted_solve(model, options, **kwargs):  # a short solve that Ctrl-C stopped
+        solved = solve_model(model, dataclasses.replace(options, time_limit=3), **kwargs)
         return dataclasses.replace(solved, interrupted=True)
 
-    monkeypatch.setattr(pipeline, "_solve", interrupted_solve)
     started = time.perf_counter()
     with pytest.raises(Interrupted) as stopped:
-        fit("sb", *_hard_file(), blocks={"size": 30, "block_seconds": 60}, time_limit=60, **RUN_OPTIONS)
+        fit_with(
+            "sb",
+            *_hard_file(),
+            blocks={"size": 30, "block_seconds": 60},
+            time_limit=60,
+            collaborators=Collaborators(solve=interrupted_solve),
+            **RUN_OPTIONS,
+        )
     assert time.perf_counter() - started < 20  # the MILP's end is 57 s away
     assert stopped.value.partial.blocks is not None  # the blocks done so far, if any, still count
 
 
-def test_a_block_whose_own_parameter_recounts_above_its_bound_is_solved_again_strict(monkeypatch):
+def test_a_block_whose_own_parameter_recounts_above_its_bound_is_solved_again_strict():
     import rlopt.milp.pipeline as pipeline
     from rlopt.exceptions import RecountMismatchError
 
@@ -168,18 +169,18 @@ def test_a_block_whose_own_parameter_recounts_above_its_bound_is_solved_again_st
             raise RecountMismatchError("wm: a parameter re-identifies 3 records, more than the bound 2")
         return real_learn(*args, options=options, **kwargs)
 
-    monkeypatch.setattr(pipeline, "learn", learn)
-    found = solve_block(data, family, MARGIN, records, math.inf, SOLVER)
+    found = solve_block(data, family, MARGIN, records, math.inf, SOLVER, learner=learn)
     assert [(o.presolve, o.feasibility_tol) for o in seen] == [(True, 1e-9), (False, 1e-10)]
     assert found["strict"] and found["status"] == "optimal" and found["bound"] == found["verified"]
-    monkeypatch.setattr(pipeline, "learn", lambda *a, **k: (_ for _ in ()).throw(RecountMismatchError("x")))
-    still = solve_block(data, family, MARGIN, records, math.inf, SOLVER)
+    never = lambda *a, **k: (_ for _ in ()).throw(RecountMismatchError("x"))  # noqa: E731
+    still = solve_block(data, family, MARGIN, records, math.inf, SOLVER, learner=never)
     assert still["strict"] and still["bound"] is None and still["status"].startswith("contradicted")
     assert block_bound(records, still).bound == 4  # it counts all its records
 
 
 def test_a_strict_solve_proves_the_same_block_optimum():
-    from rlopt.milp.solve import SolverOptions, mip_options
+    from rlopt.milp.solvers import SolverOptions
+    from rlopt.milp.solvers.mip import mip_options
 
     assert mip_options(SolverOptions(presolve=False))["presolve"] == "off"
     assert "presolve" not in mip_options(SolverOptions())  # HiGHS's default: on
@@ -199,9 +200,10 @@ def _search_with(monkeypatch, bounds):
     import concurrent.futures
     import time
 
-    import rlopt.milp.blocks as blocks
     import rlopt.processes
-    from rlopt.milp.solve import SolverOptions
+    from rlopt.milp.beside import BlockSearch
+    from rlopt.milp.certificate import BlockOptions
+    from rlopt.milp.solvers import SolverOptions
 
     def fake(data, family, margin, records, deadline, options, strict=False):
         return {"status": "optimal", "bound": bounds[strict], "verified": 0, "seconds": 0.0, "strict": strict}
@@ -209,10 +211,9 @@ def _search_with(monkeypatch, bounds):
     monkeypatch.setattr(
         rlopt.processes, "local_pool", lambda jobs: concurrent.futures.ThreadPoolExecutor(jobs)
     )
-    monkeypatch.setattr(blocks, "solve_block", fake)
     data = validate_pair(*noisy_file(1, 8, 2))
-    options = blocks.BlockOptions(size=4, seed=0)
-    return blocks.BlockSearch(data, get_family("wm"), MARGIN, SolverOptions(), options, time.time() + 60)
+    options = BlockOptions(size=4, seed=0)
+    return BlockSearch(data, get_family("wm"), MARGIN, SolverOptions(), options, time.time() + 60, solve=fake)
 
 
 def test_a_block_a_verified_parameter_contradicts_is_solved_again_strict_while_time_is_left(monkeypatch):
@@ -242,27 +243,32 @@ def test_a_block_a_verified_parameter_contradicts_is_solved_again_strict_while_t
     late.close()
 
 
-def test_the_blocks_ceiling_enters_the_interval_while_the_milp_solves(monkeypatch):
+def test_the_blocks_ceiling_enters_the_interval_while_the_milp_solves():
     """Before: only at the MILP's end (a user watching the interval saw nothing of them)."""
     import time
 
-    import rlopt.milp.pipeline as pipeline
+    from rlopt.milp.pipeline import Collaborators
+    from rlopt.milp.solvers import solve_model
 
-    real_solve, solves_ended, events = pipeline._solve, [], []
+    solves_ended, events = [], []
 
-    def solve(*args):
-        solved = real_solve(*args)
+    def solve(*args, **kwargs):
+        solved = solve_model(*args, **kwargs)
         solves_ended.append(time.perf_counter())
         return solved
 
     def progress(event):
         events.append((time.perf_counter(), event))
 
-    monkeypatch.setattr(pipeline, "_solve", solve)
-    learner = LearnedDistanceLinkage(
-        "sb", margin=MARGIN, blocks={"size": 10, "jobs": 2}, time_limit=20, **RUN_OPTIONS
+    result = fit_with(
+        "sb",
+        *_hard_file(),
+        blocks={"size": 10, "jobs": 2},
+        time_limit=20,
+        progress=progress,
+        collaborators=Collaborators(solve=solve),
+        **RUN_OPTIONS,
     )
-    result = learner.fit(*_hard_file(), progress=progress).result_
     block_events = [(t, e) for t, e in events if e["upper_source"] == "block ceilings"]
     assert block_events and block_events[0][0] < solves_ended[-1]  # heard during the solve
     assert all(e["upper"] >= result.n_correct_verified for _, e in block_events)

@@ -14,7 +14,6 @@ import pytest
 from markupsafe import escape
 from typer.testing import CliRunner
 
-import rlopt.milp.pipeline
 from rlopt import build, published_recipe
 from rlopt.cli import app
 from rlopt.data import standardise
@@ -22,10 +21,11 @@ from rlopt.families import get_family
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.milp import SolverOptions, build_model, solve_model
 from rlopt.milp.certificate import Certificate
-from rlopt.milp.solve import _Progress, _StopRequest
+from rlopt.milp.pipeline import Collaborators
+from rlopt.milp.solvers.runtime import Progress, StopRequest
 from rlopt.report import render_risk_report
 from rlopt.risk import assess_risk
-from tests._helpers import noisy_file
+from tests._helpers import fit_with, noisy_file
 
 LINE = r"^ +\d+\.\d s  \[(\d+|-), (\d+)\]  lower: .+  upper: .+$"
 
@@ -85,7 +85,7 @@ def test_m433_history_is_monotone_and_ends_at_the_result(m433):
     assert all(e["upper"] >= result.n_correct_verified for e in history)
 
 
-def test_the_solver_reports_during_its_run(monkeypatch):
+def test_the_solver_reports_during_its_run():
     """With the reductions off (one run, no start) HiGHS finds solutions and raises
     its bound while it runs: events arrive before the run's own report at its end."""
     original, masked = noisy_file(3, n_records=60, n_attributes=3, scale=(0.6, 0.8, 1.0))
@@ -98,11 +98,15 @@ def test_the_solver_reports_during_its_run(monkeypatch):
 
         return solve_model(model, options, on_improve=report, **kwargs)
 
-    monkeypatch.setattr(rlopt.milp.pipeline, "solve_model", recorded)
-    result = (
-        LearnedDistanceLinkage("wm", margin=1e-4, reductions="none", time_limit=5)
-        .fit(original, masked, progress=lambda e: events.append((time.perf_counter(), e)))
-        .result_
+    result = fit_with(
+        "wm",
+        original,
+        masked,
+        margin=1e-4,
+        reductions="none",
+        time_limit=5,
+        progress=lambda e: events.append((time.perf_counter(), e)),
+        collaborators=Collaborators(solve=recorded),
     )
     assert result.cut_rounds == 0  # one run: the last call is the report after it
     during = [
@@ -130,7 +134,7 @@ def event(dual, primal, solution=(), objective=math.inf):
 
 def progress(on_improve):
     """The in-run reporter of a run whose theta is in HiGHS's columns 2 and 0."""
-    reporter = _Progress(on_improve, [], _StopRequest())
+    reporter = Progress(on_improve, [], StopRequest())
     reporter.columns = np.array([2, 0])
     reporter.streams = (sys.stdout, sys.stderr)
     return reporter
@@ -146,10 +150,10 @@ def test_in_run_reports_solutions_always_and_bounds_at_most_twice_a_second():
     reporter.poll(event(3.9, 8.0))  # the same ceiling: nothing new
     reporter.poll(event(4.5, 8.0))  # a higher one, but within half a second
     assert len(calls) == 2
-    reporter.last -= _Progress.BOUND_INTERVAL
+    reporter.last -= Progress.BOUND_INTERVAL
     reporter.poll(event(4.5, 8.0))
     assert calls[-1] == (None, 4.5, None)
-    reporter.last -= _Progress.BOUND_INTERVAL
+    reporter.last -= Progress.BOUND_INTERVAL
     reporter.poll(event(7.2, 8.0))  # a bound that meets the incumbent is left to the round's report
     reporter.solution(event(8.0, 8.0, [0.5, 1.0, 0.5], 8.0))
     assert len(calls) == 4 and calls[-1][:2] == (8.0, None)
@@ -231,7 +235,7 @@ def test_the_report_plots_each_family_interval(small_pair, tmp_path):
     assert f"by {escape(last['lower_source'])}" in html
 
 
-def test_a_count_the_solver_reported_is_kept_when_its_last_round_ends_lower(monkeypatch):
+def test_a_count_the_solver_reported_is_kept_when_its_last_round_ends_lower():
     """The solver reports an improving parameter during its run, then ends on a worse one
     (a later round of lazy rows, stopped): the result's lower end is the reported count,
     with its parameter, never the last round's lower count."""
@@ -244,9 +248,15 @@ def test_a_count_the_solver_reported_is_kept_when_its_last_round_ends_lower(monk
         on_improve(solved.incumbent, None, solved.theta)  # the best parameter, reported
         return replace(solved, status="time_limit", incumbent=None, theta=neutral)
 
-    monkeypatch.setattr(rlopt.milp.pipeline, "solve_model", ends_on_the_neutral_parameter)
-    plain = LearnedDistanceLinkage("wm", margin=1e-4, reductions="none", time_limit=20)
-    result = plain.fit(original, masked).result_
+    result = fit_with(
+        "wm",
+        original,
+        masked,
+        margin=1e-4,
+        reductions="none",
+        time_limit=20,
+        collaborators=Collaborators(solve=ends_on_the_neutral_parameter),
+    )
     reported = [e["lower"] for e in result.history if e["lower_source"] == "solver"]
     assert reported and result.n_correct_verified == max(reported)
     assert result.lower_source == "solver"

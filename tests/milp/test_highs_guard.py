@@ -13,9 +13,9 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-import rlopt.milp.solve as solve_module
+import rlopt.milp.solvers.mip as solve_module
 from rlopt.exceptions import SolverError
-from rlopt.milp.solve import SolverOptions, solve_model
+from rlopt.milp.solvers import SolverOptions, solve_model
 from tests._helpers import FILES, fit, noisy_file
 
 highspy = pytest.importorskip("highspy")

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-import rlopt.milp.solve as solve_module
+import rlopt.milp.solvers.runtime as solve_module
 from rlopt.data import standardise
 from rlopt.exceptions import InputError, SolverError
 from rlopt.families import LEARNED, get_family
@@ -64,7 +64,7 @@ def test_wm_and_owa_equal_brute_force_on_two_attributes(seed):
     expected = brute_force_two_attributes(original, masked, MARGIN)
     for name, optimum in expected.items():
         # the MILP's own count (the branch and bound beside it may stop it once it proves)
-        assert fit(name, original, masked, reductions={"parameter_bb": False}).n_correct == optimum
+        assert fit(name, original, masked, searches={"parameter_bb": False}).n_correct == optimum
         assert fit(name, original, masked).n_correct_verified == optimum
 
 
@@ -238,12 +238,12 @@ def test_a_ctrl_c_while_highs_initialises_is_a_ctrl_c_not_a_missing_highs(monkey
 
     monkeypatch.delitem(sys.modules, "highspy")
     monkeypatch.setattr(builtins, "__import__", interrupted_import)
-    solve_module._highspy.cache_clear()
+    solve_module.load_highspy.cache_clear()
     try:
         with pytest.raises(KeyboardInterrupt):
-            solve_module._highspy()
+            solve_module.load_highspy()
     finally:
-        solve_module._highspy.cache_clear()
+        solve_module.load_highspy.cache_clear()
 
 
 def test_time_limit_gives_an_interval_not_an_optimum():

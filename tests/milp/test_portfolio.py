@@ -9,10 +9,11 @@ from rlopt import LearnedDistanceLinkage, build, published_recipe
 from rlopt.data import standardise, validate_pair
 from rlopt.families import get_family
 from rlopt.families.md import Mahalanobis
+from rlopt.linkage.distance_based import recount
+from rlopt.milp.incumbents.greedy import greedy_add
+from rlopt.milp.incumbents.portfolio import search_incumbents
+from rlopt.milp.incumbents.surrogate import _projection, surrogate_ascent
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.search.greedy import greedy_add
-from rlopt.milp.search.portfolio import recount, search_incumbents
-from rlopt.milp.search.surrogate import _projection, surrogate_ascent
 from tests._helpers import MARGIN, fit, noisy_file, one_weight_intervals
 from tests.learn.test_trust import correlated_noise_file
 
@@ -76,7 +77,7 @@ def test_greedy_add_ends_with_a_set_no_record_can_join():
 def test_starts_and_searches_leave_the_proven_optimum_unchanged():
     original, masked = build(published_recipe("M4-33"))
     for name in ("wm", "sb"):
-        plain = LearnedDistanceLinkage(name, reductions=SEARCHES_OFF).fit(original, masked).result_
+        plain = LearnedDistanceLinkage(name, searches=SEARCHES_OFF).fit(original, masked).result_
         searched = LearnedDistanceLinkage(name).fit(original, masked).result_
         assert plain.status == searched.status == "optimal"
         assert plain.n_correct_verified == searched.n_correct_verified
@@ -161,7 +162,7 @@ def test_a_repaired_search_result_says_so():
 def test_nca_is_fitted_on_a_bounded_sample(monkeypatch):
     """NCA's deadline is checked between iterations, each O(N^2): on 1918 mixed records its
     first iteration took 3.3 s of a 5 s limit. It sees at most NCA_MAX_RECORDS pairs."""
-    import rlopt.milp.search.portfolio as portfolio
+    import rlopt.milp.incumbents.portfolio as portfolio
 
     seen = []
     real_fit = NeighborhoodComponentsAnalysis.fit

@@ -11,9 +11,10 @@ import pytest
 
 from rlopt.data import standardise
 from rlopt.families import get_family
+from rlopt.linkage.distance_based import recount
+from rlopt.milp.certificate import REGION_SEARCH
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.search.portfolio import REGION_SEARCH, recount
-from rlopt.milp.search.regions import MAX_DIMENSIONS, Companion, branch_and_bound, supports
+from rlopt.milp.regions import MAX_DIMENSIONS, Companion, branch_and_bound, supports
 from tests._helpers import MARGIN, brute_force_two_attributes, fit, noisy_file
 
 TOL = 1e-9
@@ -144,7 +145,7 @@ def test_a_ctrl_c_during_the_companions_fork_is_raised_not_lost():
 def test_learning_with_and_without_it_proves_the_same_optimum(name):
     original, masked = noisy_file(12, 80, 4, scale=(0.5, 0.8, 1.1, 1.4))
     on = fit(name, original, masked)
-    off = fit(name, original, masked, reductions={"parameter_bb": False})
+    off = fit(name, original, masked, searches={"parameter_bb": False})
     assert on.status == off.status == "optimal"
     assert on.n_correct_verified == off.n_correct_verified == on.bound == off.bound
     assert on.reductions["parameter_bb"] and not off.reductions["parameter_bb"]

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from rlopt.experiments.runner import oversubscription, run_tasks
-from rlopt.milp.solve import SolverOptions, _Scheduler, max_min_slack
-from tests._helpers import fit, noisy_file, run_main
+from rlopt.milp.solvers import SolverOptions
+from rlopt.milp.solvers.lp import max_min_slack
+from rlopt.milp.solvers.runtime import _Scheduler
+from tests._helpers import fit, fit_with, noisy_file, run_main
 
 highspy = pytest.importorskip("highspy")
 
@@ -118,22 +120,21 @@ def test_a_grid_that_oversubscribes_warns_before_it_starts(tmp_path):
     assert run.rows == []
 
 
-def test_a_fit_runs_blas_and_openmp_on_one_thread_whatever_the_machine(monkeypatch, pair, reference):
+def test_a_fit_runs_blas_and_openmp_on_one_thread_whatever_the_machine(pair, reference):
     """On a 16-core machine OpenBLAS's threads made a whole fit twice as slow (M4-28 sb:
     14.7 s, 7.0 s on one thread): the fit runs on one, and gives the threads back."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    import rlopt.milp.pipeline as pipeline
+    from rlopt.milp.pipeline import Collaborators
+    from rlopt.milp.solvers import solve_model
 
     seen: list = []
-    real = pipeline._learn
 
-    def see(run, **kwargs):
+    def see(model, options, **kwargs):  # the fit's solve, inside the fit
         seen.extend(info["num_threads"] for info in threadpoolctl.threadpool_info())
-        return real(run, **kwargs)
+        return solve_model(model, options, **kwargs)
 
-    monkeypatch.setattr(pipeline, "_learn", see)
     with threadpoolctl.threadpool_limits(limits=4):  # what a 4-core machine's BLAS starts with
-        assert fit("wm", *pair).n_correct == reference
+        assert fit_with("wm", *pair, collaborators=Collaborators(solve=see)).n_correct == reference
         after = [info["num_threads"] for info in threadpoolctl.threadpool_info()]
     assert seen and set(seen) == {1}
     assert set(after) == {4}

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import rlopt.milp.pipeline as pipeline
+import rlopt.milp.budget as budget
 from rlopt.families import get_family
 from rlopt.learn import LearnedDistanceLinkage
-from rlopt.milp import solve as solve_module
-from rlopt.milp.search.surrogate import competitors, surrogate_ascent
+from rlopt.milp.incumbents.surrogate import competitors, surrogate_ascent
+from rlopt.milp.solvers import runtime as solve_module
 from rlopt.status import Status
 
 
@@ -45,7 +45,7 @@ def test_the_quadratic_competitors_are_the_reference_ones(monkeypatch, name):
     theta = family.neutral(3) + 0.05 * rng.random(family.n_params(3))
     theta = np.clip(theta, *family.bounds(3))
     fast = competitors(za, zb, family, theta, 5)
-    monkeypatch.setattr("rlopt.milp.search.surrogate.quadratic_matrix", lambda distance: None)
+    monkeypatch.setattr("rlopt.milp.incumbents.surrogate.quadratic_matrix", lambda distance: None)
     reference = competitors(za, zb, family, theta, 5)
     np.testing.assert_allclose(fast[0], reference[0], rtol=1e-9, atol=1e-12)
     assert (np.sort(fast[1], axis=1) == np.sort(reference[1], axis=1)).all()
@@ -71,7 +71,7 @@ def test_highs_gets_what_is_left_once_the_model_is_loaded(monkeypatch):
 def test_a_milp_that_could_not_be_loaded_in_time_is_not_started(monkeypatch):
     """When what is left of the limit is below the model's load time, HiGHS is not run:
     the interval is what the other steps proved, labelled as such."""
-    monkeypatch.setattr(pipeline, "LOAD_FACTOR", 1e9)
+    monkeypatch.setattr(budget, "LOAD_FACTOR", 1e9)
     original, masked = large_file(200, 3)
     result = LearnedDistanceLinkage("sb", time_limit=4).fit(original, masked).result_
     assert result.status == Status.TIME_LIMIT and "not_started" in result.solver

@@ -15,10 +15,10 @@ parameter it has met. Before the solve these are
    the order of the differences, not the attributes);
 2. a chain of searches from the best start (with a deadline and time left, from
    the next distinct starts too, :data:`MAX_CHAINS`), each from the chain's best so far:
-   :func:`~rlopt.milp.search.surrogate.surrogate_ascent` (a smooth surrogate of the
-   count, the big step for sb), :func:`~rlopt.milp.search.line_search.line_search_ascent`
+   :func:`~rlopt.milp.incumbents.surrogate.surrogate_ascent` (a smooth surrogate of the
+   count, the big step for sb), :func:`~rlopt.milp.incumbents.line_search.line_search_ascent`
    (exact line searches on the count, the fastest climb for wm) and
-   :func:`~rlopt.milp.search.greedy.greedy_add` (one LP per record that might join).
+   :func:`~rlopt.milp.incumbents.greedy.greedy_add` (one LP per record that might join).
 
 The searches ignore the cutting planes of sb_nc and sb_pd: their results are
 repaired by the family (:meth:`~rlopt.families.LearnedFamily.repair`) and kept
@@ -43,26 +43,24 @@ from rlopt.families.bilinear import BilinearDistance
 from rlopt.families.containment import embed
 from rlopt.families.md import Mahalanobis, MahalanobisDistance
 from rlopt.families.wm import WeightedMeanDistance
-from rlopt.linkage import LinkageResult, link_records
-from rlopt.linkage.distance_based import Method
+from rlopt.linkage import LinkageResult
+from rlopt.linkage.distance_based import recount
+from rlopt.milp.certificate import SEARCH_NAMES as _NAMES
+from rlopt.milp.incumbents.greedy import greedy_add
+from rlopt.milp.incumbents.line_search import line_search_ascent
+from rlopt.milp.incumbents.surrogate import surrogate_ascent
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.search.greedy import greedy_add
-from rlopt.milp.search.line_search import line_search_ascent
-from rlopt.milp.search.surrogate import surrogate_ascent
 from rlopt.processes import one_native_thread
 
 __all__ = [
     "Incumbent",
-    "recount",
     "recount_parameter",
     "search_incumbents",
     "quadratic_starts",
-    "describe_lower",
     "nca_matrix",
     "SEARCHES",
     "NCA_SHARE",
     "NCA_MAX_ITER",
-    "REGION_SEARCH",
 ]
 
 NCA_SHARE = 0.15
@@ -78,7 +76,7 @@ records (acs12 doubled) its first iteration took 3.3 s of a 5 s limit; the start
 is recounted on every record like any other."""
 
 SEARCHES = ("surrogate", "line_search", "greedy_add")
-"""The searches, in the order they run (each a switch of :class:`~rlopt.milp.acceleration.Reductions`)."""
+"""The searches, in the order they run (each a switch of :class:`~rlopt.milp.reductions.Reductions`)."""
 
 SHARES = {"surrogate": 0.5, "line_search": 0.25, "greedy_add": 1.0}
 """With a deadline, each search may use this share of the time left when it starts
@@ -90,42 +88,6 @@ MAX_CHAINS = 3
 """With a deadline, the chain of searches runs from up to this many distinct starts,
 best first, while time is left (without one, from the best start only)."""
 
-REGION_SEARCH = "parameter-space branch and bound"
-"""The label of what :mod:`rlopt.milp.search.regions` finds or proves."""
-
-_NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
-
-
-def describe_lower(source: str | None) -> str | None:
-    """What to tell a user about a lower end's ``source`` (a result's ``lower_source``):
-    ``None`` when the solver found it; else whether a search found it or it is a
-    start that nothing improved (never presented as learned)."""
-    if source in (None, "solver"):
-        return None
-    if source == REGION_SEARCH:
-        return f"found by the {source} run beside the solver"
-    steps = source.split(" from the ")[0].split(" + ")
-    if all(step in _NAMES.values() for step in steps):
-        return f"found before the solve by {source}; the solver found nothing better"
-    return f"no parameter better than the start was found ({source})"
-
-
-def recount(
-    za: np.ndarray,
-    zb: np.ndarray,
-    distance,
-    *,
-    margin: float,
-    tol: float,
-    candidates: np.ndarray | None = None,
-    method: Method = "auto",
-) -> tuple[LinkageResult, np.ndarray]:
-    """Reference recount: records whose ``min_j d(a_i,b_j) - d(a_i,b_i) >= margin - tol``
-    (``j`` among the record's candidates when ``candidates`` is given; ``method`` as in
-    :func:`rlopt.linkage.link_records`)."""
-    linked = link_records(za, zb, distance, candidates=candidates, method=method)
-    return linked, linked.separation >= margin - tol
-
 
 @dataclass(frozen=True)
 class Incumbent:
@@ -134,12 +96,20 @@ class Incumbent:
     label: str
     theta: np.ndarray
     linked: LinkageResult
-    correct: np.ndarray
+    correct: np.ndarray  # at the margin up to the recount's tolerance
     seconds: float = 0.0  # what its recount took
+    # the records it re-identifies at the exact margin (``None``: as ``correct``)
+    exact: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def count(self) -> int:
+        """Its count up to the recount's tolerance (what the searches compare)."""
         return int(self.correct.sum())
+
+    @property
+    def exact_count(self) -> int:
+        """Its count at the exact margin: what a run may report of it."""
+        return self.count if self.exact is None else int(self.exact.sum())
 
 
 def recount_parameter(
@@ -158,7 +128,10 @@ def recount_parameter(
     linked, correct = recount(
         za, zb, family.distance(theta, columns), margin=margin, tol=tol, candidates=candidates
     )
-    return Incumbent(label, np.asarray(theta, dtype=float), linked, correct, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    return Incumbent(
+        label, np.asarray(theta, dtype=float), linked, correct, seconds, linked.separation >= margin
+    )
 
 
 def search_incumbents(
@@ -255,7 +228,7 @@ class _Keeper:
         )
         self.met.append(item)
         if self.found is not None:
-            self.found(item.count, label)
+            self.found(item.exact_count, label)  # a count the parameter reaches at the margin
         return item
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.solve import SlackLP
+from rlopt.milp.solvers.lp import SlackLP
 
 __all__ = ["greedy_add"]
 

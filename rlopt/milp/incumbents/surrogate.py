@@ -28,7 +28,7 @@ import numpy as np
 from rlopt.data._standardise import categorical_columns
 from rlopt.families import LearnedFamily
 from rlopt.milp.margins import PairMargins, QuadraticMargins, quadratic_matrix
-from rlopt.milp.solve import Projection
+from rlopt.milp.solvers.lp import Projection
 from rlopt.processes import one_native_thread
 
 __all__ = ["surrogate_ascent", "competitors"]
@@ -132,6 +132,7 @@ def _nearest(za, zb, family, theta, count, margins, deadline=None):
     return g.min(axis=1), *margins.pairs(np.arange(g.shape[0]), nearest)
 
 
+# over 60 lines: one projected ascent loop, its step control and stopping rules kept together
 def surrogate_ascent(
     za: np.ndarray,
     zb: np.ndarray,

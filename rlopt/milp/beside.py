@@ -1,13 +1,15 @@
-"""Block ceilings: an upper bound on a family's re-identifications, proven block by block.
+"""What runs beside a run's solve: the parameter-space branch and bound and the block ceilings.
 
-Split the records into blocks ``S_1 .. S_m``. A block's best count
+Both report while the MILP runs; :func:`listen` hears them (from the solve's callback and
+between steps) and writes what they prove into the run's certificate, and tells the
+solve to stop when a ceiling meets the verified lower end.
+
+Block ceilings: split the records into blocks ``S_1 .. S_m``. A block's best count
 ``r(S) = max_p #{i in S re-identified by p}`` (its records still compete against every
 original) is a MILP with only ``|S|`` binaries, and no parameter re-identifies more than
 ``sum_b r(S_b)`` records: a ceiling for the whole file whose blocks are independent, so
 they are solved beside the run in worker processes (``jobs``) or on a Dask cluster
-(``scheduler``).
-
-Valid by construction:
+(``scheduler``). Valid by construction:
 
 - ``r(S)`` is the block MILP's proven bound (its dual bound, through the same certificate
   as every run), never its incumbent; a block not solved in time counts ``|S|``;
@@ -17,40 +19,46 @@ Valid by construction:
   the feasibility tolerance while time is left, and a bound still contradicted counts
   ``|S|`` (a contradicted bound is never reported).
 
-Names: :class:`BlockOptions` (what the user chooses), :func:`partition`,
-:class:`BlockBound` and :class:`BlockCeiling` (the certificate in the result),
-:class:`BlockSearch` (the blocks of one run, solved beside it).
+:class:`BlockSearch` is handed the function that solves one block
+(:func:`rlopt.milp.pipeline.solve_block`, a learning run restricted to the block's
+records): this module imports no learning run, so no import circle. The nouns
+(:class:`~rlopt.milp.certificate.BlockOptions`, :class:`~rlopt.milp.certificate.BlockCeiling`)
+are in :mod:`rlopt.milp.certificate`.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from numbers import Integral, Real
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rlopt.exceptions import InputError
-from rlopt.validation import JOBS, SEED, Interval, check_params
+from rlopt.milp.certificate import BLOCK_CEILINGS, REGION_SEARCH, BlockBound, BlockCeiling, BlockOptions
+from rlopt.milp.formulation import largest_big_c
+from rlopt.milp.incumbents.portfolio import Incumbent, recount_parameter
+from rlopt.milp.regions import Companion, can_fork, supports
+
+if TYPE_CHECKING:
+    from rlopt.families import LearnedFamily
+    from rlopt.milp.solvers.options import SolverOptions
 
 __all__ = [
-    "BLOCK_CEILINGS",
-    "BlockBound",
-    "BlockCeiling",
-    "BlockOptions",
+    "BlockLimits",
     "BlockSearch",
-    "BlockSolver",
-    "describe_blocks",
+    "block_bound",
+    "block_ceiling",
+    "companion",
+    "listen",
     "partition",
+    "MIN_BLOCK_SECONDS",
+    "MIN_FEASIBILITY_TOL",
+    "POLL_SECONDS",
+    "unsolved",
 ]
-
-BLOCK_CEILINGS = "block ceilings"
-"""The source the certificate names for a ceiling of the blocks."""
 
 MIN_BLOCK_SECONDS = 1.0
 """A block given less than this is not started (it counts ``|S|``)."""
@@ -62,59 +70,6 @@ MIN_FEASIBILITY_TOL = 1e-10
 """The tightest feasibility tolerance of a strict re-solve (SolverOptions' floor)."""
 
 
-@dataclass(frozen=True)
-class BlockOptions:
-    """How a run proves block ceilings beside its solve.
-
-    Parameters
-    ----------
-    size : int, default=30
-        The most records per block (the blocks are as equal as can be).
-    jobs : int, default=1
-        Worker processes that solve the blocks, beside the run's own process; never
-        derived from the machine's core count.
-    scheduler : str, default=None
-        A Dask scheduler's address: the blocks are solved there instead (``jobs`` unused).
-        Its workers should run one thread each (``dask worker --nthreads 1``): Pyomo
-        captures a solve's output through the process's file descriptors.
-    seed : int, default=0
-        Seed of the random partition.
-    block_seconds : float, default=60
-        The most one block's MILP may take (a block stopped by it counts its proven bound).
-    """
-
-    size: int = 30
-    jobs: int = 1
-    scheduler: str | None = None
-    seed: int = 0
-    block_seconds: float = 60.0
-
-    _parameter_constraints: ClassVar[dict] = {
-        "size": [Interval(Integral, 2)],
-        "jobs": [JOBS],
-        "seed": [SEED],
-        "block_seconds": [Interval(Real, 0, closed="neither", note="seconds")],
-    }
-
-    def __post_init__(self):
-        check_params(vars(self), self._parameter_constraints)
-        if self.scheduler is not None and not isinstance(self.scheduler, str):
-            raise InputError(f"scheduler={self.scheduler!r}; expected a Dask scheduler's address or None")
-
-    @classmethod
-    def coerce(cls, value) -> BlockOptions | None:
-        """``None``, a :class:`BlockOptions`, or a dict of its fields."""
-        if value is None or isinstance(value, cls):
-            return value
-        if not isinstance(value, dict):
-            raise InputError(f"blocks={value!r}; expected a BlockOptions, a dict of its fields or None")
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(value) - set(names))
-        if unknown:
-            raise InputError(f"blocks has unknown option(s) {unknown}; expected some of {names}")
-        return cls(**value)
-
-
 def partition(n_records: int, size: int, seed: int) -> list[np.ndarray]:
     """The records in random blocks of at most ``size``, as equal as can be (103 records
     in blocks of 10: 11 blocks of 9 or 10), each block's indices sorted."""
@@ -123,70 +78,7 @@ def partition(n_records: int, size: int, seed: int) -> list[np.ndarray]:
     return [np.sort(part) for part in parts]
 
 
-@dataclass
-class BlockBound:
-    """One block's share of the ceiling: ``bound`` is what the ceiling counts (the block
-    MILP's proven bound, or ``len(records)`` where there is none or it was contradicted)."""
-
-    records: np.ndarray
-    bound: int
-    status: str  # optimal, time_limit, not_started, contradicted, failed: ...
-    solver_bound: int | None = None
-    verified: int | None = None  # the block's own best verified count
-    seconds: float = 0.0
-    strict: bool = False  # solved again, presolve off and a tighter tolerance (once contradicted)
-
-    def to_dict(self) -> dict:
-        return {
-            "records": self.records.tolist(),
-            "bound": self.bound,
-            "status": self.status,
-            "solver_bound": self.solver_bound,
-            "verified": self.verified,
-            "seconds": round(self.seconds, 3),
-            "strict": self.strict,
-        }
-
-
-@dataclass
-class BlockCeiling:
-    """The ceiling ``sum r(S)`` with its certificate: the partition and each block's bound."""
-
-    size: int
-    seed: int
-    blocks: list[BlockBound] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        return sum(block.bound for block in self.blocks)
-
-    @property
-    def complete(self) -> bool:
-        """Every block counts its MILP's proven bound (none unsolved, failed or contradicted)."""
-        return all(block.solver_bound is not None and block.status != "contradicted" for block in self.blocks)
-
-    def to_dict(self) -> dict:
-        return {
-            "ceiling": self.total,
-            "size": self.size,
-            "seed": self.seed,
-            "n_blocks": len(self.blocks),
-            "complete": self.complete,
-            "blocks": [block.to_dict() for block in self.blocks],
-        }
-
-
-def describe_blocks(certificate: dict) -> str:
-    """``block ceiling 961 (36 of 36 blocks of at most 30 records proven optimal)``, from a
-    :meth:`BlockCeiling.to_dict`."""
-    proven = sum(block["status"] == "optimal" for block in certificate["blocks"])
-    return (
-        f"block ceiling {certificate['ceiling']} ({proven} of {certificate['n_blocks']} blocks of at most "
-        f"{certificate['size']} records proven optimal)"
-    )
-
-
-def _unsolved(status: str, strict: bool = False) -> dict:
+def unsolved(status: str, strict: bool = False) -> dict:
     """What :func:`solve_block` reports of a block without a figure (it counts ``|S|``)."""
     return {"status": status, "bound": None, "verified": None, "seconds": 0.0, "strict": strict}
 
@@ -216,64 +108,114 @@ def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.n
     )
 
 
-def solve_block(
-    data, family, margin: float, records: np.ndarray, deadline: float, options, strict: bool = False
-) -> dict:
-    """One block's MILP (in a worker): its records against every original, the others
-    fixed as not re-identified; ``deadline`` on the wall clock (``time.time()``), shared
-    by processes and machines. ``strict``: HiGHS's presolve off and a tenth of the
-    feasibility tolerance, the second opinion on a contradicted bound; a block whose own
-    parameter recounts above its bound gets it here at once."""
-    from rlopt.exceptions import RecountMismatchError
-    from rlopt.milp.acceleration import Reductions
-    from rlopt.milp.pipeline import learn
-    from rlopt.milp.solve import SolverOptions
+def companion(
+    za: np.ndarray, zb: np.ndarray, family: LearnedFamily, margin: float, options: SolverOptions, t0: float
+) -> Companion | None:
+    """The parameter-space branch and bound, started beside the run where it applies
+    (not in a daemon process, e.g. a Dask worker: there the MILP runs alone)."""
+    if not (supports(family, za.shape[1]) and can_fork()):
+        return None
+    # its ceiling must hold for every recount of the run: the largest tolerance they use
+    tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
+    deadline = None if options.time_limit is None else t0 + options.time_limit
+    return Companion(za, zb, family, margin=margin, tol=tol, deadline=deadline)
 
-    started = time.time()
-    limit = min(options.block_seconds, deadline - started)
-    if limit < MIN_BLOCK_SECONDS:
-        return _unsolved("not_started", strict)
-    n_records = data.original.shape[0]
-    candidates = np.zeros((n_records, n_records), dtype=bool)
-    candidates[records, :] = True
-    searches_off = Reductions(
-        nca_start=False, surrogate=False, line_search=False, greedy_add=False, quick_solve=False
+
+def listen(run) -> bool:
+    """What runs beside ``run``'s solve (a :class:`rlopt.milp.pipeline._Run`): the blocks
+    finished (their ceiling so far into the certificate) and the branch and bound's
+    reports; true when a ceiling of either meets the verified lower end."""
+    closed = _blocks_heard(run)
+    return _companion_heard(run) or closed
+
+
+def _blocks_heard(run) -> bool:
+    certificate = run.certificate
+    if run.blocks is None:
+        return False
+    verified = [item.correct for item in [*run.starts, *run.kept]]
+    if run.blocks.update(verified):  # a valid ceiling whenever: unfinished blocks count |S|
+        certificate.bounded(run.blocks.ceiling(verified).total, BLOCK_CEILINGS)
+    return (
+        certificate.upper_source == BLOCK_CEILINGS
+        and certificate.lower is not None
+        and certificate.lower >= certificate.upper
     )
-    tol = max(MIN_FEASIBILITY_TOL, options.feasibility_tol / 10) if strict else options.feasibility_tol
-    try:
-        result, _ = learn(
-            data,
-            family,
-            margin=margin,
-            options=SolverOptions(time_limit=limit, feasibility_tol=tol, presolve=not strict),
-            candidates=candidates,
-            reductions=searches_off,
-        )
-    except RecountMismatchError as exc:  # its own parameter above its bound
-        if strict:
-            return _unsolved(f"contradicted: {exc}", strict)
-        return solve_block(data, family, margin, records, deadline, options, strict=True)
-    return {
-        "status": str(result.status),
-        "bound": result.bound,
-        "verified": result.n_correct_verified,
-        "seconds": time.time() - started,
-        "strict": strict,
-    }
+
+
+def _companion_heard(run) -> bool:
+    companion, certificate = run.companion, run.certificate
+    if companion is None:
+        return False
+    reports = companion.poll()
+    if reports:  # the latest ceiling, and the best parameter among those that arrived
+        _, count, theta = max(reports, key=lambda report: report[1])
+        if theta is not None and count > (certificate.lower or 0):
+            item = recount_parameter(
+                REGION_SEARCH,
+                theta,
+                run.za,
+                run.zb,
+                run.family,
+                run.data.columns,
+                margin=run.margin,
+                tol=run.search_tol,
+            )
+            run.keep(item)
+        if companion.upper is not None:
+            certificate.bounded(companion.upper, REGION_SEARCH)
+    return (
+        companion.upper is not None and certificate.lower is not None and certificate.lower >= companion.upper
+    )
+
+
+def block_ceiling(
+    run, blocks: BlockSearch, verified: list[Incumbent], *, wait: bool
+) -> tuple[BlockCeiling, bool]:
+    """In the run's last pass, when its MILP did not prove the optimum: the blocks' ceiling
+    once those in flight are done (until the MILP's end; without ``wait``, after a
+    Ctrl-C, those done; a contradicted one solved again, strict, in that time), checked
+    against every verified parameter, into the certificate;
+    and whether a Ctrl-C came while waiting."""
+    stopped_waiting = False
+    correct = [item.correct for item in verified]
+    certificate = run.certificate
+    if certificate.lower is not None and certificate.lower >= certificate.upper:
+        wait = False  # closed (the blocks' ceiling met the lower end during the solve)
+    if wait:
+        try:
+            blocks.wait(until=run.budget.block_wait(time.perf_counter(), time.time()), verified=correct)
+        except KeyboardInterrupt:
+            stopped_waiting = True
+    ceiling = blocks.ceiling(correct)
+    certificate.bounded(ceiling.total, BLOCK_CEILINGS)
+    return ceiling, stopped_waiting
 
 
 class BlockSearch:
-    """The blocks of one run, submitted at once to worker processes (or a Dask cluster)
+    """The blocks of one run (each solved by ``solve``, e.g.
+    :func:`rlopt.milp.pipeline.solve_block`), submitted at once to worker processes (or a Dask cluster)
     and collected as they finish; :meth:`wait` solves a contradicted block again (strict)
     while time is left; :meth:`ceiling` is the ceiling so far (blocks not yet finished
     count ``|S|``), checked against the run's verified parameters."""
 
-    def __init__(self, data, family, margin: float, solver_options, options: BlockOptions, deadline: float):
+    def __init__(
+        self,
+        data,
+        family,
+        margin: float,
+        solver_options,
+        options: BlockOptions,
+        deadline: float,
+        *,
+        solve: Callable[..., dict],
+    ):
         self.options = options
+        self._solve = solve  # a block's MILP: a module-level function (pickled to the workers)
         n_records = data.original.shape[0]
         self.records = partition(n_records, options.size, options.seed)
         self._problem = (data, family, margin)
-        self._solver = BlockSolver(options.block_seconds, solver_options.feasibility_tol)
+        self._limits = BlockLimits(options.block_seconds, solver_options.feasibility_tol)
         self._results: dict[int, dict] = {}
         self._deadline = deadline
         self._polled = -math.inf  # when update() last looked
@@ -291,7 +233,7 @@ class BlockSearch:
 
     def _submit(self, b: int, deadline: float, strict: bool = False) -> concurrent.futures.Future:
         return self._executor.submit(
-            solve_block, *self._problem, self.records[b], deadline, self._solver, strict
+            self._solve, *self._problem, self.records[b], deadline, self._limits, strict
         )
 
     def update(self, verified: Sequence[np.ndarray]) -> bool:
@@ -315,9 +257,9 @@ class BlockSearch:
             try:
                 self._results[b] = future.result()
             except concurrent.futures.CancelledError:
-                self._results[b] = _unsolved("not_started")
+                self._results[b] = unsolved("not_started")
             except Exception as exc:  # the block's own failure: it counts |S|, and says why
-                self._results[b] = _unsolved(f"failed: {type(exc).__name__}: {exc}")
+                self._results[b] = unsolved(f"failed: {type(exc).__name__}: {exc}")
         return finished
 
     def _resolve_contradicted(self, verified: Sequence[np.ndarray], deadline: float) -> None:
@@ -367,7 +309,7 @@ class BlockSearch:
 
 
 @dataclass(frozen=True)
-class BlockSolver:
+class BlockLimits:
     """What a block's MILP needs of the run's options (picklable, small)."""
 
     block_seconds: float

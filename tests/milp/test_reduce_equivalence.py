@@ -11,9 +11,8 @@ import pytest
 import rlopt
 from rlopt.data import standardise, validate_pair
 from rlopt.families import get_family
-from rlopt.milp import acceleration as acc
 from rlopt.milp import formulation as form
-from rlopt.milp.acceleration import (
+from rlopt.milp.reductions import (
     LazyLinkageRows,
     best_start,
     find_conflicts,
@@ -22,7 +21,10 @@ from rlopt.milp.acceleration import (
     separation,
     witness_hits,
 )
-from tests._helpers import MARGIN, noisy_file
+from rlopt.milp.reductions import conflicts as con_mod
+from rlopt.milp.reductions import screening as scr_mod
+from rlopt.milp.reductions import witnesses as wit_mod
+from tests._helpers import MARGIN, fit_with, noisy_file
 
 
 def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000, rows_per_record=64):
@@ -30,9 +32,9 @@ def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000
     n = za.shape[1]
     risky = np.flatnonzero(screening.at_risk)
     compatible = np.zeros((risky.size, risky.size), dtype=bool)
-    for theta in acc._spread(screening.witnesses, acc.MAX_WITNESSES):
-        distance = family.distance(theta, acc._names(n))
-        hit = separation(za, zb, distance, records=risky) >= margin + acc.SCREEN_TOL
+    for theta in wit_mod.spread(screening.witnesses, con_mod.MAX_WITNESSES):
+        distance = family.distance(theta, wit_mod.attribute_names(n))
+        hit = separation(za, zb, distance, records=risky) >= margin + wit_mod.SCREEN_TOL
         compatible[np.ix_(hit, hit)] = True
     a, b = np.nonzero(np.triu(~compatible, k=1))
     if not a.size:
@@ -40,8 +42,8 @@ def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000
     order = np.random.default_rng(0).permutation(a.size)[:max_lps]
     a, b = a[order], b[order]
     needed = np.unique(np.concatenate([risky[a], risky[b]]))
-    own_rows = acc._tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
-    lp = acc._FamilyLP(family, n, za, zb, margin, 1e-9, max_cut_rounds=0)
+    own_rows = scr_mod.tightest_rows(za, zb, family, needed, margin=margin, count=rows_per_record)
+    lp = scr_mod.FamilyLP(family, n, za, zb, margin, 1e-9, max_cut_rounds=0)
     found = []
     for tried, (i, j) in enumerate(zip(risky[a], risky[b])):
         if tried >= 500 and len(found) < 0.01 * tried:
@@ -49,16 +51,16 @@ def reference_find_conflicts(za, zb, family, screening, *, margin, max_lps=20000
         coefs = np.vstack([own_rows[i][0], own_rows[j][0]])
         constants = np.concatenate([own_rows[i][1], own_rows[j][1]])
         value, _, _ = lp.best(coefs, constants)
-        if value < margin - acc.SCREEN_TOL:
+        if value < margin - wit_mod.SCREEN_TOL:
             found.append((i, j))
     return np.array(found, dtype=int).reshape(-1, 2)
 
 
 def reference_best_start(za, zb, family, screening, *, margin, max_candidates=50):
-    witnesses = acc._spread(screening.witnesses, max_candidates)
-    names = acc._names(za.shape[1])
+    witnesses = wit_mod.spread(screening.witnesses, max_candidates)
+    names = wit_mod.attribute_names(za.shape[1])
     counts = [
-        int((separation(za, zb, family.distance(theta, names)) >= margin + acc.SCREEN_TOL).sum())
+        int((separation(za, zb, family.distance(theta, names)) >= margin + wit_mod.SCREEN_TOL).sum())
         for theta in witnesses
     ]
     return np.asarray(witnesses[int(np.argmax(counts))], dtype=float)
@@ -69,14 +71,16 @@ def reference_screening(za, zb, family, *, margin, known):
     n_records, n = za.shape
     best = np.full(n_records, np.nan)
     exact = np.ones(n_records, dtype=bool)
-    todo = np.flatnonzero(separation(za, zb, family.distance(known, acc._names(n))) < margin + acc.SCREEN_TOL)
-    lp = acc._FamilyLP(family, n, za, zb, margin, 1e-9, 0)
-    rows = acc.linkage_rows(za, zb, family, margin=margin, records=todo)
+    todo = np.flatnonzero(
+        separation(za, zb, family.distance(known, wit_mod.attribute_names(n))) < margin + wit_mod.SCREEN_TOL
+    )
+    lp = scr_mod.FamilyLP(family, n, za, zb, margin, 1e-9, 0)
+    rows = form.linkage_rows(za, zb, family, margin=margin, records=todo)
     for i in todo:
         mine = rows.record == i
         best[i], _, exact[i] = lp.best(rows.coefs[mine], rows.constants[mine])
     unreachable = np.zeros(n_records, dtype=bool)
-    unreachable[todo] = best[todo] < margin - acc.SCREEN_TOL
+    unreachable[todo] = best[todo] < margin - wit_mod.SCREEN_TOL
     return unreachable, exact
 
 
@@ -142,7 +146,7 @@ def test_the_screening_by_row_generation_decides_as_the_lp_over_all_rows(file, n
 
 def test_the_row_generation_is_exercised_and_finds_unreachable_records():
     za, zb, family, screening = screened("noise 150x3", "wm")
-    first = acc._FIRST_ROWS + family.n_params(3)
+    first = scr_mod._FIRST_ROWS + family.n_params(3)
     assert za.shape[0] - 1 > 2 * first  # records with more rows than the LP starts from
     assert screening.unreachable.sum() > 0 and screening.at_risk.sum() > 0
 
@@ -179,12 +183,12 @@ def test_witness_hits_are_the_reference_separation(monkeypatch, name, path):
     for _ in range(6):  # admissible-ish parameters and some far from it: the evaluation is exact anyway
         thetas.append(family.neutral(3) + 0.3 * rng.normal(size=family.n_params(3)))
     if path == "features":
-        monkeypatch.setattr(acc, "quadratic_matrix", lambda distance: None)
+        monkeypatch.setattr(wit_mod, "quadratic_matrix", lambda distance: None)
     if path == "all rechecked":
-        monkeypatch.setattr(acc, "_GUARD", 1e3)
+        monkeypatch.setattr(wit_mod, "_GUARD", 1e3)
     records = np.flatnonzero(rng.random(za.shape[0]) < 0.7)
-    names = acc._names(3)
-    for threshold in (MARGIN + acc.SCREEN_TOL, 0.3):
+    names = wit_mod.attribute_names(3)
+    for threshold in (MARGIN + wit_mod.SCREEN_TOL, 0.3):
         for theta, hit in zip(
             thetas, witness_hits(za, zb, family, thetas, records=records, threshold=threshold)
         ):
@@ -196,7 +200,7 @@ def test_a_threshold_on_a_separation_is_rechecked_by_the_reference():
     za, zb = FILES["noise 60"]()
     family = get_family("wm")
     theta = family.neutral(za.shape[1])
-    sep = separation(za, zb, family.distance(theta, acc._names(za.shape[1])))
+    sep = separation(za, zb, family.distance(theta, wit_mod.attribute_names(za.shape[1])))
     records = np.arange(za.shape[0])
     for threshold in sep[:5]:  # a record exactly at the threshold: hit, as the reference says
         hit = next(witness_hits(za, zb, family, [theta], records=records, threshold=threshold))
@@ -207,9 +211,9 @@ def test_a_threshold_on_a_separation_is_rechecked_by_the_reference():
 def test_reused_lp_decisions_equal_the_reference_lp(monkeypatch, file, name):
     za, zb, family, screening = screened(file, name)
     old = reference_find_conflicts(za, zb, family, screening, margin=MARGIN)
-    monkeypatch.setattr(acc, "MAX_PAIR_WITNESSES", 0)  # every pair through the reused LP
+    monkeypatch.setattr(con_mod, "MAX_PAIR_WITNESSES", 0)  # every pair through the reused LP
     assert np.array_equal(find_conflicts(za, zb, family, screening, margin=MARGIN), old)
-    monkeypatch.setattr(acc, "_PAIR_BAND", np.inf)  # every pair through the reference LP
+    monkeypatch.setattr(con_mod, "_PAIR_BAND", np.inf)  # every pair through the reference LP
     assert np.array_equal(find_conflicts(za, zb, family, screening, margin=MARGIN), old)
 
 
@@ -247,7 +251,9 @@ def test_lazy_model_rows_on_census_subset_are_unchanged(monkeypatch):
         family = get_family(name)
         pairs = nearest_pairs(za, zb, 1)
         model_rows = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
-        lazy = LazyLinkageRows(za, zb, family, acc._names(za.shape[1]), MARGIN, "tight", pairs.copy())
+        lazy = LazyLinkageRows(
+            za, zb, family, wit_mod.attribute_names(za.shape[1]), MARGIN, "tight", pairs.copy()
+        )
         cuts = lazy(
             family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0], np.zeros(za.shape[0])
         )
@@ -255,7 +261,7 @@ def test_lazy_model_rows_on_census_subset_are_unchanged(monkeypatch):
             m.setattr(form, "SPARSE_PAIRS_SHARE", 0.0)
             dense = form.linkage_rows(za, zb, family, margin=MARGIN, pairs=pairs)
             dense_lazy = LazyLinkageRows(
-                za, zb, family, acc._names(za.shape[1]), MARGIN, "tight", pairs.copy()
+                za, zb, family, wit_mod.attribute_names(za.shape[1]), MARGIN, "tight", pairs.copy()
             )
             dense_cuts = dense_lazy(
                 family.neutral(za.shape[1]) * 0 + np.eye(family.n_params(za.shape[1]))[0],
@@ -292,27 +298,29 @@ def test_a_screening_stopped_then_continued_decides_as_one_run(file, name):
     assert np.array_equal(second.exact, whole.exact)
 
 
-def test_a_full_pass_reuses_the_complete_reduce_phase_of_its_quick_pass(monkeypatch):
-    import rlopt.milp.pipeline as pipeline
+def test_a_full_pass_reuses_the_complete_reduce_phase_of_its_quick_pass():
+    from rlopt.milp.pipeline import Collaborators
+    from rlopt.milp.reductions import screen_records
+    from rlopt.milp.solvers import SolveResult, solve_model
 
     screened_records, solves = [], []
-    real_screen, real_solved = pipeline.screen_records, pipeline._solved
 
     def counted(*args, **kwargs):
-        screening = real_screen(*args, **kwargs)
+        screening = screen_records(*args, **kwargs)
         screened_records.append(int(screening.screened.sum()))
         return screening
 
-    def first_not_started(run, built, options, start, tol):  # the quick pass proves nothing
+    def first_not_started(model, options, **kwargs):  # the quick pass proves nothing
         solves.append(options.time_limit)
         if len(solves) == 1:
-            return pipeline._not_started(options)
-        return real_solved(run, built, options, start, tol)
+            return SolveResult(
+                status="time_limit", incumbent=None, objective_bound=None, theta=None, seconds=0.0
+            )
+        return solve_model(model, options, **kwargs)
 
-    monkeypatch.setattr(pipeline, "screen_records", counted)
-    monkeypatch.setattr(pipeline, "_solved", first_not_started)
     original, masked = noisy_file(15, 60, 4, scale=(0.4, 0.6, 0.9, 1.2))
-    result = rlopt.LearnedDistanceLinkage("wm", margin=MARGIN, time_limit=60).fit(original, masked).result_
+    collaborators = Collaborators(solve=first_not_started, screen=counted)
+    result = fit_with("wm", original, masked, time_limit=60, collaborators=collaborators)
     assert len(solves) == 2 and result.status == "optimal"  # a quick pass, then the full pass
     assert len(screened_records) == 1  # the quick pass's complete reduce phase served the full pass
     assert result.n_correct_verified == fit_naive("wm", original, masked)
