@@ -14,14 +14,18 @@ or HiGHS before they are needed. The packages, in the order data flows through t
 - :mod:`rlopt.models`: privacy models of a released file (k-anonymity, ...);
 - :mod:`rlopt.integral`: integral privacy of published models (what two models learned
   before and after an update reveal of it);
-- :mod:`rlopt.risk`: the worst case over all of them, with utility;
+- :mod:`rlopt.risk`: the worst case over all of them, measured by one routine
+  (:func:`rlopt.risk.measure`) that every command calls, with utility;
 - :mod:`rlopt.report`: the HTML reports; :mod:`rlopt.experiments`: grids of runs;
 - :mod:`rlopt.cli`: the ``rlopt`` command line; :mod:`rlopt.app`: ``rlopt serve``, the
   local web application over it.
 
 Beside them, used by all: :mod:`rlopt.exceptions` (the errors ``rlopt`` reports in one
 line), :mod:`rlopt.validation` (parameter constraints, declared once per function),
-:mod:`rlopt.results` (the count of re-identified records), :mod:`rlopt.status`.
+:mod:`rlopt.results` (the count of re-identified records, a learning run's
+:class:`~rlopt.results.LearnResult`), :mod:`rlopt.status`. The words they use (lower and
+upper end, claim and verified count, reduction and search, termination and status) are
+the glossary at the top of docs/method.md.
 """
 
 from __future__ import annotations

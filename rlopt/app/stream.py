@@ -30,11 +30,8 @@ async def event_stream(
     histories: dict[str, list[dict]] = {}
     panel = templates.get_template("_family.html")
     while not await request.is_disconnected():
-        now = run_state(folder)["status"]
-        if now != status:
-            status = now
-            yield _sse("status", now)
-        results = folder / "results.csv"
+        now = run_state(folder)["status"]  # read first, said last: the page shows the
+        results = folder / "results.csv"  # map's last cells before it says "complete"
         changed = results.stat().st_mtime_ns if results.exists() else None
         if changed != grid_seen:
             grid_seen = changed
@@ -42,6 +39,9 @@ async def event_stream(
             yield _sse(
                 "grid", templates.get_template("_grid.html").render(run_id=folder.name, csrf=csrf, **grid)
             )
+        if now != status:
+            status = now
+            yield _sse("status", now)
         new, offset = read_events(folder, offset)
         for event in new:
             if event["event"] == "interval":

@@ -27,7 +27,7 @@ from rlopt.data._bundled import (
     load_table,
 )
 from rlopt.data._kinds import ColumnKind, KindSpec, describe_kinds
-from rlopt.data._pair import EncodedPair, LinkageData
+from rlopt.data._pair import LinkageData
 from rlopt.data._standardise import standardise
 from rlopt.data._validate import validate_pair
 
@@ -42,7 +42,6 @@ __all__ = [
     "CPS1985_ORDINAL",
     "load_table",
     "LinkageData",
-    "EncodedPair",
     "validate_pair",
     "standardise",
     "ColumnKind",

@@ -1,7 +1,15 @@
 """Record linkage: distance-based record linkage (DBRL), probabilistic
-(Fellegi–Sunter) linkage, and their evaluation."""
+(Fellegi–Sunter) linkage, and their evaluation.
 
-from rlopt.linkage.distance_based import LinkageResult, dbrl, link_records
+- :mod:`~rlopt.linkage.distance_based`: :func:`link_records` (each masked record's
+  nearest original, exactly, by a KD-tree or pair by pair), :func:`dbrl` on two files,
+  and :func:`recount`, the reference count of a parameter at a margin (plain numpy,
+  independent of the MILP's coefficients: what every reported count is);
+- :mod:`~rlopt.linkage.nearest` and :mod:`~rlopt.linkage.brute`: the two exact paths;
+- :mod:`~rlopt.linkage.probabilistic`: :func:`pld`.
+"""
+
+from rlopt.linkage.distance_based import LinkageResult, dbrl, link_records, recount
 from rlopt.linkage.probabilistic import PLDResult, pld
 
-__all__ = ["LinkageResult", "dbrl", "link_records", "PLDResult", "pld"]
+__all__ = ["LinkageResult", "dbrl", "link_records", "recount", "PLDResult", "pld"]

@@ -20,7 +20,7 @@ Modules:
 from rlopt.risk.assess import DEFAULT_FAMILIES, assess_risk
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.measures import information_loss, interval_disclosure
-from rlopt.risk.pair import Measured, measure
+from rlopt.risk.pair import measure
 from rlopt.risk.permutation import permutation_analysis
 from rlopt.risk.risk_utility import tradeoff
 from rlopt.risk.uniques import uniqueness
@@ -30,7 +30,6 @@ __all__ = [
     "BaselineRow",
     "FamilyRow",
     "Headline",
-    "Measured",
     "RiskAssessment",
     "assess_risk",
     "information_loss",

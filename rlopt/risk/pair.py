@@ -286,8 +286,8 @@ def _attack(work: _Work, run_attack: AttackRun) -> AnyAttack:
 
 def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions, with_pld: bool) -> None:
     """AM, MD (undefined where the differences have no covariance) and PLD, counted exactly:
-    AM and MD strictly and at ``margin`` (with the recount's tolerance of a family's
-    parameter), the count a family's ceiling bounds."""
+    AM and MD strictly and at the exact ``margin`` (as a family's verified count is), the
+    count a family's ceiling bounds."""
     pld_fits = work.data.n_records <= PLD_MAX_RECORDS
     work.say(f"baselines ({', '.join(BASELINES)}{', pld' if with_pld and pld_fits else ''})")
     for name in BASELINES:
@@ -296,7 +296,7 @@ def _baselines(work: _Work, seed: int, *, margin: float, options: SolverOptions,
         except InputError as exc:  # e.g. MD on a file whose differences have no covariance
             work.baselines[name] = BaselineRow(rate=None, n_correct=None, status=f"undefined: {exc}")
             continue
-        linked, at_margin = recount(work.za, work.zb, baseline, margin=margin, tol=options.recount_tol)
+        linked, at_margin = recount(work.za, work.zb, baseline, margin=margin, tol=0.0)
         work.baselines[name] = BaselineRow(
             rate=linked.rate,
             n_correct=linked.n_correct,

@@ -59,7 +59,9 @@ def test_every_import_inside_rlopt_names_its_module_interface():
 
 def test_the_public_surface_stays_small():
     """What a user calls: the names of each package's ``__all__`` (the package map in
-    docs/api.md); the rest of rlopt imports the others from their modules."""
+    docs/api.md); the rest of rlopt imports the others from their modules. 102: the
+    100 of before, with the one measurement of a pair (``rlopt.risk.measure``) and the
+    reference recount (``rlopt.linkage.recount``) that the glossary names."""
     packages = [
         "data",
         "masking",
@@ -73,7 +75,7 @@ def test_the_public_surface_stays_small():
         "milp",
     ]
     sizes = {name: len(importlib.import_module(f"rlopt.{name}").__all__) for name in packages}
-    assert sum(sizes.values()) <= 100, sizes
+    assert sum(sizes.values()) <= 102, sizes
     assert not [n for n in rlopt.__all__ if n.endswith("_validated")]
 
 
