@@ -1,7 +1,9 @@
 """Every status a figure of rlopt carries, in one place (README, "Statuses").
 
 A :class:`Status` is a ``str`` (``Status.OPTIMAL == "optimal"``), so results,
-JSON and CSV files hold the plain value.
+JSON and CSV files hold the plain value. It says what a figure *is*; why the solver
+stopped is the solver's own word, :class:`rlopt.milp.solvers.options.Termination`, which
+the conclusion turns into a status (docs/method.md, the glossary).
 """
 
 from __future__ import annotations
@@ -18,10 +20,6 @@ class Status(StrEnum):
     GAP_LIMIT = "gap_limit"  # stopped at a relative gap > 0: an interval
     CUT_LIMIT = "cut_limit"  # the cap on rounds of added rows was reached: an interval
     INTERRUPTED = "interrupted"  # Ctrl-C: the interval so far
-    # what a solve may end with before learning turns it into one of the above or an error
-    INFEASIBLE = "infeasible"
-    ERROR = "error"
-    STOPPED = "stopped"  # stopped because a proof arrived from elsewhere
     # rows of a risk assessment or grid that are not learned
     BASELINE = "baseline"  # am, md in a grid
     EXACT = "exact"  # a baseline computed exactly

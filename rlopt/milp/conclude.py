@@ -34,11 +34,31 @@ from rlopt.exceptions import DataWarning, RecountMismatchError
 from rlopt.families import LearnedFamily
 from rlopt.milp.incumbents.exact import reach_margin
 from rlopt.milp.incumbents.portfolio import Incumbent
-from rlopt.milp.solvers.options import SolveResult
+from rlopt.milp.solvers.options import SolveResult, Termination
 from rlopt.results import LearnResult
 from rlopt.status import Status
 
-__all__ = ["conclude", "solver_figures", "checked_claim", "at_the_margin", "closed", "repaired", "REPAIRS"]
+__all__ = [
+    "conclude",
+    "solver_figures",
+    "checked_claim",
+    "at_the_margin",
+    "closed",
+    "check_stopped",
+    "repaired",
+    "FIGURE_STATUS",
+    "REPAIRS",
+]
+
+FIGURE_STATUS = {
+    Termination.OPTIMAL: Status.OPTIMAL,
+    Termination.TIME_LIMIT: Status.TIME_LIMIT,
+    Termination.INTERRUPTED: Status.INTERRUPTED,
+    Termination.STOPPED: Status.TIME_LIMIT,  # an interval until the two ends are seen to meet
+}
+"""The figure's status a solve's termination starts from (``infeasible`` and ``error``
+never reach the conclusion: the pass raises). :func:`closed` then makes it ``optimal``
+where the two ends meet, ``gap_limit`` where they do not though the solver proved."""
 
 REPAIRS = 2
 """Parameters at most that the conclusion moves to reach the margin (the best ones that
@@ -87,6 +107,7 @@ def conclude(run, solved: SolveResult, starts: list[Incumbent], reduced, built, 
         theta = best.theta
     distance = None if theta is None else family.distance(theta, run.data.columns)
     status, bound, claimed = closed(family.name, run.margin, status, bound, claimed, verified, mismatch)
+    check_stopped(family.name, solved.termination, status, verified, bound)
     _warn_if_the_margin_hides_all(family.name, run.margin, verified, starts)
     if best is not None:
         run.certificate.found(best.exact_count, best.label)
@@ -136,8 +157,9 @@ def solver_figures(
 ) -> tuple[str, np.ndarray | None, int | None, int]:
     """``(status, theta, claimed, bound)`` as the solve left them: the bound also capped by
     ``ceilings`` (``None``: none); a parameter that violates a family cut repaired (only a
-    repaired one gives a count). ``claimed`` is the solver's count, unverified."""
-    theta, status = solved.theta, solved.status
+    repaired one gives a count). ``claimed`` is the solver's count, unverified; ``status``
+    the figure's, from the solver's termination (:data:`FIGURE_STATUS`)."""
+    theta, status = solved.theta, FIGURE_STATUS[solved.termination]
     claimed = None if solved.incumbent is None else n_records - int(round(solved.incumbent))
     bound = (
         n_records
@@ -233,11 +255,16 @@ def closed(
         status = Status.OPTIMAL  # the interval closed: the verified count is the proven optimum
     if status == Status.OPTIMAL and verified is not None:
         claimed = verified  # the proven optimum (the solver may have been stopped before it)
-    if status == Status.STOPPED:  # only stopped when the companion's ceiling met a verified count
+    return status, bound, claimed
+
+
+def check_stopped(name: str, termination: Termination, status: str, verified: int | None, bound: int) -> None:
+    """The solver is stopped only when a ceiling beside it met a verified count: a stopped
+    solve whose interval did not close is a bug, never a figure."""
+    if termination == Termination.STOPPED and status != Status.OPTIMAL:
         raise RuntimeError(
             f"{name}: the MILP was stopped for a closed interval that did not close ([{verified}, {bound}])"
         )
-    return status, bound, claimed
 
 
 def repaired(family: LearnedFamily, theta, za, zb, tol: float) -> np.ndarray | None:

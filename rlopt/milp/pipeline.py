@@ -42,7 +42,7 @@ from rlopt.milp.incumbents.portfolio import Incumbent
 from rlopt.milp.reductions import Reductions, Searches, screen_records
 from rlopt.milp.regions import Companion
 from rlopt.milp.solvers.mip import not_started, solve_model
-from rlopt.milp.solvers.options import SolveResult, SolverOptions
+from rlopt.milp.solvers.options import SolveResult, SolverOptions, Termination
 from rlopt.processes import one_native_thread
 from rlopt.results import LearnResult
 from rlopt.status import Status
@@ -406,21 +406,21 @@ def _pass(
     run.listen()
     if built.lazy_rows is not None:
         built.info.n_linkage_rows += built.lazy_rows.rows_added
-    if solved.status in (Status.INFEASIBLE, Status.ERROR):
+    if solved.termination in (Termination.INFEASIBLE, Termination.ERROR):
         # sum K = N (no record re-identified) is always feasible when the family's
         # admissible set is not empty: nothing this solve returned is a figure
         hint = (
             f" (big_c={size:g} is below what some pairs need)"
-            if not isinstance(big_c, str) and solved.status == Status.INFEASIBLE
+            if not isinstance(big_c, str) and solved.termination == Termination.INFEASIBLE
             else ""
         )
         raise SolverError(
-            f"{run.family.name}: HiGHS ended with status {solved.status!r}{hint}; no "
+            f"{run.family.name}: HiGHS ended with status {str(solved.termination)!r}{hint}; no "
             "count is reported from a failed solve"
         )
     starts = sorted(starts + run.kept, key=lambda item: -item.count)
     ceiling, interrupted = None, solved.interrupted
-    if solved.status != Status.OPTIMAL and run.blocks is not None and run.final:
+    if solved.termination != Termination.OPTIMAL and run.blocks is not None and run.final:
         ceiling, stopped_waiting = beside.block_ceiling(run, run.blocks, starts, wait=not interrupted)
         interrupted = interrupted or stopped_waiting
     result, distance = conclude(run, solved, starts, reduced, built, on_mismatch)

@@ -180,7 +180,7 @@ def test_an_error_in_the_callback_stops_the_run_without_raising_into_highs(error
 
     if isinstance(error, KeyboardInterrupt):
         result = solve_model(model, SolverOptions(time_limit=20), on_improve=on_improve)
-        assert result.interrupted and result.status == "interrupted" and result.incumbent is not None
+        assert result.interrupted and result.termination == "interrupted" and result.incumbent is not None
         assert len(calls) == 2  # the first report, then the run's own at its end
     else:
         with pytest.raises(ValueError, match="boom"):
@@ -246,7 +246,7 @@ def test_a_count_the_solver_reported_is_kept_when_its_last_round_ends_lower():
     def ends_on_the_neutral_parameter(model, options, *, on_improve, **kwargs):
         solved = solve_model(model, options, on_improve=on_improve, **kwargs)
         on_improve(solved.incumbent, None, solved.theta)  # the best parameter, reported
-        return replace(solved, status="time_limit", incumbent=None, theta=neutral)
+        return replace(solved, termination="time_limit", incumbent=None, theta=neutral)
 
     result = fit_with(
         "wm",

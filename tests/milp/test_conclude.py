@@ -7,9 +7,17 @@ import numpy as np
 import pytest
 
 from rlopt.families import get_learned_family
-from rlopt.milp.conclude import at_the_margin, checked_claim, closed, solver_figures
+from rlopt.milp.conclude import (
+    FIGURE_STATUS,
+    at_the_margin,
+    check_stopped,
+    checked_claim,
+    closed,
+    solver_figures,
+)
 from rlopt.milp.incumbents.portfolio import Incumbent
 from rlopt.milp.solvers import SolveResult
+from rlopt.milp.solvers.options import Termination
 from rlopt.status import Status
 
 # status, bound, claimed, verified -> status, bound, claimed, a mismatch said
@@ -28,7 +36,7 @@ CLOSED = [
     pytest.param("interrupted", 20, 18, 20, "optimal", 20, 20, False, id="interrupted, interval closed"),
     pytest.param("cut_limit", 25, None, 20, "cut_limit", 25, None, False, id="cut cap"),
     pytest.param("cut_limit", 25, None, 25, "optimal", 25, 25, False, id="cut cap, repaired to the bound"),
-    pytest.param("stopped", 20, 18, 20, "optimal", 20, 20, False, id="stopped by a ceiling met"),
+    pytest.param("time_limit", 20, 18, 20, "optimal", 20, 20, False, id="stopped by a ceiling met"),
 ]
 
 
@@ -50,7 +58,19 @@ def test_every_status_transition_of_the_two_ends(
 
 def test_a_stop_for_an_interval_that_did_not_close_is_a_bug_not_a_figure():
     with pytest.raises(RuntimeError, match="did not close"):
-        closed("wm", 1e-5, Status.STOPPED, 20, 18, 19, lambda message: None)
+        check_stopped("wm", Termination.STOPPED, Status.TIME_LIMIT, 19, 20)
+    check_stopped("wm", Termination.STOPPED, Status.OPTIMAL, 20, 20)  # closed: the run stops rightly
+    check_stopped("wm", Termination.TIME_LIMIT, Status.TIME_LIMIT, 19, 20)
+
+
+def test_every_termination_but_a_failure_starts_a_figures_status():
+    """The solver's word is never a figure's: each termination the conclusion sees maps
+    to a status of a figure; infeasible and error never reach it (the pass raises)."""
+    assert set(FIGURE_STATUS) == set(Termination) - {Termination.INFEASIBLE, Termination.ERROR}
+    assert {str(s) for s in FIGURE_STATUS.values()} <= {str(s) for s in Status}
+    assert not {str(t) for t in (Termination.INFEASIBLE, Termination.ERROR, Termination.STOPPED)} & {
+        str(s) for s in Status
+    }
 
 
 # status, claimed, recounted, relaxed, rel_gap -> claimed, a mismatch said

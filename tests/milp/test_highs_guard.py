@@ -49,7 +49,7 @@ def _start(theta, k):
 def test_a_solve_from_a_start_returns_a_solution_with_its_objective():
     model = _model()
     result = solve_model(model, SolverOptions(), start=_start)
-    assert result.status == "optimal"
+    assert result.termination == "optimal"
     assert result.incumbent == pytest.approx(0.0)
     k = np.array([model.K[i].value for i in range(3)])
     assert k.sum() == pytest.approx(result.incumbent)
@@ -58,7 +58,7 @@ def test_a_solve_from_a_start_returns_a_solution_with_its_objective():
 def test_a_solution_that_disagrees_twice_is_an_error_not_a_figure(monkeypatch):
     monkeypatch.setattr(solve_module, "_solution_has_its_objective", lambda model, results: False)
     result = solve_model(_model(), SolverOptions(), start=_start)
-    assert result.status == "error" and result.theta is None
+    assert result.termination == "error" and result.theta is None
     with pytest.raises(SolverError, match="status"):
         fit("wm", *noisy_file(2, n_records=12, n_attributes=2))
 

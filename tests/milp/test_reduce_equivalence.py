@@ -314,7 +314,7 @@ def test_a_full_pass_reuses_the_complete_reduce_phase_of_its_quick_pass():
         solves.append(options.time_limit)
         if len(solves) == 1:
             return SolveResult(
-                status="time_limit", incumbent=None, objective_bound=None, theta=None, seconds=0.0
+                termination="time_limit", incumbent=None, objective_bound=None, theta=None, seconds=0.0
             )
         return solve_model(model, options, **kwargs)
 

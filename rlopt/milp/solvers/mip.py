@@ -17,7 +17,7 @@ import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.exceptions import InputError
-from rlopt.milp.solvers.options import MIP_FEASIBILITY_FLOOR, Cut, SolveResult, SolverOptions
+from rlopt.milp.solvers.options import MIP_FEASIBILITY_FLOOR, Cut, SolveResult, SolverOptions, Termination
 from rlopt.milp.solvers.runtime import (
     SCHEDULER,
     Progress,
@@ -25,17 +25,16 @@ from rlopt.milp.solvers.runtime import (
     ctrl_c_stops_solver,
     highs_solver,
 )
-from rlopt.status import Status
 
 __all__ = ["not_started", "solve_model", "export_model", "mip_options", "solver_summary"]
 
 
-_STATUS = {
-    "convergenceCriteriaSatisfied": Status.OPTIMAL,
-    "maxTimeLimit": Status.TIME_LIMIT,
-    "provenInfeasible": Status.INFEASIBLE,
-    "locallyInfeasible": Status.INFEASIBLE,
-    "infeasibleOrUnbounded": Status.INFEASIBLE,
+_TERMINATION = {
+    "convergenceCriteriaSatisfied": Termination.OPTIMAL,
+    "maxTimeLimit": Termination.TIME_LIMIT,
+    "provenInfeasible": Termination.INFEASIBLE,
+    "locallyInfeasible": Termination.INFEASIBLE,
+    "infeasibleOrUnbounded": Termination.INFEASIBLE,
 }
 
 
@@ -88,7 +87,7 @@ def solve_model(
     does; another exception stops the run and is raised after it.
 
     ``stop_when()`` is asked during a run (with ``on_improve``); when it returns true
-    HiGHS stops and the status is ``"stopped"``: the caller holds a proof from
+    HiGHS stops and the termination is ``"stopped"``: the caller holds a proof from
     elsewhere (e.g. the parameter-space search closed the interval).
     """
     solver = highs_solver()
@@ -105,11 +104,11 @@ def solve_model(
 @dataclass
 class _Rounds:
     """Where the rounds of :func:`solve_model` ended: the last run's Pyomo results,
-    status and parameter (``None`` without a solution), the rounds of added rows,
+    termination and parameter (``None`` without a solution), the rounds of added rows,
     and how many MIP starts HiGHS was handed."""
 
     results: Any = None
-    status: str = Status.ERROR
+    termination: Termination = Termination.ERROR
     theta: np.ndarray | None = None
     count: int = 0
     starts_passed: int = 0
@@ -146,19 +145,24 @@ def _solve_rounds(
             solver._solver_model.clearSolver()
             results = _run(solver, model, options, t0)
             if not _solution_has_its_objective(model, results):
-                done.results, done.status, done.theta = results, Status.ERROR, None
+                done.results, done.termination, done.theta = results, Termination.ERROR, None
                 return done
         done.results = results
-        done.status, done.theta = _outcome(solver, model, results)
+        done.termination, done.theta = _outcome(solver, model, results)
         if on_improve is not None:
             on_improve(results.incumbent_objective, results.objective_bound, done.theta)
-        if done.status != Status.OPTIMAL or separate is None or stop.requested or done.theta is None:
+        if (
+            done.termination != Termination.OPTIMAL
+            or separate is None
+            or stop.requested
+            or done.theta is None
+        ):
             return done
         cuts = separate(done.theta, _values(model.K))
         if not cuts:
             return done
         if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
-            done.status = Status.TIME_LIMIT  # rows are missing and no time is left to add them
+            done.termination = Termination.TIME_LIMIT  # rows are missing and no time is left to add them
             return done
         if done.count >= options.max_cut_rounds:
             return done
@@ -207,14 +211,14 @@ def _solution_has_its_objective(model: pyo.ConcreteModel, results) -> bool:
     return abs(pyo.value(model.objective) - claimed) <= 1e-6 * max(1.0, abs(claimed))
 
 
-def _outcome(solver, model: pyo.ConcreteModel, results) -> tuple[str, np.ndarray | None]:
-    """``(status, theta)`` of a run, its solution loaded into the model; an error
+def _outcome(solver, model: pyo.ConcreteModel, results) -> tuple[Termination, np.ndarray | None]:
+    """``(termination, theta)`` of a run, its solution loaded into the model; an error
     raised by ``on_improve`` during the run is raised here."""
     if solver.progress is not None and solver.progress.error is not None:
         raise solver.progress.error
-    status = _STATUS.get(results.termination_condition.name, Status.ERROR)
-    if solver.progress is not None and solver.progress.stopped_when and status != Status.OPTIMAL:
-        status = Status.STOPPED
+    status = _TERMINATION.get(results.termination_condition.name, Termination.ERROR)
+    if solver.progress is not None and solver.progress.stopped_when and status != Termination.OPTIMAL:
+        status = Termination.STOPPED
     has_solution = results.incumbent_objective is not None
     if has_solution:
         results.solution_loader.load_vars()
@@ -231,20 +235,20 @@ def _solve_result(
     t0: float,
 ) -> SolveResult:
     """The :class:`SolveResult` of the rounds: whether the cap on rounds left rows out,
-    and the status ``interrupted`` when Ctrl-C came before a proof."""
-    status, theta, results = rounds.status, rounds.theta, rounds.results
+    and the termination ``interrupted`` when Ctrl-C came before a proof."""
+    status, theta, results = rounds.termination, rounds.theta, rounds.results
     cap_hit = (
         separate is not None
-        and status == Status.OPTIMAL
+        and status == Termination.OPTIMAL
         and theta is not None
         and bool(separate(theta, _values(model.K)))
     )
     interrupted = stop.requested
-    if interrupted and (status != Status.OPTIMAL or cap_hit):
-        status, cap_hit = Status.INTERRUPTED, False  # what HiGHS had: an incumbent and a bound
+    if interrupted and (status != Termination.OPTIMAL or cap_hit):
+        status, cap_hit = Termination.INTERRUPTED, False  # what HiGHS had: an incumbent and a bound
     bound = results.objective_bound
     return SolveResult(
-        status=status,
+        termination=status,
         incumbent=results.incumbent_objective,
         objective_bound=None if bound is None or not np.isfinite(bound) else float(bound),
         theta=theta,
@@ -305,7 +309,7 @@ def not_started(options: SolverOptions) -> SolveResult:
     """The solve of a run whose limit left no time to load the model: no incumbent, no
     bound (the run's interval is what its other steps proved)."""
     return SolveResult(
-        status=Status.TIME_LIMIT,
+        termination=Termination.TIME_LIMIT,
         incumbent=None,
         objective_bound=None,
         theta=None,

@@ -1,11 +1,13 @@
 """The nouns of a solve, free of Pyomo and highspy: :class:`SolverOptions` (what a
-solve may do), :class:`Cut` (a row added between rounds) and :class:`SolveResult` (what it
-returned). Importing them loads neither solver library.
+solve may do), :class:`Cut` (a row added between rounds), :class:`Termination` (why the
+solver stopped) and :class:`SolveResult` (what it returned). Importing them loads neither
+solver library.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -13,7 +15,7 @@ import numpy as np
 
 from rlopt.validation import TIME_LIMIT, Interval, Options, check_params
 
-__all__ = ["Cut", "SolverOptions", "SolveResult", "MIP_FEASIBILITY_FLOOR"]
+__all__ = ["Cut", "SolverOptions", "SolveResult", "Termination", "MIP_FEASIBILITY_FLOOR"]
 
 
 @dataclass(frozen=True)
@@ -90,18 +92,31 @@ class SolverOptions:
             object.__setattr__(self, "threads", 1)
 
 
+class Termination(StrEnum):
+    """Why the solver stopped: the solver's word, never a figure's. The conclusion
+    (:mod:`rlopt.milp.conclude`) turns it into the figure's :class:`rlopt.status.Status`
+    (``optimal``, an interval, ...), or an error for ``infeasible`` and ``error``."""
+
+    OPTIMAL = "optimal"  # HiGHS proved the optimum (and no cutting plane is missing)
+    TIME_LIMIT = "time_limit"  # the time limit, or rows still missing when time ran out
+    INTERRUPTED = "interrupted"  # Ctrl-C before a proof
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+    STOPPED = "stopped"  # stopped because a proof arrived from elsewhere (a closed interval)
+
+
 @dataclass
 class SolveResult:
     """What the solver returned.
 
     ``incumbent`` and ``objective_bound`` are the objective ``sum K`` (records *not*
-    re-identified): the incumbent found and the proven lower bound. ``status`` is
+    re-identified): the incumbent found and the proven lower bound. ``termination`` is
     ``optimal`` only when HiGHS proved the optimum and no cutting plane is missing.
-    ``interrupted``: Ctrl-C arrived during the solve, which stopped there (status
+    ``interrupted``: Ctrl-C arrived during the solve, which stopped there (termination
     ``interrupted`` unless the optimum was proven first); the caller should stop too.
     """
 
-    status: str
+    termination: Termination
     incumbent: float | None
     objective_bound: float | None
     theta: np.ndarray | None
