@@ -1,4 +1,5 @@
 import os
+import signal
 
 import numpy as np
 import pandas as pd
@@ -6,6 +7,11 @@ import pytest
 
 # the tests of unreachable schedulers wait 1 s, not the 10 s a user gets (rlopt.processes)
 os.environ.setdefault("RLOPT_DASK_CONNECT_TIMEOUT", "1s")
+
+# Ctrl-C as Python's default handles it, however the test run was started: a shell runs a
+# background job (`pytest &`, `nohup`) with SIGINT ignored, Python keeps an ignored SIGINT,
+# and the tests of Ctrl-C (and the runs they start, which inherit it) then never see one
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
