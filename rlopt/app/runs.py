@@ -427,7 +427,7 @@ class Runner:
         argv = json.loads((folder / "argv.json").read_text(encoding="utf-8"))
         log = (folder / "output.log").open("wb")
         process = subprocess.Popen(
-            [sys.executable, "-m", "rlopt", *argv],
+            [sys.executable, "-c", _CHILD, *argv],
             cwd=folder,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -473,6 +473,15 @@ def _write_exit(folder: Path, returncode: int | None, error: str | None) -> None
     (folder / "exit.json").write_text(
         json.dumps({"returncode": returncode, "error": error}), encoding="utf-8"
     )
+
+
+_CHILD = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'rlopt'; from rlopt.cli import main; main()"
+)
+"""A run's process: ``rlopt`` with Python's own Ctrl-C, whatever the server inherited (a
+server started in the background, ``rlopt serve &`` or nohup, has SIGINT ignored, and a
+child would keep it: Stop would then never reach the run)."""
 
 
 def _own_group() -> dict:

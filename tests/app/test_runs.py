@@ -4,6 +4,7 @@ reached, runs queue, a restarted server queues again what had not started, and n
 request names reaches the file system unchecked."""
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -106,7 +107,15 @@ def test_a_run_is_the_command_it_shows_and_gives_the_same_figures_again(tmp_path
     compile(code, "reproduce.py", "exec")
 
 
-def test_a_stop_is_a_ctrl_c_that_keeps_the_interval_reached(tmp_path):
+@pytest.mark.parametrize("server_ignores_ctrl_c", [False, True], ids=["", "server started in background"])
+def test_a_stop_is_a_ctrl_c_that_keeps_the_interval_reached(tmp_path, server_ignores_ctrl_c):
+    """Stop is the run's Ctrl-C, also from a server started with SIGINT ignored
+    (``rlopt serve &``), which its runs used to inherit."""
+    if server_ignores_ctrl_c and sys.platform == "win32":
+        pytest.skip("SIGINT dispositions are POSIX")
+    previous = signal.signal(
+        signal.SIGINT, signal.SIG_IGN if server_ignores_ctrl_c else signal.default_int_handler
+    )
     workspace = Workspace(tmp_path / "ws")
     original, masked = _loaded(
         workspace, seed=3, n=60, d=4, scale=(0.8, 1.0, 1.2, 1.5)
@@ -125,6 +134,7 @@ def test_a_stop_is_a_ctrl_c_that_keeps_the_interval_reached(tmp_path):
         assert time.monotonic() - started < 30
     finally:
         runner.close()
+        signal.signal(signal.SIGINT, previous)
     assert state["status"] == "interrupted", state
     reached = [e for e in read_events(folder)[0] if e["event"] == "interval"][-1]
     assert reached["lower"] is not None and reached["lower"] <= reached["upper"] <= 60
