@@ -57,8 +57,7 @@ class Measured:
     family, in order; ``params`` each one's parameter by its label; ``records`` one row
     per record (``record``, then ``reid_<who>`` and ``at_risk_<family>`` columns);
     ``attack`` the transparency attack's result; ``worst`` the worst case over all of
-    them (:func:`worst_of`); ``failures`` why each failed family failed; ``known`` every
-    parameter met, a start of the families that contain it."""
+    them (:func:`worst_of`); ``failures`` why each failed family failed."""
 
     data: LinkageData
     baselines: dict[str, BaselineRow]
@@ -69,7 +68,6 @@ class Measured:
     worst: WorstCase
     notes: list[str]
     failures: dict[str, str]
-    known: list[tuple[str, Distance]]
 
     @property
     def attack_figures(self) -> dict | None:
@@ -141,8 +139,7 @@ def measure(
     # (over 60 lines by its numpydoc parameters: the body is the five steps below)
     run_attack = None if attack is None else plan_attack(data, attack)
     work = _Work.start(data, notes=[] if notes is None else notes, say=progress)
-    work.intervals = intervals
-    work.known = list(known)
+    work.intervals, work.known = intervals, list(known)
     _baselines(work, seed, margin=margin, options=options, with_pld=with_pld)
     _saved_parameters(work, params)
     _learned_families(work, list(families), margin=margin, options=options, sample=sample, blocks=blocks)
@@ -158,7 +155,6 @@ def measure(
         worst=worst_of(work.baselines, work.rows, figures, data.n_records),
         notes=work.notes,
         failures=work.failures,
-        known=work.known,
     )
 
 
@@ -214,8 +210,6 @@ class _Work:
     so far (a lower end of the families that contain it)."""
 
     data: LinkageData
-    za: np.ndarray
-    zb: np.ndarray
     records: pd.DataFrame
     notes: list[str]
     say: Callable[[str], None]
@@ -230,14 +224,15 @@ class _Work:
     @classmethod
     def start(cls, data: LinkageData, *, notes: list[str], say: Callable[[str], None] | None) -> _Work:
         ids = data.ids if data.ids is not None else np.arange(data.n_records)
-        return cls(
-            data,
-            data.encoded.za,
-            data.encoded.zb,
-            pd.DataFrame({"record": ids}),
-            notes,
-            say or (lambda message: None),
-        )
+        return cls(data, pd.DataFrame({"record": ids}), notes, say or (lambda message: None))
+
+    @property
+    def za(self) -> np.ndarray:
+        return self.data.encoded.za
+
+    @property
+    def zb(self) -> np.ndarray:
+        return self.data.encoded.zb
 
     def narrowed(self, family: str) -> Callable[[dict], None]:
         """The ``progress`` of a learner of ``family``: its events kept (the interval a
