@@ -99,12 +99,18 @@ def stop_pool(pool) -> None:
     (the tasks in flight are lost)."""
     # Python >= 3.14 has pool.terminate_workers(); before, the pool's own process map
     workers = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in workers:
         process.terminate()
     for process in workers:
         process.join(5)
-    pool.shutdown(wait=True)  # its manager thread sees the workers gone and frees its queues
+    # The pool's manager thread sees the workers gone, frees its queues and closes its
+    # wake-up pipe. The first shutdown forgot the thread, so a second shutdown(wait=True)
+    # would not wait for it: left running, the interpreter's exit handler wrote to that
+    # pipe as it was being closed ("OSError: Bad file descriptor" after the last line).
+    if manager is not None:
+        manager.join(10)
 
 
 @contextlib.contextmanager
