@@ -32,7 +32,7 @@ from rlopt.milp.pipeline import learn, verify
 from rlopt.milp.reductions import Reductions, Searches, options_of
 from rlopt.results import LearnResult
 from rlopt.status import Status
-from rlopt.validation import MARGIN, Interval, Options, check_params
+from rlopt.validation import JOBS, MARGIN, Interval, Options, check_params
 
 __all__ = [
     "LearnedDistanceLinkage",
@@ -88,6 +88,11 @@ class LearnedDistanceLinkage(BaseEstimator):
         random blocks whose MILPs, solved in worker processes (``{"jobs": 2}``) or on a
         Dask cluster (``{"scheduler": ADDRESS}``), bound the count by their sum;
         ``result_.blocks`` is the certificate. ``None``: none.
+    n_jobs : int, default=1
+        Worker processes racing the fit with other HiGHS seeds, telling each other their
+        ceilings and parameters (:mod:`rlopt.milp.race`): the first to close the interval
+        ends them all; a proven optimum is the same for every ``n_jobs``. With ``blocks``
+        the blocks have their own workers and the fit runs alone.
 
     Attributes
     ----------
@@ -118,6 +123,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         "margin": [MARGIN],
         "big_c": [Options(("tight", "uniform")), Interval(Real, 0, closed="neither")],
         "on_mismatch": [Options(("raise", "warn"))],
+        "n_jobs": [JOBS],
         **SolverOptions._parameter_constraints,
     }
 
@@ -139,6 +145,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         on_mismatch: str = "raise",
         verify: bool = False,
         blocks: BlockOptions | dict | None = None,
+        n_jobs: int = 1,
     ):
         self.family = family
         self.margin = margin
@@ -155,6 +162,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         self.on_mismatch = on_mismatch
         self.verify = verify
         self.blocks = blocks
+        self.n_jobs = n_jobs
 
     def _family(self) -> LearnedFamily:
         return get_learned_family(self.family, **(self.family_options or {}))
@@ -211,20 +219,28 @@ class LearnedDistanceLinkage(BaseEstimator):
 
     def _fit(self, data, checked, kind_spec: KindSpec, *, export, known, progress) -> LearnedDistanceLinkage:
         family, (reductions, searches), options, blocks = checked
-        self.result_, self.distance_ = learn(
-            data,
-            family,
-            margin=float(self.margin),
-            options=options,
-            big_c=self.big_c,
-            reductions=reductions,
-            searches=searches,
-            on_mismatch=self.on_mismatch,
-            export=export,
-            known=known,
-            progress=progress,
-            blocks=blocks,
-        )
+        settings = {
+            "big_c": self.big_c,
+            "reductions": reductions,
+            "searches": searches,
+            "on_mismatch": self.on_mismatch,
+            "export": export,
+        }
+        if self.n_jobs > 1 and blocks is None:
+            self.result_, self.distance_ = _raced(
+                data, family, float(self.margin), options, self.n_jobs, known, progress, settings
+            )
+        else:
+            self.result_, self.distance_ = learn(
+                data,
+                family,
+                margin=float(self.margin),
+                options=options,
+                known=known,
+                progress=progress,
+                blocks=blocks,
+                **settings,
+            )
         if self.verify and self.result_.status == Status.OPTIMAL:
             self.result_.verification = verify(data, family, self.result_, options=options)
             if self.result_.verification["agrees"] is False:
@@ -370,3 +386,22 @@ class LearnedDistanceLinkage(BaseEstimator):
                     "the JSON written by rlopt learn --params-out"
                 ) from None
         return learner
+
+
+def _raced(data, family, margin, options, jobs, known, progress, settings):
+    """One family learned by ``jobs`` racing runs (:func:`rlopt.milp.race.race`)."""
+    from rlopt.milp.race import race
+
+    (raced,) = race(
+        data,
+        [family],
+        margin=margin,
+        options=options,
+        jobs=jobs,
+        known=known,
+        intervals=None if progress is None else lambda name, event: progress(event),
+        settings=settings,
+    )
+    if raced.result is None:
+        raise SolverError(f"{family.name}: {raced.error}")
+    return raced.result, raced.distance

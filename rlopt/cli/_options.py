@@ -180,18 +180,25 @@ Blocks = Annotated[
         rich_help_panel=FAMILIES,
     ),
 ]
-BlockJobs = Annotated[
+SolveJobs = Annotated[
     int,
     typer.Option(
-        "--jobs", metavar="N", help="--blocks: worker processes for the blocks", rich_help_panel=FAMILIES
+        "--jobs",
+        metavar="N",
+        help="worker processes: the families side by side, spare ones racing the open "
+        "families with other seeds (a proven figure is the same for every N); with "
+        "--blocks, the blocks' workers",
+        rich_help_panel=FAMILIES,
+        min=1,
     ),
 ]
-BlockScheduler = Annotated[
+SolveScheduler = Annotated[
     str | None,
     typer.Option(
         "--scheduler",
         metavar="ADDRESS",
-        help="--blocks: solve them on this Dask scheduler (workers of one thread)",
+        help="solve on this Dask scheduler instead (workers of one thread): the families' "
+        "runs, or with --blocks the blocks",
         rich_help_panel=FAMILIES,
     ),
 ]
@@ -215,9 +222,10 @@ def seconds(time_limit: float) -> float | None:
 
 
 def block_options(size: int | None, jobs: int, scheduler: str | None) -> dict | None:
-    """The block ceilings of --blocks/--jobs/--scheduler (``None``: none)."""
-    if size is None and (jobs != 1 or scheduler is not None):
-        raise InputError("--jobs and --scheduler are for --blocks; add --blocks SIZE (e.g. 30)")
+    """The block ceilings of --blocks/--jobs/--scheduler (``None``: none; --jobs and
+    --scheduler then go to the families)."""
+    if jobs != 1 and scheduler is not None:
+        raise InputError(f"--jobs {jobs} with --scheduler {scheduler}: give one of the two")
     return None if size is None else {"size": size, "jobs": jobs, "scheduler": scheduler}
 
 

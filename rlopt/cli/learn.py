@@ -14,9 +14,7 @@ from rlopt.cli._options import (
     OUTPUT,
     THREADS,
     TIME_LIMIT,
-    BlockJobs,
     Blocks,
-    BlockScheduler,
     Columns,
     DropNonfinite,
     IdColumn,
@@ -28,6 +26,8 @@ from rlopt.cli._options import (
     Nominal,
     Ordinal,
     Original,
+    SolveJobs,
+    SolveScheduler,
     Threads,
     TimeLimit,
     block_options,
@@ -44,6 +44,7 @@ from rlopt.cli._options import (
 from rlopt.cli._options import (
     summary as summary_to,
 )
+from rlopt.exceptions import InputError
 from rlopt.families import LEARNED
 from rlopt.status import Status
 
@@ -121,8 +122,8 @@ def learn(
         ),
     ] = False,
     blocks: Blocks = None,
-    jobs: BlockJobs = 1,
-    scheduler: BlockScheduler = None,
+    jobs: SolveJobs = 1,
+    scheduler: SolveScheduler = None,
     columns: Columns = None,
     id_column: IdColumn = None,
     drop_nonfinite: DropNonfinite = False,
@@ -154,6 +155,11 @@ def learn(
     from rlopt.learn import LearnedDistanceLinkage
 
     check_outputs(params_out=params_out, export=export, json=json_out)
+    if scheduler is not None and blocks is None:
+        raise InputError(
+            f"--scheduler {scheduler} without --blocks: rlopt learn races one family on local "
+            "workers (--jobs N); a Dask scheduler solves its blocks (add --blocks SIZE)"
+        )
     naive_options: dict[str, Any] = {"big_c": "uniform", "reductions": "none"} if naive else {}
     learner = LearnedDistanceLinkage(
         family,
@@ -165,6 +171,7 @@ def learn(
         family_options=_family_options(delta, k_additive, published_relaxation),
         verify=verify,
         blocks=block_options(blocks, jobs, scheduler),
+        n_jobs=1 if blocks is not None else jobs,
         **naive_options,
     )
     result, stopped = _fitted(

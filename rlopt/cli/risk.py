@@ -15,9 +15,7 @@ from rlopt.cli._options import (
     OUTPUT,
     THREADS,
     TIME_LIMIT,
-    BlockJobs,
     Blocks,
-    BlockScheduler,
     Columns,
     EventLog,
     Events,
@@ -30,6 +28,8 @@ from rlopt.cli._options import (
     Nominal,
     Ordinal,
     Original,
+    SolveJobs,
+    SolveScheduler,
     Solving,
     Threads,
     TimeLimit,
@@ -95,8 +95,8 @@ def risk(
     margin: Margin = 1e-5,
     threads: Threads = THREADS,
     blocks: Blocks = None,
-    jobs: BlockJobs = 1,
-    scheduler: BlockScheduler = None,
+    jobs: SolveJobs = 1,
+    scheduler: SolveScheduler = None,
     params: Annotated[
         list[Path] | None,
         typer.Option(
@@ -209,6 +209,8 @@ def risk(
             seed=solving.seed,
             learn_sample=learn_sample,
             blocks=block_ceilings,
+            n_jobs=1 if block_ceilings is not None else jobs,
+            scheduler=None if block_ceilings is not None else scheduler,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
         stopped = risk_interrupted(exc, json_out, say)

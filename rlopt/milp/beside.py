@@ -1,6 +1,7 @@
-"""What runs beside a run's solve: the parameter-space branch and bound and the block ceilings.
+"""What runs beside a run's solve: the parameter-space branch and bound, the block
+ceilings and the runs racing it (:mod:`rlopt.milp.peers`).
 
-Both report while the MILP runs; :func:`listen` hears them (from the solve's callback and
+Each reports while the MILP runs; :func:`listen` hears them (from the solve's callback and
 between steps) and writes what they prove into the run's certificate, and tells the
 solve to stop when a ceiling meets the verified lower end.
 
@@ -37,6 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rlopt.families import get_learned_family
+from rlopt.families.containment import embed
 from rlopt.milp.certificate import BLOCK_CEILINGS, REGION_SEARCH, BlockBound, BlockCeiling, BlockOptions
 from rlopt.milp.formulation import largest_big_c
 from rlopt.milp.incumbents.portfolio import Incumbent, recount_parameter
@@ -52,7 +55,9 @@ __all__ = [
     "block_bound",
     "block_ceiling",
     "companion",
+    "heard_from",
     "listen",
+    "published",
     "partition",
     "MIN_BLOCK_SECONDS",
     "MIN_FEASIBILITY_TOL",
@@ -126,7 +131,70 @@ def listen(run) -> bool:
     finished (their ceiling so far into the certificate) and the branch and bound's
     reports; true when a ceiling of either meets the verified lower end."""
     closed = _blocks_heard(run)
-    return _companion_heard(run) or closed
+    closed = _companion_heard(run) or closed
+    return _peers_heard(run) or closed
+
+
+def heard_from(run) -> bool:
+    """Whether anything runs beside ``run``'s solve that :func:`listen` should hear."""
+    return run.companion is not None or run.blocks is not None or run.peers is not None
+
+
+def published(run, result) -> None:
+    """``run``'s final interval (its :class:`~rlopt.results.LearnResult`) told to its peers."""
+    theta = None
+    if result.params is not None and result.n_correct_verified is not None:
+        theta = run.family.theta_from_params(result.params, run.data.columns)
+    run.peers.publish(
+        run.family.name,
+        result.n_correct_verified,
+        result.lower_source,
+        theta,
+        result.bound,
+        run.certificate.upper_source if run.certificate.upper == result.bound else "MILP bound",
+        done=True,
+    )
+
+
+def _peers_heard(run) -> bool:
+    """The racing runs' news: a ceiling of the same family, a parameter of this family or
+    of one it contains (recounted here before it counts); then this run's interval
+    published. True when the lowest ceiling meets the verified lower end."""
+    peers, certificate = run.peers, run.certificate
+    if peers is None:
+        return False
+    for state in peers.heard() or ():
+        if state.family == run.family.name and state.upper is not None:
+            certificate.bounded(state.upper, f"a racing run's {state.upper_source}")
+        if state.theta is not None and state.lower is not None and state.lower > (certificate.lower or 0):
+            item = _peer_parameter(run, state)
+            if item is not None:
+                run.keep(item)
+    best = max(run.kept, key=lambda item: item.exact_count, default=None)
+    peers.publish(
+        run.family.name,
+        certificate.lower,
+        certificate.lower_source,
+        None if best is None or best.exact_count != certificate.lower else best.theta,
+        certificate.upper,
+        certificate.upper_source,
+    )
+    return certificate.lower is not None and certificate.lower >= certificate.upper
+
+
+def _peer_parameter(run, state) -> Incumbent | None:
+    """A peer's parameter as one of this run's family (``None`` when the family does not
+    contain it or it is not admissible here), recounted by this run."""
+    theta: np.ndarray | None = np.asarray(state.theta, dtype=float)
+    if state.family != run.family.name:
+        distance = get_learned_family(state.family).distance(theta, run.data.columns)
+        theta = embed(distance, run.family, run.za.shape[1])
+    if theta is None or not run.family.is_admissible(theta, run.za, run.zb, tol=run.options.feasibility_tol):
+        return None
+    label = f"a racing run's parameter ({state.family}, {state.lower_source})"
+    return recount_parameter(
+        label, theta, run.za, run.zb, run.family, run.data.columns, margin=run.margin, tol=run.search_tol
+    )
 
 
 def _blocks_heard(run) -> bool:

@@ -39,6 +39,7 @@ from rlopt.milp.certificate import BlockOptions, Certificate, describe_lower
 from rlopt.milp.conclude import conclude
 from rlopt.milp.formulation import largest_big_c
 from rlopt.milp.incumbents.portfolio import Incumbent
+from rlopt.milp.peers import Peers
 from rlopt.milp.reductions import Reductions, Searches, screen_records
 from rlopt.milp.regions import Companion
 from rlopt.milp.solvers.mip import not_started, solve_model
@@ -78,6 +79,7 @@ def learn(
     known: Sequence[tuple[str, Distance]] = (),
     progress: Callable[[dict], None] | None = None,
     blocks: BlockOptions | None = None,
+    peers: Peers | None = None,
     collaborators: Collaborators = Collaborators(),  # noqa: B008 (frozen)
 ) -> tuple[LearnResult, Distance | None]:
     """Learn ``family`` on validated data (see :class:`LearnedDistanceLinkage`).
@@ -107,6 +109,10 @@ def learn(
     ``blocks``: block ceilings (:mod:`rlopt.milp.beside`) proven beside the run, in worker
     processes or on a Dask cluster; the result's ``bound`` is at most their sum, and
     ``blocks`` its certificate. Not with ``candidates``.
+
+    ``peers``: this run's end of a race (:mod:`rlopt.milp.race`): the interval published
+    as it narrows, the other runs' ceilings and parameters heard (the parameters
+    recounted here), the solve stopped when the ends meet.
 
     ``reductions``: the exact reductions; ``searches``: the searches and what runs beside
     the solve (:class:`~rlopt.milp.reductions.Searches`). ``collaborators``: the MILP's
@@ -143,12 +149,16 @@ def learn(
             certificate,
         )
         run.budget, run.collaborators = Budget.of_run(t0, options.time_limit), collaborators
+        run.peers = peers
         try:
             if blocks is not None:
                 deadline = run.budget.block_deadline(time.time())
                 solve = collaborators.solve_block or solve_block
                 run.blocks = BlockSearch(data, family, margin, options, blocks, deadline, solve=solve)
-            return _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
+            learned = _learn(run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
+            if peers is not None:
+                beside.published(run, learned[0])
+            return learned
         finally:
             if companion is not None:
                 companion.close()
@@ -276,6 +286,7 @@ class _Run:
     collaborators: Collaborators = field(default_factory=Collaborators)
     largest_tol: float = 0.0  # the loosest tolerance a count of the run was made at
     blocks: BlockSearch | None = None  # the block ceilings proven beside the run
+    peers: Peers | None = None  # the runs racing this one
     starts: list[Incumbent] = field(default_factory=list)  # the pass's verified starts
     final: bool = True  # the run's last pass (not a quick pass that a full pass may follow)
 
@@ -480,5 +491,5 @@ def _solved(
         start=start,
         carry_bound=run.reductions.carry_rounds,
         on_improve=on_improve,
-        stop_when=run.listen if run.companion is not None or run.blocks is not None else None,
+        stop_when=run.listen if beside.heard_from(run) else None,
     )

@@ -40,6 +40,7 @@ from rlopt.linkage.probabilistic import PLD_MAX_RECORDS, pld
 from rlopt.masking import MaskingSpec
 from rlopt.milp import SolverOptions
 from rlopt.milp.certificate import BlockOptions
+from rlopt.results import LearnResult
 from rlopt.risk.figures import BaselineRow, FamilyRow
 from rlopt.risk.worst_case import WorstCase, worst_case
 from rlopt.status import Status
@@ -95,6 +96,8 @@ def measure(
     blocks: BlockOptions | None = None,
     with_pld: bool = True,
     seed: int = 0,
+    jobs: int = 1,
+    scheduler: str | None = None,
     notes: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
     intervals: Callable[[str, dict], None] | None = None,
@@ -126,6 +129,11 @@ def measure(
         Probabilistic linkage among the baselines (``rlopt compare``'s map leaves it out).
     seed : int
         PLD's seed.
+    jobs, scheduler : int, str, default=1, None
+        Worker processes (or a Dask scheduler's address) for the families: side by side,
+        spare workers racing the open ones (:mod:`rlopt.milp.race`). With ``blocks`` the
+        workers solve the blocks and the families run one after another; on a ``sample``
+        the families run one after another.
     notes : list of str, default=None
         The run's notes so far; the measurement appends its own.
     progress, intervals : callables, default=None
@@ -142,7 +150,8 @@ def measure(
     work.intervals, work.known = intervals, list(known)
     _baselines(work, seed, margin=margin, options=options, with_pld=with_pld)
     _saved_parameters(work, params)
-    _learned_families(work, list(families), margin=margin, options=options, sample=sample, blocks=blocks)
+    learning = _Learning(margin, options, sample, blocks, jobs, scheduler)
+    _learned_families(work, list(families), learning)
     attacked = None if run_attack is None else _attack(work, run_attack)
     figures = None if attacked is None else attacked.to_dict()
     return Measured(
@@ -342,24 +351,37 @@ def _saved_parameters(work: _Work, params: Sequence[str | Path]) -> None:
             work.known.append((f"saved parameters {Path(path).name}", saved))
 
 
-def _learned_families(
-    work: _Work,
-    families: list[str],
-    *,
-    margin: float,
-    options: SolverOptions,
-    sample: np.ndarray | None,
-    blocks: BlockOptions | None = None,
-) -> None:
+@dataclass(frozen=True)
+class _Learning:
+    """How the families are learned: margin and solver options, on a ``sample`` or the
+    whole file, with ``blocks``, in ``jobs`` workers or on a Dask ``scheduler``."""
+
+    margin: float
+    options: SolverOptions
+    sample: np.ndarray | None = None
+    blocks: BlockOptions | None = None
+    jobs: int = 1
+    scheduler: str | None = None
+
+    @property
+    def raced(self) -> bool:
+        """Families side by side in workers (:mod:`rlopt.milp.race`)."""
+        return (self.jobs > 1 or self.scheduler is not None) and self.sample is None and self.blocks is None
+
+
+def _learned_families(work: _Work, families: list[str], how: _Learning) -> None:
     """Each family learned, in order, from every parameter met so far (with block
-    ceilings beside it on the whole file); a family whose solve fails is a ``failed``
-    row and the others are kept."""
+    ceilings beside it on the whole file), or side by side in workers; a family whose
+    solve fails is a ``failed`` row and the others are kept."""
+    margin, options = how.margin, how.options
     try:
-        for family in families:
-            if sample is None:
-                _learned(work, family, margin=margin, options=options, blocks=blocks)
+        if how.raced:
+            _raced(work, families, how)
+        for family in [] if how.raced else families:
+            if how.sample is None:
+                _learned(work, family, margin=margin, options=options, blocks=how.blocks)
             else:
-                _learned_on_sample(work, family, sample, margin=margin, options=options)
+                _learned_on_sample(work, family, how.sample, margin=margin, options=options)
     except KeyboardInterrupt as exc:  # the baselines and the families finished stay
         raise work.interrupted(exc, len(families)) from None
     at_risk = [c for c in map(str, work.records.columns) if c.startswith("at_risk_")]
@@ -371,7 +393,6 @@ def _learned(
     work: _Work, family: str, *, margin: float, options: SolverOptions, blocks: BlockOptions | None
 ) -> None:
     """``family`` learned on the whole file: its interval, parameter and records."""
-    n_records = work.data.n_records
     work.say(f"learning {family} (time limit {options.time_limit} s)")
     try:
         result, distance = learn(
@@ -386,6 +407,35 @@ def _learned(
     except (SolverError, RecountMismatchError) as exc:  # the other families' work stays
         work.failed(family, str(exc))
         return
+    _learned_row(work, family, result, distance)
+
+
+def _raced(work: _Work, families: list[str], how: _Learning) -> None:
+    """The families side by side in ``how.jobs`` workers, spare ones racing the open
+    families (:func:`rlopt.milp.race.race`); their rows in the order given."""
+    from rlopt.milp.race import race
+
+    outcomes = race(
+        work.data,
+        families,
+        margin=how.margin,
+        options=how.options,
+        jobs=how.jobs,
+        scheduler=how.scheduler,
+        known=work.known,
+        progress=work.say,
+        intervals=lambda family, event: work.narrowed(family)(event),
+    )
+    for raced in outcomes:
+        if raced.result is None:
+            work.failed(raced.family, raced.error or "no run finished")
+        else:
+            _learned_row(work, raced.family, raced.result, raced.distance)
+
+
+def _learned_row(work: _Work, family: str, result: LearnResult, distance: Distance | None) -> None:
+    """A learned family's row, parameter and per-record columns."""
+    n_records = work.data.n_records
     work.rows.append(
         FamilyRow(
             family=family,

@@ -198,6 +198,7 @@ def mip_options(options: SolverOptions) -> dict:
         "primal_feasibility_tolerance": options.feasibility_tol,
         "mip_feasibility_tolerance": max(options.feasibility_tol, MIP_FEASIBILITY_FLOOR),
         "mip_abs_gap": 0.99,  # the objective is an integer: a gap below 1 proves it
+        "random_seed": options.seed,
         **({} if options.presolve else {"presolve": "off"}),
     }
 
@@ -272,6 +273,7 @@ def solver_summary(options: SolverOptions) -> dict:
         "rel_gap": options.rel_gap,
         "threads": options.threads,
         "time_limit": options.time_limit,
+        "seed": options.seed,
     }
 
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from rlopt.validation import TIME_LIMIT, Interval, Options, check_params
+from rlopt.validation import SEED, TIME_LIMIT, Interval, Options, check_params
 
 __all__ = ["Cut", "SolverOptions", "SolveResult", "Termination", "MIP_FEASIBILITY_FLOOR"]
 
@@ -61,6 +61,10 @@ class SolverOptions:
     presolve : bool, default=True
         HiGHS's presolve; off for a second opinion on a bound that a verified count
         contradicts (a block's re-solve, :mod:`rlopt.milp.beside`).
+    seed : int, default=0
+        HiGHS's random seed. A proof's time varies with it by large factors; the runs
+        that race one family (:mod:`rlopt.milp.race`) each take another. An optimum
+        never depends on it.
     """
 
     time_limit: float | None = None
@@ -70,6 +74,7 @@ class SolverOptions:
     feasibility_tol: float = 1e-9
     max_cut_rounds: int = 100
     presolve: bool = True
+    seed: int = 0
 
     @property
     def recount_tol(self) -> float:
@@ -84,6 +89,7 @@ class SolverOptions:
         "feasibility_tol": [Interval(Real, 1e-10, 1e-5)],
         "max_cut_rounds": [Interval(Integral, 0)],
         "presolve": [Options((True, False))],
+        "seed": [SEED],
     }
 
     def __post_init__(self):
