@@ -185,9 +185,10 @@ def _peers_heard(run) -> bool:
 def _peer_parameter(run, state) -> Incumbent | None:
     """A peer's parameter as one of this run's family (``None`` when the family does not
     contain it or it is not admissible here), recounted by this run."""
-    theta: np.ndarray | None = np.asarray(state.theta, dtype=float)
+    given = np.asarray(state.theta, dtype=float)
+    theta: np.ndarray | None = given
     if state.family != run.family.name:
-        distance = get_learned_family(state.family).distance(theta, run.data.columns)
+        distance = get_learned_family(state.family).distance(given, run.data.columns)
         theta = embed(distance, run.family, run.za.shape[1])
     if theta is None or not run.family.is_admissible(theta, run.za, run.zb, tol=run.options.feasibility_tol):
         return None
