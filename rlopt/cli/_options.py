@@ -214,6 +214,7 @@ class Solving:
     time_limit: float | None
     threads: int
     seed: int
+    jobs: int = 1
 
 
 def seconds(time_limit: float) -> float | None:

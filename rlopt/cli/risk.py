@@ -182,7 +182,13 @@ def risk(
     published = _published(attack_method, masking)
     block_ceilings = block_options(blocks, jobs, scheduler)
     a, b = load_table(original), load_table(masked)
-    solving = Solving(margin=margin, time_limit=seconds(time_limit), threads=threads, seed=seed)
+    solving = Solving(
+        margin=margin,
+        time_limit=seconds(time_limit),
+        threads=threads,
+        seed=seed,
+        jobs=1 if block_ceilings is not None else jobs,
+    )
     table = _tradeoff_plan(a, tradeoff_method, tradeoff_values, generalisation, columns, solving)
     log = None if events is None else EventLog(events)
     progress, intervals = _watchers(quiet, log)
@@ -281,4 +287,5 @@ def _tradeoff_plan(frame, method: str | None, values: str | None, families: str,
         time_limit=solving.time_limit,
         threads=solving.threads,
         seed=solving.seed,
+        n_jobs=solving.jobs,
     )

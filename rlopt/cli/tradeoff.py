@@ -55,6 +55,15 @@ def tradeoff_command(
     threads: Threads = THREADS,
     columns: Columns = None,
     seed: Annotated[int, typer.Option(metavar="SEED", help="masking seed")] = 0,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            min=1,
+            help="worker processes: each masked file's families side by side, spare ones racing "
+            "the open families with other seeds (a proven figure is the same for every N)",
+        ),
+    ] = 1,
     out: Annotated[
         Path | None, typer.Option(metavar="FILE", help="write the table as CSV", rich_help_panel=OUTPUT)
     ] = None,
@@ -79,6 +88,7 @@ def tradeoff_command(
         time_limit=seconds(time_limit),
         threads=threads,
         seed=seed,
+        n_jobs=jobs,
         progress=None if quiet else (lambda m: typer.echo(m, err=True)),
         intervals=None if quiet else interval_printer(True, labelled=True),
     )

@@ -197,7 +197,8 @@ class _Race:
                     found.append((f"{family.name}'s best parameter", distance))
         return found
 
-    def collect(self, future: concurrent.futures.Future) -> None:
+    def collect(self, future: concurrent.futures.Future) -> _Family:
+        """A run's outcome (or failure) kept with its family, which it returns."""
         family, seed = self.futures.pop(future)
         family.running -= 1
         try:
@@ -209,6 +210,7 @@ class _Race:
             family.errors.append(f"seed {seed}: {exc}")
         else:
             family.outcomes.append((result, distance, seed))
+        return family
 
     def tell(self, now: float) -> None:
         """Each family's combined interval, to ``intervals``, when it narrowed."""
@@ -262,6 +264,7 @@ def race(
     progress: Callable[[str], None] | None = None,
     intervals: Callable[[str, dict], None] | None = None,
     settings: dict | None = None,
+    finished: Callable[[Raced], None] | None = None,
 ) -> list[Raced]:
     """Learn ``families`` on ``data`` in ``jobs`` worker processes (or on the Dask
     ``scheduler``): side by side, spare workers racing the open ones with other seeds
@@ -269,7 +272,8 @@ def race(
     ``progress(message)`` as each run starts, ``intervals(family, event)`` as a
     family's combined interval narrows; ``settings``: the other arguments of every run's
     :func:`~rlopt.milp.pipeline.learn` (``reductions``, ``searches``, ``big_c``, ...; the
-    runs after the first leave out the parameter-space branch and bound and ``export``).
+    runs after the first leave out the parameter-space branch and bound and ``export``);
+    ``finished(raced)`` as each family's last run ends (what a Ctrl-C later keeps).
     Ctrl-C ends every worker and raises ``KeyboardInterrupt``."""
     from rlopt.processes import dask_client, local_pool, stop_pool
 
@@ -287,11 +291,13 @@ def race(
                 pass
             if not state.futures:
                 break
-            finished, _ = concurrent.futures.wait(
+            done, _ = concurrent.futures.wait(
                 list(state.futures), timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
             )
-            for future in finished:
-                state.collect(future)
+            for future in done:
+                family = state.collect(future)
+                if not family.running and finished is not None:  # no run of it starts again
+                    finished(state.outcome(family))
             state.tell(time.perf_counter())
     except BaseException:  # Ctrl-C, or a worker lost: end every run now
         if client is None:

@@ -412,10 +412,17 @@ def _learned(
 
 def _raced(work: _Work, families: list[str], how: _Learning) -> None:
     """The families side by side in ``how.jobs`` workers, spare ones racing the open
-    families (:func:`rlopt.milp.race.race`); their rows in the order given."""
-    from rlopt.milp.race import race
+    families (:func:`rlopt.milp.race.race`); each row kept as its family ends (a Ctrl-C
+    keeps them), then the rows in the order given."""
+    from rlopt.milp.race import Raced, race
 
-    outcomes = race(
+    def finished(raced: Raced) -> None:
+        if raced.result is None:
+            work.failed(raced.family, raced.error or "no run finished")
+        else:
+            _learned_row(work, raced.family, raced.result, raced.distance)
+
+    race(
         work.data,
         families,
         margin=how.margin,
@@ -425,12 +432,13 @@ def _raced(work: _Work, families: list[str], how: _Learning) -> None:
         known=work.known,
         progress=work.say,
         intervals=lambda family, event: work.narrowed(family)(event),
+        finished=finished,
     )
-    for raced in outcomes:
-        if raced.result is None:
-            work.failed(raced.family, raced.error or "no run finished")
-        else:
-            _learned_row(work, raced.family, raced.result, raced.distance)
+    order = {family: i for i, family in enumerate(families)}
+    work.rows.sort(key=lambda row: order.get(row.family, -1))
+    columns = list(work.records.columns)
+    rank = {c: order.get(c.split("_", 1)[-1].removeprefix("risk_"), -1) for c in columns}
+    work.records = work.records[sorted(columns, key=lambda c: rank[c])]  # as one after another made them
 
 
 def _learned_row(work: _Work, family: str, result: LearnResult, distance: Distance | None) -> None:

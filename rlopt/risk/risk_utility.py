@@ -15,7 +15,7 @@ from rlopt.masking import masking_method
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss
 from rlopt.risk.pair import Measured, measure
-from rlopt.validation import MARGIN, validate_params
+from rlopt.validation import JOBS, MARGIN, check_params, validate_params
 
 __all__ = ["tradeoff", "tradeoff_plan", "BASELINE_RATE"]
 
@@ -35,6 +35,7 @@ def tradeoff(
     time_limit: float | None = 60.0,
     threads: int | None = 1,
     seed: int = 0,
+    n_jobs: int = 1,
     progress: Callable[[str], None] | None = None,
     intervals: Callable[[str, dict], None] | None = None,
 ) -> pd.DataFrame:
@@ -52,6 +53,9 @@ def tradeoff(
         The parameter values (e.g. ``range(2, 11)`` for MDAV).
     families : sequence of str, default=("wm",)
         Learned families; each cell is one MILP with ``time_limit`` seconds.
+    n_jobs : int, default=1
+        Worker processes for each masked file's families: side by side, spare workers
+        racing the open ones (:mod:`rlopt.milp.race`).
     progress, intervals : callables, default=None
         ``progress(message)`` before each masked file; ``intervals(label, event)`` each
         time a cell's interval narrows (label ``"family at parameter=value"``).
@@ -78,6 +82,7 @@ def tradeoff(
         time_limit=time_limit,
         threads=threads,
         seed=seed,
+        n_jobs=n_jobs,
     )(progress, intervals)
 
 
@@ -92,6 +97,7 @@ def tradeoff_plan(
     time_limit: float | None = 60.0,
     threads: int | None = 1,
     seed: int = 0,
+    n_jobs: int = 1,
 ) -> Callable[..., pd.DataFrame]:
     """Check every option of :func:`tradeoff` and mask the file at every value now
     (seconds); the returned call, given optional ``progress`` and ``intervals`` callbacks (see
@@ -109,6 +115,7 @@ def tradeoff_plan(
         except InputError as exc:
             raise InputError(f"trade-off family {family!r}: {exc}") from None
     options = SolverOptions(time_limit=time_limit, threads=threads)
+    check_params({"n_jobs": n_jobs}, {"n_jobs": [JOBS]})
     parameter = registered.parameter
     specs = [(value, registered.spec_at(value, seed)) for value in values]  # every value checked first
     masked_files = [(value, validate_pair(frame, spec.apply(frame))) for value, spec in specs]
@@ -123,7 +130,14 @@ def tradeoff_plan(
             at = f"{parameter}={value:g}"
             narrowed = None if intervals is None else (lambda f, e, at=at: intervals(f"{f} at {at}", e))
             measured = measure(
-                data, families, margin=margin, options=options, with_pld=False, seed=seed, intervals=narrowed
+                data,
+                families,
+                margin=margin,
+                options=options,
+                with_pld=False,
+                seed=seed,
+                jobs=n_jobs,
+                intervals=narrowed,
             )
             rows += _rows(measured, parameter, value, information_loss(data))
         return pd.DataFrame(rows)

@@ -220,7 +220,10 @@ def test_method_choices_are_checked_by_the_parser(args, offered):
             "unknown column(s) ['NOPE']",
         ),
         (["data", "census", "--out", "missing/c.csv"], "the folder 'missing' does not exist"),
-        (["learn", "in.csv", "in.csv", "--scheduler", "tcp://h:8786"], "--scheduler tcp://h:8786 without --blocks"),
+        (
+            ["learn", "in.csv", "in.csv", "--scheduler", "tcp://h:8786"],
+            "--scheduler tcp://h:8786 without --blocks",
+        ),
         (["learn", "in.csv", "in.csv", "--jobs", "0"], "--jobs"),
         (["learn", "in.csv", "in.csv", "--blocks", "1"], "size=1; expected an integer >= 2"),
         (

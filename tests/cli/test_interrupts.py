@@ -288,6 +288,39 @@ def test_ctrl_c_in_risk_keeps_the_finished_families(tmp_path, m5_38):
     assert figures["families"][0]["status"] == "optimal"
 
 
+def test_ctrl_c_in_a_race_keeps_the_finished_families_and_leaves_no_worker(tmp_path, m5_38):
+    risk = start(
+        tmp_path,
+        "risk",
+        m5_38 / "original200.csv",
+        m5_38 / "masked200.csv",
+        "--families",
+        "wm,sb",
+        "--jobs",
+        2,
+        "--folds",
+        0,
+        "--time-limit",
+        300,
+        "--json",
+        "risk.json",
+    )
+    workers = []
+    wait_for(
+        lambda: workers.extend(psutil.Process(risk.pid).children(recursive=True)) or workers, 60, "workers"
+    )
+    wait_for(lambda: "racing sb: run 2" in output(risk)[1], 120, "wm to finish and a second run of sb")
+    time.sleep(1.0)
+    workers = psutil.Process(risk.pid).children(recursive=True)
+    code, stdout, stderr, seconds = ctrl_c(risk)
+    assert code == 130, stderr
+    assert seconds < 10
+    assert "interrupted: 1 of 2 families done" in stderr
+    figures = json.loads((tmp_path / "risk.json").read_text())
+    assert [(row["family"], row["status"]) for row in figures["families"]] == [("wm", "optimal")]
+    wait_for(lambda: not alive(workers), 10, "the workers to end")
+
+
 def test_ctrl_c_in_risk_on_a_sample_keeps_the_baselines(tmp_path, m5_38):
     risk = start(
         tmp_path,
