@@ -72,6 +72,7 @@ def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
         "seed": [SEED],
     }
 )
+# (over 60 lines only by its 20 documented parameters: the body is the steps below)
 def assess_risk(
     original,
     masked,
@@ -157,7 +158,6 @@ def assess_risk(
         interval at a time limit may narrow with it. With ``blocks`` the blocks have the
         workers and the families run one after another.
     """
-    # (over 60 lines only by its 18 documented parameters: the body is the steps below)
     explicit = families is not None
     families = _learned_names(
         DEFAULT_FAMILIES if families is None else families, "families (CLI: --families)"
