@@ -23,6 +23,7 @@ __all__ = [
     "interrupts_held",
     "local_pool",
     "one_native_thread",
+    "oversubscription",
     "stop_pool",
     "with_progress",
     "CONNECT_TIMEOUT",
@@ -111,6 +112,21 @@ def stop_pool(pool) -> None:
     # pipe as it was being closed ("OSError: Bad file descriptor" after the last line).
     if manager is not None:
         manager.join(10)
+
+
+def oversubscription(jobs: int, threads: int, cores: int | None = None) -> str | None:
+    """What to tell a user whose ``jobs`` processes of ``threads`` HiGHS threads each
+    ask for more threads than the machine's ``cores`` (default: ``os.cpu_count()``);
+    ``None`` when they fit. The figures stay the same; a time limit buys less."""
+    cores = cores or os.cpu_count() or 1
+    if jobs * threads <= cores:
+        return None
+    return (
+        f"{jobs} worker processes x {threads} HiGHS thread(s) = {jobs * threads} threads on "
+        f"{cores} cores: the workers compete for the cores, so a time-limited solve gets less "
+        f"solving in its limit (a wider interval, never another figure); fewer --jobs or "
+        f"--threads avoid it"
+    )
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ import pandas as pd
 from rlopt.exceptions import InputError, Interrupted
 from rlopt.experiments.config import Cell, ExperimentConfig, expand
 from rlopt.families import BASELINES
-from rlopt.processes import dask_client, local_pool, stop_pool, with_progress
+from rlopt.processes import dask_client, local_pool, oversubscription, stop_pool, with_progress
 from rlopt.status import Status
 from rlopt.validation import JOBS, validate_params
 
@@ -424,21 +424,6 @@ def _run_tasks(
             close(aborted)
     run.rows = _write_results(out, keys, columns)
     return run
-
-
-def oversubscription(jobs: int, threads: int, cores: int | None = None) -> str | None:
-    """What to tell a user whose ``jobs`` processes of ``threads`` HiGHS threads each
-    ask for more threads than the machine's ``cores`` (default: ``os.cpu_count()``);
-    ``None`` when they fit. The figures stay the same; a time limit buys less."""
-    cores = cores or os.cpu_count() or 1
-    if jobs * threads <= cores:
-        return None
-    return (
-        f"{jobs} worker processes x {threads} HiGHS thread(s) = {jobs * threads} threads on "
-        f"{cores} cores: the cells compete for the cores, so a time-limited cell gets less "
-        f"solving in its limit (a wider interval, never another optimum); fewer --jobs or "
-        f"--threads avoid it"
-    )
 
 
 def _write_results(out: Path, keys: list[str], columns: list[str]) -> list[dict]:

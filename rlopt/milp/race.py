@@ -22,6 +22,7 @@ import dataclasses
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -275,8 +276,10 @@ def race(
     runs after the first leave out the parameter-space branch and bound and ``export``);
     ``finished(raced)`` as each family's last run ends (what a Ctrl-C later keeps).
     Ctrl-C ends every worker and raises ``KeyboardInterrupt``."""
-    from rlopt.processes import dask_client, local_pool, stop_pool
+    from rlopt.processes import dask_client, local_pool, oversubscription, stop_pool
 
+    if scheduler is None and (message := oversubscription(jobs, options.threads or 1)):
+        warnings.warn(message, stacklevel=2)
     folder = tempfile.mkdtemp(prefix="rlopt-race-")
     resolved = [get_learned_family(f) if isinstance(f, str) else f for f in families]
     say = progress or (lambda message: None)

@@ -436,7 +436,7 @@ def _raced(work: _Work, families: list[str], how: _Learning) -> None:
     )
     order = {family: i for i, family in enumerate(families)}
     work.rows.sort(key=lambda row: order.get(row.family, -1))
-    columns = list(work.records.columns)
+    columns = [str(c) for c in work.records.columns]
     rank = {c: order.get(c.split("_", 1)[-1].removeprefix("risk_"), -1) for c in columns}
     work.records = work.records[sorted(columns, key=lambda c: rank[c])]  # as one after another made them
 

@@ -8,10 +8,11 @@ import threading
 import numpy as np
 import pytest
 
-from rlopt.experiments.runner import oversubscription, run_tasks
+from rlopt.experiments.runner import run_tasks
 from rlopt.milp.solvers import SolverOptions
 from rlopt.milp.solvers.lp import max_min_slack
 from rlopt.milp.solvers.runtime import _Scheduler
+from rlopt.processes import oversubscription
 from tests._helpers import fit, fit_with, noisy_file, run_main
 
 highspy = pytest.importorskip("highspy")
