@@ -240,6 +240,24 @@ class _Race:
                     },
                 )
 
+    def run(self, executor, slots: int, finished: Callable[[Raced], None] | None) -> None:
+        """Start runs while a worker is free, collect them as they end, until none is left;
+        ``finished`` told of each family whose last run ended."""
+        while True:
+            now = time.perf_counter()
+            while len(self.futures) < slots and self.start(executor, now):
+                pass
+            if not self.futures:
+                return
+            done, _ = concurrent.futures.wait(
+                list(self.futures), timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for future in done:
+                family = self.collect(future)
+                if not family.running and finished is not None:  # no run of it starts again
+                    finished(self.outcome(family))
+            self.tell(time.perf_counter())
+
     def outcome(self, family: _Family) -> Raced:
         if family.contradicted or not family.outcomes:
             why = "; ".join(family.errors) or "no run finished"
@@ -288,20 +306,7 @@ def race(
     executor = client.get_executor() if client is not None else local_pool(jobs)
     slots = jobs if client is None else _cluster_threads(client)
     try:
-        while True:
-            now = time.perf_counter()
-            while len(state.futures) < slots and state.start(executor, now):
-                pass
-            if not state.futures:
-                break
-            done, _ = concurrent.futures.wait(
-                list(state.futures), timeout=POLL_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
-            )
-            for future in done:
-                family = state.collect(future)
-                if not family.running and finished is not None:  # no run of it starts again
-                    finished(state.outcome(family))
-            state.tell(time.perf_counter())
+        state.run(executor, slots, finished)
     except BaseException:  # Ctrl-C, or a worker lost: end every run now
         if client is None:
             stop_pool(executor)

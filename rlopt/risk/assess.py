@@ -63,6 +63,7 @@ def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
     return masking_spec(attack_for(method).masking, **fields)
 
 
+# (over 60 lines only by its 20 documented parameters: the body is the steps below)
 @validate_params(
     {
         "margin": [MARGIN],
@@ -72,7 +73,6 @@ def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
         "seed": [SEED],
     }
 )
-# (over 60 lines only by its 20 documented parameters: the body is the steps below)
 def assess_risk(
     original,
     masked,

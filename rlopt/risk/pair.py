@@ -437,8 +437,9 @@ def _raced(work: _Work, families: list[str], how: _Learning) -> None:
     order = {family: i for i, family in enumerate(families)}
     work.rows.sort(key=lambda row: order.get(row.family, -1))
     columns = [str(c) for c in work.records.columns]
-    rank = {c: order.get(c.split("_", 1)[-1].removeprefix("risk_"), -1) for c in columns}
-    work.records = work.records[sorted(columns, key=lambda c: rank[c])]  # as one after another made them
+    rank = [order.get(c.split("_", 1)[-1].removeprefix("risk_"), -1) for c in columns]
+    in_order = [c for _, c in sorted(zip(rank, columns, strict=True), key=lambda pair: pair[0])]
+    work.records = work.records[in_order]  # as one after another made them
 
 
 def _learned_row(work: _Work, family: str, result: LearnResult, distance: Distance | None) -> None:
