@@ -120,3 +120,24 @@ def test_one_family_raced_by_two_workers_proves_the_same_optimum():
     assert alone.status == raced.status == Status.OPTIMAL
     assert alone.n_correct_verified == raced.n_correct_verified
     assert raced.solver["race"]["runs"] >= 1
+
+
+def test_a_race_on_a_dask_cluster_proves_the_same_figures():
+    distributed = pytest.importorskip("distributed")
+    original, masked = noisy_file(3, 20, 3, scale=(0.6, 0.9, 1.2))
+    alone = assess_risk(original, masked, families=["wm", "owa"], folds=0, margin=MARGIN, time_limit=None)
+    # one thread per worker process (see tests/milp/test_blocks.py)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        raced = assess_risk(
+            original,
+            masked,
+            families=["wm", "owa"],
+            folds=0,
+            margin=MARGIN,
+            time_limit=None,
+            scheduler=cluster.scheduler_address,
+        )
+    figures = [{f.family: (f.status, f.n_correct, f.bound) for f in a.families} for a in (alone, raced)]
+    assert figures[0] == figures[1]
