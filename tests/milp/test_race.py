@@ -141,3 +141,23 @@ def test_a_race_on_a_dask_cluster_proves_the_same_figures():
         )
     figures = [{f.family: (f.status, f.n_correct, f.bound) for f in a.families} for a in (alone, raced)]
     assert figures[0] == figures[1]
+
+
+def _failing_solve(*args, **kwargs):
+    from rlopt.exceptions import SolverError
+
+    raise SolverError("HiGHS ended with status 'error' (a test's solve)")
+
+
+def test_a_family_whose_runs_all_fail_has_no_figure_and_says_why():
+    from rlopt.milp.pipeline import Collaborators
+    from rlopt.milp.race import race
+
+    original, masked = noisy_file(3, 20, 3, scale=(0.6, 0.9, 1.2))
+    data = validate_pair(original, masked)
+    failing = {"collaborators": Collaborators(solve=_failing_solve)}
+    outcomes = race(
+        data, ["wm", "owa"], margin=MARGIN, options=SolverOptions(time_limit=10), jobs=2, settings=failing
+    )
+    assert [(o.family, o.result) for o in outcomes] == [("wm", None), ("owa", None)]
+    assert all("a test's solve" in o.error for o in outcomes)
