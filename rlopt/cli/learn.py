@@ -116,7 +116,8 @@ def learn(
         bool,
         typer.Option(
             "--verify",
-            help="re-prove a claimed optimum with the plain model (a second solve, same time limit)",
+            help="re-prove a claimed optimum with the plain model, solved by SCIP where installed (else "
+            "HiGHS): a second solve, same time limit",
             rich_help_panel=FAMILIES,
         ),
     ] = False,
@@ -249,7 +250,11 @@ def learned_line(result) -> str:
 
 
 def _verification_line(v: dict) -> str:
-    """``rlopt learn --verify``: what the plain model found."""
+    """``rlopt learn --verify``: what the plain model found, by which solver (and why not
+    SCIP, where it is not installed)."""
+    from rlopt.milp.solvers.options import SOLVER_NAMES
+
+    solver = f"{SOLVER_NAMES[v['solver']]} {v['version']}"
     plain = (
         f"optimal {v['n_correct']}"
         if v["status"] == Status.OPTIMAL
@@ -258,4 +263,5 @@ def _verification_line(v: dict) -> str:
     verdict = {True: "the optimum is confirmed", None: "consistent, not decided within the limit"}[
         v["agrees"]
     ]
-    return f"verified by the plain model: {plain} in {v['seconds']:.1f}s; {verdict}"
+    note = "" if v["note"] is None else f"\nnote: {v['note']}"
+    return f"verified by the plain model solved by {solver}: {plain} in {v['seconds']:.1f}s; {verdict}{note}"

@@ -13,7 +13,8 @@ solver's claim recounted, the interval, the anytime certificate.
 
 The run is handed its collaborators (:class:`Collaborators`: the MILP's solve, the
 screening, a block's solve), so a test gives it fakes. :func:`verify` proves a claimed
-optimum again with the plain model; :func:`solve_block` is one block's MILP.
+optimum again with the plain model, solved by SCIP where installed (the other solver);
+:func:`solve_block` is one block's MILP.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from rlopt.milp.incumbents.portfolio import Incumbent
 from rlopt.milp.reductions import Reductions, Searches, screen_records
 from rlopt.milp.regions import Companion
 from rlopt.milp.solvers.mip import not_started, solve_model
-from rlopt.milp.solvers.options import SolveResult, SolverOptions, Termination
+from rlopt.milp.solvers.options import SOLVER_NAMES, SolveResult, SolverOptions, Termination
+from rlopt.milp.solvers.scip import INSTALL, solve_model_scip, verifying_solver
 from rlopt.processes import one_native_thread
 from rlopt.results import LearnResult
 from rlopt.status import Status
@@ -163,15 +165,21 @@ def verify(
     *,
     options: SolverOptions,
     candidates: np.ndarray | None = None,
+    solver: str = "auto",
 ) -> dict:
     """A second proof of ``result``'s interval by the plain model of docs/method.md:
     the MILP as written (uniform big-C, no reduction, no start, no search), solved anew
-    within ``options``. Its own claim is recounted as any other.
+    within ``options`` by ``solver``: ``"scip"`` (the other solver, PySCIPOpt), ``"highs"``,
+    or ``"auto"``: SCIP when installed, else HiGHS (``note`` then says so). Its own claim
+    is recounted as any other.
 
-    Returns ``{"method", "status", "n_correct", "bound", "seconds", "agrees"}``:
-    ``agrees`` is true when the two intervals meet (both optimal: the same optimum),
-    ``None`` when the plain model's interval, stopped by its limit, contains the claim
-    without deciding it, false when they contradict (one of the two proofs is wrong)."""
+    Returns ``{"method", "solver", "version", "status", "n_correct", "bound", "seconds",
+    "agrees", "note"}``: ``agrees`` is true when the two intervals meet (both optimal: the
+    same optimum), ``None`` when the plain model's interval, stopped by its limit,
+    contains the claim without deciding it, false when they contradict (one of the two
+    proofs is wrong). An unknown ``solver``, or ``"scip"`` without PySCIPOpt, is an
+    :class:`~rlopt.exceptions.InputError`."""
+    name = verifying_solver(solver)
     plain, _ = learn(
         data,
         family,
@@ -181,6 +189,7 @@ def verify(
         reductions=Reductions.none(),
         searches=Searches.none(),
         candidates=candidates,
+        collaborators=Collaborators(solve=solve_model_scip) if name == "scip" else Collaborators(),
     )
     low, high = result.n_correct_verified, result.bound
     plain_low, plain_high = plain.n_correct_verified, plain.bound
@@ -188,13 +197,19 @@ def verify(
         low is not None and plain_high is not None and low > plain_high
     )
     decided = result.status == Status.OPTIMAL and plain.status == Status.OPTIMAL
+    fallback = solver == "auto" and name == "highs"
     return {
         "method": "plain model (uniform big-C, no reduction, no start)",
+        "solver": name,
+        "version": plain.solver.get("version"),
         "status": str(plain.status),
         "n_correct": plain_low,
         "bound": plain_high,
         "seconds": plain.seconds["total"],
         "agrees": False if contradicted else (True if decided else None),
+        "note": f"SCIP is not installed ({INSTALL}): HiGHS, which made the claim, re-proved it"
+        if fallback
+        else None,
     }
 
 
@@ -415,7 +430,8 @@ def _pass(
             else ""
         )
         raise SolverError(
-            f"{run.family.name}: HiGHS ended with status {str(solved.termination)!r}{hint}; no "
+            f"{run.family.name}: {SOLVER_NAMES.get(str(solved.solver.get('name')), 'HiGHS')} ended with status "
+            f"{str(solved.termination)!r}{hint}; no "
             "count is reported from a failed solve"
         )
     starts = sorted(starts + run.kept, key=lambda item: -item.count)
