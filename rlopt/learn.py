@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator
 
 from rlopt.data import ColumnKind, KindSpec, LinkageData, validate_pair
 from rlopt.data._standardise import Standardisation
-from rlopt.exceptions import InputError, NotFittedError, RecountMismatchError, SolverError
+from rlopt.exceptions import InputError, Interrupted, NotFittedError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.linkage.distance_based import recount
@@ -248,8 +248,13 @@ class LearnedDistanceLinkage(BaseEstimator):
 
     def _verify(self, data: LinkageData, family: LearnedFamily, options: SolverOptions) -> None:
         """``result_.verification``: the claimed optimum proven again (:func:`verify`); a
-        contradiction raises :class:`~rlopt.exceptions.SolverError`, reporting neither figure."""
-        v = verify(data, family, self.result_, options=options, solver=self.verify_solver)
+        contradiction raises :class:`~rlopt.exceptions.SolverError`, reporting neither figure;
+        Ctrl-C raises :class:`~rlopt.exceptions.Interrupted` with the claim as ``partial``
+        (its ``verification`` the plain model's interval so far)."""
+        try:
+            v = verify(data, family, self.result_, options=options, solver=self.verify_solver)
+        except Interrupted as exc:  # Ctrl-C: the claim, and the verification so far
+            v = exc.partial
         self.result_.verification = v
         if v["agrees"] is False:
             raise SolverError(
@@ -258,6 +263,8 @@ class LearnedDistanceLinkage(BaseEstimator):
                 f"{SOLVER_NAMES[v['solver']]} {v['version']}; one of the two proofs is wrong, so neither "
                 "figure is reported"
             )
+        if v["status"] == Status.INTERRUPTED:
+            raise Interrupted(f"{self.family}: verification interrupted", partial=self.result_)
 
     def _set_standardisation(self, data: LinkageData) -> None:
         self.masked_standardisation_, self.original_standardisation_ = data.encoded.maps

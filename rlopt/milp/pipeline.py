@@ -178,34 +178,50 @@ def verify(
     same optimum), ``None`` when the plain model's interval, stopped by its limit,
     contains the claim without deciding it, false when they contradict (one of the two
     proofs is wrong). An unknown ``solver``, or ``"scip"`` without PySCIPOpt, is an
-    :class:`~rlopt.exceptions.InputError`."""
-    name = verifying_solver(solver)
-    plain, _ = learn(
-        data,
-        family,
-        margin=result.margin,
-        options=options,
-        big_c="uniform",
-        reductions=Reductions.none(),
-        searches=Searches.none(),
-        candidates=candidates,
-        collaborators=Collaborators(solve=solve_model_scip) if name == "scip" else Collaborators(),
-    )
+    :class:`~rlopt.exceptions.InputError`. Ctrl-C raises :class:`~rlopt.exceptions.Interrupted`
+    whose ``partial`` is this answer so far (status ``interrupted``)."""
+    name, t0 = verifying_solver(solver), time.perf_counter()
+    fallback = solver == "auto" and name == "highs"
+    try:
+        plain, _ = learn(
+            data,
+            family,
+            margin=result.margin,
+            options=options,
+            big_c="uniform",
+            reductions=Reductions.none(),
+            searches=Searches.none(),
+            candidates=candidates,
+            collaborators=Collaborators(solve=solve_model_scip) if name == "scip" else Collaborators(),
+        )
+    except KeyboardInterrupt as exc:  # Ctrl-C: the verification so far (never the claim's figure)
+        so_far = getattr(exc, "partial", None)  # None: stopped before the solve
+        seconds = time.perf_counter() - t0
+        partial = _verification(result, so_far, name, fallback=fallback, seconds=seconds)
+        raise Interrupted(f"{family.name}: verification interrupted", partial=partial) from None
+    return _verification(result, plain, name, fallback=fallback, seconds=plain.seconds["total"])
+
+
+def _verification(
+    result: LearnResult, plain: LearnResult | None, solver: str, *, fallback: bool, seconds: float
+) -> dict:
+    """:func:`verify`'s answer: the plain model's interval by ``solver`` against the claim's
+    (``plain`` ``None``: interrupted before it had one); ``fallback``: HiGHS because SCIP
+    is not installed."""
     low, high = result.n_correct_verified, result.bound
-    plain_low, plain_high = plain.n_correct_verified, plain.bound
+    plain_low, plain_high = (None, None) if plain is None else (plain.n_correct_verified, plain.bound)
     contradicted = (high is not None and plain_low is not None and plain_low > high) or (
         low is not None and plain_high is not None and low > plain_high
     )
-    decided = result.status == Status.OPTIMAL and plain.status == Status.OPTIMAL
-    fallback = solver == "auto" and name == "highs"
+    decided = plain is not None and result.status == Status.OPTIMAL and plain.status == Status.OPTIMAL
     return {
         "method": "plain model (uniform big-C, no reduction, no start)",
-        "solver": name,
-        "version": plain.solver.get("version"),
-        "status": str(plain.status),
+        "solver": solver,
+        "version": None if plain is None else plain.solver.get("version"),
+        "status": str(Status.INTERRUPTED if plain is None else plain.status),
         "n_correct": plain_low,
         "bound": plain_high,
-        "seconds": plain.seconds["total"],
+        "seconds": seconds,
         "agrees": False if contradicted else (True if decided else None),
         "note": f"SCIP is not installed ({INSTALL}): HiGHS, which made the claim, re-proved it"
         if fallback

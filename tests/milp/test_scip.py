@@ -12,7 +12,7 @@ import pytest
 import rlopt.milp.pipeline as pipeline
 import rlopt.milp.solvers.scip as scip_module
 from rlopt.data import validate_pair
-from rlopt.exceptions import InputError, SolverError, SolverUnavailableError
+from rlopt.exceptions import InputError, Interrupted, SolverError, SolverUnavailableError
 from rlopt.families import get_learned_family
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.milp.formulation import build_model
@@ -198,3 +198,22 @@ def test_theta_is_read_by_name_only_when_every_index_is_there():
     )
     assert scip_module._theta_by_name({"theta(0)": 0.6, "theta(2)": 0.4}) is None
     assert scip_module._theta_by_name({"K(0)": 1.0}) is None
+
+
+def test_ctrl_c_before_the_plain_model_is_solved_keeps_the_claim(monkeypatch, small_file):
+    """Ctrl-C while the plain model is built: the claim, and a verification with nothing yet."""
+    real = pipeline.learn
+
+    def ctrl_c_in_the_plain_model(data, family, **kwargs):
+        if kwargs.get("big_c") == "uniform":
+            raise KeyboardInterrupt
+        return real(data, family, **kwargs)
+
+    monkeypatch.setattr(pipeline, "learn", ctrl_c_in_the_plain_model)
+    with pytest.raises(Interrupted) as stopped:
+        LearnedDistanceLinkage("wm", margin=MARGIN, verify=True, verify_solver="highs").fit(*small_file)
+    claim = stopped.value.partial
+    assert claim.status == "optimal" and claim.n_correct_verified == fit("wm", *small_file).n_correct_verified
+    v = claim.verification
+    assert v["status"] == "interrupted" and v["n_correct"] is None and v["bound"] is None
+    assert v["agrees"] is None and v["solver"] == "highs"
