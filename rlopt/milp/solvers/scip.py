@@ -95,7 +95,10 @@ def scip_available() -> bool:
 
 def scip_version() -> str:
     """SCIP's version, e.g. ``"10.0.2"``."""
-    scip = load_pyscipopt().Model()
+    return _version(load_pyscipopt().Model())
+
+
+def _version(scip) -> str:
     return f"{scip.getMajorVersion()}.{scip.getMinorVersion()}.{scip.getTechVersion()}"
 
 
@@ -157,7 +160,7 @@ def _optimize(path: Path, options: SolverOptions, seconds: float | None, start: 
         bound=float(bound) if abs(bound) < scip.infinity() else None,
         values={var.name: scip.getVal(var) for var in scip.getVars()} if has_solution else None,
         status=status,
-        version=f"{scip.getMajorVersion()}.{scip.getMinorVersion()}.{scip.getTechVersion()}",
+        version=_version(scip),
     )
 
 
