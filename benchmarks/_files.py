@@ -4,6 +4,9 @@ API (the same call in every benchmark, so that "census-rs10" is one file everywh
 Names:
 
 - ``census-rs<p>``: the CASC Census file (1080 x 13) rank-swapped with ``p`` (seed 0);
+- ``readme-rs<p>``: README's first example: 400 Census records on AFNLWGT, AGI, EMCONTRB,
+  FEDTAX (``rlopt data census --records 400``, seed 0) rank-swapped with ``p`` (seed 1),
+  the values ``rlopt mask`` writes;
 - ``census-mdav<k>``: the Census file under MDAV with ``k`` on all 13 attributes;
 - ``eia-mdav<k>``: EIA (4092 x 10 attributes RESREVENUE ... TOTSALES) under MDAV with ``k``;
 - ``M4-33`` ... ``M6-853``: the published files (``rlopt.published_recipe``, 400 records,
@@ -32,6 +35,7 @@ __all__ = ["NAMES", "pair", "save", "load", "resampled_census", "normal_records"
 
 NAMES = (
     "census-rs10",
+    "readme-rs10",
     "census-mdav3",
     "census-mdav8",
     "eia-mdav3",
@@ -72,6 +76,12 @@ def pair(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     if name.upper() in PUBLISHED_FILES:
         return build(published_recipe(name, sample_seed=0))
+    readme = re.fullmatch(r"readme-rs(\d+)", name)
+    if readme is not None:
+        from rlopt.masking import sample_records
+
+        sample = sample_records(_census()[["AFNLWGT", "AGI", "EMCONTRB", "FEDTAX"]], 400, 0)
+        return sample, rank_swap(sample, p=int(readme.group(1)), seed=1)
     match = re.fullmatch(r"(census|eia|diabetes)-(rs|mdav|noise)(\d+(?:\.\d+)?)", name)
     if match is None:
         raise SystemExit(f"unknown file {name!r}; expected one of {', '.join(NAMES)} (or another p, k)")

@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator
 
 from rlopt.data import ColumnKind, KindSpec, LinkageData, validate_pair
 from rlopt.data._standardise import Standardisation
-from rlopt.exceptions import InputError, NotFittedError, RecountMismatchError, SolverError
+from rlopt.exceptions import InputError, Interrupted, NotFittedError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.linkage.distance_based import recount
@@ -30,6 +30,8 @@ from rlopt.milp import SolverOptions
 from rlopt.milp.certificate import BlockOptions, describe_lower
 from rlopt.milp.pipeline import learn, verify
 from rlopt.milp.reductions import Reductions, Searches, options_of
+from rlopt.milp.solvers.options import SOLVER_NAMES
+from rlopt.milp.solvers.scip import SOLVERS, verifying_solver
 from rlopt.results import LearnResult
 from rlopt.status import Status
 from rlopt.validation import JOBS, MARGIN, Interval, Options, check_params
@@ -81,8 +83,12 @@ class LearnedDistanceLinkage(BaseEstimator):
         What to do when the recount disagrees with the solver.
     verify : bool, default=False
         Re-prove a claimed optimum with the plain model (:func:`verify`, the same time
-        limit): ``result_.verification`` says whether it agrees; a contradiction raises
-        :class:`~rlopt.exceptions.SolverError`.
+        limit) solved by ``verify_solver``: ``result_.verification`` says which solver
+        and whether it agrees; a contradiction raises :class:`~rlopt.exceptions.SolverError`.
+    verify_solver : {"auto", "scip", "highs"}, default="auto"
+        The solver of ``verify``: SCIP (the other solver: ``pip install "rlopt[scip]"``),
+        HiGHS, or SCIP when installed, else HiGHS. ``"scip"`` without PySCIPOpt is an
+        :class:`~rlopt.exceptions.InputError` before the fit.
     blocks : BlockOptions, dict or None, default=None
         Block ceilings proven beside the fit (:mod:`rlopt.milp.beside`): the records in
         random blocks whose MILPs, solved in worker processes (``{"jobs": 2}``) or on a
@@ -124,6 +130,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         "big_c": [Options(("tight", "uniform")), Interval(Real, 0, closed="neither")],
         "on_mismatch": [Options(("raise", "warn"))],
         "n_jobs": [JOBS],
+        "verify_solver": [Options(SOLVERS)],
         **SolverOptions._parameter_constraints,
     }
 
@@ -144,6 +151,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         searches: str | dict | Searches | None = None,
         on_mismatch: str = "raise",
         verify: bool = False,
+        verify_solver: str = "auto",
         blocks: BlockOptions | dict | None = None,
         n_jobs: int = 1,
     ):
@@ -161,6 +169,7 @@ class LearnedDistanceLinkage(BaseEstimator):
         self.searches = searches
         self.on_mismatch = on_mismatch
         self.verify = verify
+        self.verify_solver = verify_solver
         self.blocks = blocks
         self.n_jobs = n_jobs
 
@@ -207,6 +216,8 @@ class LearnedDistanceLinkage(BaseEstimator):
         checked (before the files are read)."""
         family = self._family()
         check_params(self.get_params(deep=False), self._parameter_constraints)
+        if self.verify:
+            verifying_solver(self.verify_solver)  # "scip" without PySCIPOpt: an error before the fit
         options = SolverOptions(
             time_limit=self.time_limit,
             rel_gap=self.rel_gap,
@@ -242,14 +253,7 @@ class LearnedDistanceLinkage(BaseEstimator):
                 **settings,
             )
         if self.verify and self.result_.status == Status.OPTIMAL:
-            self.result_.verification = verify(data, family, self.result_, options=options)
-            if self.result_.verification["agrees"] is False:
-                v = self.result_.verification
-                raise SolverError(
-                    f"{self.family}: the claimed optimum {self.result_.n_correct_verified} is contradicted by "
-                    f"the plain model's interval [{v['n_correct']}, {v['bound']}] ({v['status']}); "
-                    "one of the two proofs is wrong, so neither figure is reported"
-                )
+            self._verify(data, family, options)
         self.columns_ = data.columns
         self.kinds_ = data.kinds
         self.kind_spec_ = kind_spec
@@ -257,6 +261,26 @@ class LearnedDistanceLinkage(BaseEstimator):
         self.params_ = self.result_.params
         self.n_correct_ = self.result_.n_correct_verified
         return self
+
+    def _verify(self, data: LinkageData, family: LearnedFamily, options: SolverOptions) -> None:
+        """``result_.verification``: the claimed optimum proven again (:func:`verify`); a
+        contradiction raises :class:`~rlopt.exceptions.SolverError`, reporting neither figure;
+        Ctrl-C raises :class:`~rlopt.exceptions.Interrupted` with the claim as ``partial``
+        (its ``verification`` the plain model's interval so far)."""
+        try:
+            v = verify(data, family, self.result_, options=options, solver=self.verify_solver)
+        except Interrupted as exc:  # Ctrl-C: the claim, and the verification so far
+            v = exc.partial
+        self.result_.verification = v
+        if v["agrees"] is False:
+            raise SolverError(
+                f"{self.family}: the claimed optimum {self.result_.n_correct_verified} is contradicted by "
+                f"the plain model's interval [{v['n_correct']}, {v['bound']}] ({v['status']}) solved by "
+                f"{SOLVER_NAMES[v['solver']]} {v['version']}; one of the two proofs is wrong, so neither "
+                "figure is reported"
+            )
+        if v["status"] == Status.INTERRUPTED:
+            raise Interrupted(f"{self.family}: verification interrupted", partial=self.result_)
 
     def _set_standardisation(self, data: LinkageData) -> None:
         self.masked_standardisation_, self.original_standardisation_ = data.encoded.maps

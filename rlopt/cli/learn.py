@@ -117,7 +117,8 @@ def learn(
         bool,
         typer.Option(
             "--verify",
-            help="re-prove a claimed optimum with the plain model (a second solve, same time limit)",
+            help="re-prove a claimed optimum with the plain model, solved by SCIP where installed (else "
+            "HiGHS): a second solve, same time limit",
             rich_help_panel=FAMILIES,
         ),
     ] = False,
@@ -256,13 +257,18 @@ def learned_line(result) -> str:
 
 
 def _verification_line(v: dict) -> str:
-    """``rlopt learn --verify``: what the plain model found."""
-    plain = (
-        f"optimal {v['n_correct']}"
-        if v["status"] == Status.OPTIMAL
-        else f"between {v['n_correct']} and {v['bound']} ({v['status']})"
-    )
-    verdict = {True: "the optimum is confirmed", None: "consistent, not decided within the limit"}[
-        v["agrees"]
-    ]
-    return f"verified by the plain model: {plain} in {v['seconds']:.1f}s; {verdict}"
+    """``rlopt learn --verify``: what the plain model found, by which solver (and why not
+    SCIP, where it is not installed)."""
+    from rlopt.milp.solvers.options import SOLVER_NAMES
+
+    solver = SOLVER_NAMES[v["solver"]] + ("" if v["version"] is None else f" {v['version']}")
+    if v["status"] == Status.OPTIMAL:
+        plain = f"optimal {v['n_correct']}"
+    elif v["n_correct"] is None and v["bound"] is None:
+        plain = f"nothing yet ({v['status']})"
+    else:
+        plain = f"between {v['n_correct']} and {v['bound']} ({v['status']})"
+    undecided = "before Ctrl-C" if v["status"] == Status.INTERRUPTED else "within the limit"
+    verdict = "the optimum is confirmed" if v["agrees"] else f"consistent, not decided {undecided}"
+    note = "" if v["note"] is None else f"\nnote: {v['note']}"
+    return f"verified by the plain model solved by {solver}: {plain} in {v['seconds']:.1f}s; {verdict}{note}"

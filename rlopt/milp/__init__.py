@@ -19,7 +19,8 @@ The pipeline of one family on one pair of files, and the modules it calls in ord
 - :mod:`~rlopt.milp.margins`: every pair's margin as a linear function of the parameter;
 - :mod:`~rlopt.milp.formulation`: the pure Pyomo builder (data and a family in, a model out);
 - :mod:`~rlopt.milp.solvers`: the one package that calls HiGHS (its options free of
-  Pyomo; the runtime, MILP rounds through Pyomo, LPs and QPs directly);
+  Pyomo; the runtime, MILP rounds through Pyomo, LPs and QPs directly) and SCIP, the
+  second solver that re-proves a claimed optimum;
 - :mod:`~rlopt.milp.certificate`: the interval of a run over time, and the block
   ceilings' nouns (Pyomo-free: a report renders them without loading the solver).
 

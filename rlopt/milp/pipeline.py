@@ -13,7 +13,8 @@ solver's claim recounted, the interval, the anytime certificate.
 
 The run is handed its collaborators (:class:`Collaborators`: the MILP's solve, the
 screening, a block's solve), so a test gives it fakes. :func:`verify` proves a claimed
-optimum again with the plain model; :func:`solve_block` is one block's MILP.
+optimum again with the plain model, solved by SCIP where installed (the other solver);
+:func:`solve_block` is one block's MILP.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from rlopt.milp.peers import Peers
 from rlopt.milp.reductions import Reductions, Searches, screen_records
 from rlopt.milp.regions import Companion
 from rlopt.milp.solvers.mip import not_started, solve_model
-from rlopt.milp.solvers.options import SolveResult, SolverOptions, Termination
+from rlopt.milp.solvers.options import SOLVER_NAMES, SolveResult, SolverOptions, Termination
+from rlopt.milp.solvers.scip import INSTALL, solve_model_scip, verifying_solver
 from rlopt.processes import one_native_thread
 from rlopt.results import LearnResult
 from rlopt.status import Status
@@ -173,38 +175,67 @@ def verify(
     *,
     options: SolverOptions,
     candidates: np.ndarray | None = None,
+    solver: str = "auto",
 ) -> dict:
     """A second proof of ``result``'s interval by the plain model of docs/method.md:
     the MILP as written (uniform big-C, no reduction, no start, no search), solved anew
-    within ``options``. Its own claim is recounted as any other.
+    within ``options`` by ``solver``: ``"scip"`` (the other solver, PySCIPOpt), ``"highs"``,
+    or ``"auto"``: SCIP when installed, else HiGHS (``note`` then says so). Its own claim
+    is recounted as any other.
 
-    Returns ``{"method", "status", "n_correct", "bound", "seconds", "agrees"}``:
-    ``agrees`` is true when the two intervals meet (both optimal: the same optimum),
-    ``None`` when the plain model's interval, stopped by its limit, contains the claim
-    without deciding it, false when they contradict (one of the two proofs is wrong)."""
-    plain, _ = learn(
-        data,
-        family,
-        margin=result.margin,
-        options=options,
-        big_c="uniform",
-        reductions=Reductions.none(),
-        searches=Searches.none(),
-        candidates=candidates,
-    )
+    Returns ``{"method", "solver", "version", "status", "n_correct", "bound", "seconds",
+    "agrees", "note"}``: ``agrees`` is true when the two intervals meet (both optimal: the
+    same optimum), ``None`` when the plain model's interval, stopped by its limit,
+    contains the claim without deciding it, false when they contradict (one of the two
+    proofs is wrong). An unknown ``solver``, or ``"scip"`` without PySCIPOpt, is an
+    :class:`~rlopt.exceptions.InputError`. Ctrl-C raises :class:`~rlopt.exceptions.Interrupted`
+    whose ``partial`` is this answer so far (status ``interrupted``)."""
+    name, t0 = verifying_solver(solver), time.perf_counter()
+    fallback = solver == "auto" and name == "highs"
+    try:
+        plain, _ = learn(
+            data,
+            family,
+            margin=result.margin,
+            options=options,
+            big_c="uniform",
+            reductions=Reductions.none(),
+            searches=Searches.none(),
+            candidates=candidates,
+            collaborators=Collaborators(solve=solve_model_scip) if name == "scip" else Collaborators(),
+        )
+    except KeyboardInterrupt as exc:  # Ctrl-C: the verification so far (never the claim's figure)
+        so_far = getattr(exc, "partial", None)  # None: stopped before the solve
+        seconds = time.perf_counter() - t0
+        partial = _verification(result, so_far, name, fallback=fallback, seconds=seconds)
+        raise Interrupted(f"{family.name}: verification interrupted", partial=partial) from None
+    return _verification(result, plain, name, fallback=fallback, seconds=plain.seconds["total"])
+
+
+def _verification(
+    result: LearnResult, plain: LearnResult | None, solver: str, *, fallback: bool, seconds: float
+) -> dict:
+    """:func:`verify`'s answer: the plain model's interval by ``solver`` against the claim's
+    (``plain`` ``None``: interrupted before it had one); ``fallback``: HiGHS because SCIP
+    is not installed."""
     low, high = result.n_correct_verified, result.bound
-    plain_low, plain_high = plain.n_correct_verified, plain.bound
+    plain_low, plain_high = (None, None) if plain is None else (plain.n_correct_verified, plain.bound)
     contradicted = (high is not None and plain_low is not None and plain_low > high) or (
         low is not None and plain_high is not None and low > plain_high
     )
-    decided = result.status == Status.OPTIMAL and plain.status == Status.OPTIMAL
+    decided = plain is not None and result.status == Status.OPTIMAL and plain.status == Status.OPTIMAL
     return {
         "method": "plain model (uniform big-C, no reduction, no start)",
-        "status": str(plain.status),
+        "solver": solver,
+        "version": None if plain is None else plain.solver.get("version"),
+        "status": str(Status.INTERRUPTED if plain is None else plain.status),
         "n_correct": plain_low,
         "bound": plain_high,
-        "seconds": plain.seconds["total"],
+        "seconds": seconds,
         "agrees": False if contradicted else (True if decided else None),
+        "note": f"SCIP is not installed ({INSTALL}): HiGHS, which made the claim, re-proved it"
+        if fallback
+        else None,
     }
 
 
@@ -426,7 +457,8 @@ def _pass(
             else ""
         )
         raise SolverError(
-            f"{run.family.name}: HiGHS ended with status {str(solved.termination)!r}{hint}; no "
+            f"{run.family.name}: {SOLVER_NAMES.get(str(solved.solver.get('name')), 'HiGHS')} ended with status "
+            f"{str(solved.termination)!r}{hint}; no "
             "count is reported from a failed solve"
         )
     starts = sorted(starts + run.kept, key=lambda item: -item.count)

@@ -457,3 +457,27 @@ def test_a_text_column_among_numbers_keeps_the_limit_and_stops_at_ctrl_c(tmp_pat
     os.kill(long.pid, signal.SIGINT)
     long.wait(timeout=10)
     assert long.returncode == 130 and time.monotonic() - t0 < 2, output(long)[1]
+
+
+def test_ctrl_c_during_the_verification_keeps_the_proven_optimum(tmp_path):
+    """M4-33's wm is proven in seconds; its plain model takes SCIP minutes: Ctrl-C stops the
+    second proof, and the first is reported with the verification so far (exit 130)."""
+    pytest.importorskip("pyscipopt")
+    from rlopt import build, published_recipe
+
+    original, masked = build(published_recipe("M4-33"))
+    original.to_csv(tmp_path / "original.csv", index=False)
+    masked.to_csv(tmp_path / "masked.csv", index=False)
+    learn = start(tmp_path, "learn", "original.csv", "masked.csv", "--verify", "--time-limit", 300,
+                  "--progress", "--json", "r.json")  # fmt: skip
+    # the interval closes (a progress line [n, n]), then the plain model is built and solved
+    wait_for(lambda: re.search(r"\[(\d+), \1\]", output(learn)[1]), 90, "the optimum to be proven")
+    time.sleep(8.0)
+    code, stdout, stderr, seconds = ctrl_c(learn)
+    assert code == 130, stderr
+    assert seconds < 10
+    figures = json.loads((tmp_path / "r.json").read_text())
+    assert figures["status"] == "optimal" and figures["verification"]["status"] == "interrupted"
+    assert re.search(rf"^wm: {figures['n_correct_verified']} of 400 \(proven optimal\)", stdout, re.M), stdout
+    line = r"^verified by the plain model solved by SCIP[\d. ]*: (nothing yet|between \d+ and \d+) \(interrupted\)"
+    assert re.search(line + r" in [\d.]+s; consistent, not decided before Ctrl-C$", stdout, re.M), stdout

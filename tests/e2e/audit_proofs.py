@@ -9,6 +9,8 @@ defaults; every claim ``optimal`` is checked against
 
 - the plain model of docs/method.md (uniform big-C, no reduction, no start, no search),
   which must also prove the same count, or stop with an interval that holds it;
+- with ``--scip``, the plain model again solved by SCIP, the second solver
+  (:func:`rlopt.milp.pipeline.verify`), under the same rule;
 - brute force over the one free weight of wm, wm_m and owa on two attributes;
 - the parameter-space branch and bound (``rlopt.milp.regions``) for wm, wm_m and owa;
 - the containments between families (e.g. ci >= wm, sb >= sb_nc >= wm) where both are optimal.
@@ -38,7 +40,9 @@ from rlopt.families import get_learned_family, learned_families
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.masking import additive_noise, global_recode, local_suppression, microaggregate, pram, rank_swap
 from rlopt.masking.categorical import pram_matrices
+from rlopt.milp import SolverOptions
 from rlopt.milp.margins import PairMargins
+from rlopt.milp.pipeline import verify
 from rlopt.milp.regions import branch_and_bound, supports
 from rlopt.status import Status
 
@@ -242,9 +246,11 @@ def check_file(
     time_limit: float = 60.0,
     plain_time_limit: float | None = None,
     region_seconds: float = 10.0,
+    scip: bool = False,
 ) -> dict:
     """Learn each family on ``proof_file`` and check its claim (see the module) into
-    ``audit``; the optimal counts, by family (``None`` where not optimal)."""
+    ``audit``; the optimal counts, by family (``None`` where not optimal). ``scip``: the
+    plain model solved by SCIP too."""
     plain_time_limit = time_limit if plain_time_limit is None else plain_time_limit
     n_attributes = proof_file.original.shape[1]
     diff = _differences(proof_file) if n_attributes == 2 else None
@@ -270,6 +276,8 @@ def check_file(
                     proof_file, name, claimed, f"its own n_correct {claim.n_correct}, bound {high}"
                 )
             _check_by_plain_model(proof_file, name, low, audit, margin, plain_time_limit)
+            if scip:
+                _check_by_scip(proof_file, name, claim, audit, plain_time_limit)
         low = 0 if low is None else low
         high = proof_file.original.shape[0] if high is None else high
         if diff is not None and name in ONE_WEIGHT:
@@ -308,6 +316,30 @@ def _check_by_plain_model(proof_file, name, count, audit, margin, time_limit) ->
         audit.disagree(
             proof_file, name, count, f"the plain model's interval [{low}, {high}] ({plain.status})"
         )
+
+
+def _check_by_scip(proof_file, name, claim, audit, time_limit) -> None:
+    """The plain model solved by SCIP (the other solver) must prove the claimed count too,
+    or stop with an interval that holds it."""
+    count = claim.n_correct_verified
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)
+            data = validate_pair(proof_file.original, proof_file.masked, kinds=proof_file.kinds)
+            options = SolverOptions(time_limit=time_limit, threads=1)
+            v = verify(data, get_learned_family(name), claim, options=options, solver="scip")
+    except Exception as exc:
+        audit.disagree(proof_file, name, count, f"SCIP's plain model raised {type(exc).__name__}: {exc}")
+        return
+    low, high = v["n_correct"], v["bound"]
+    if v["status"] == Status.OPTIMAL:
+        audit.add(name, "scip: proven")
+        if low != count:
+            audit.disagree(proof_file, name, count, f"SCIP proves {low} on the plain model")
+        return
+    audit.add(name, "scip: interval")
+    if v["agrees"] is False or (low is not None and low > count) or (high is not None and high < count):
+        audit.disagree(proof_file, name, count, f"SCIP's interval [{low}, {high}] ({v['status']})")
 
 
 def _check_by_regions(proof_file, name, interval, claimed, tol, audit, margin, seconds) -> None:
@@ -356,11 +388,13 @@ def run_audit(
     margin: float = MARGIN,
     time_limit: float = 60.0,
     region_seconds: float = 10.0,
+    scip: bool = False,
     progress=None,
     stop=lambda: False,
 ) -> Audit:
-    """The audit of the files of ``seeds``; ``progress(proof_file, optimum, seconds)`` after
-    each file; ``stop()`` true ends it before the next file."""
+    """The audit of the files of ``seeds``; ``scip``: SCIP checks each claim too;
+    ``progress(proof_file, optimum, seconds)`` after each file; ``stop()`` true ends it
+    before the next file."""
     audit = Audit()
     t0 = time.perf_counter()
     try:
@@ -373,7 +407,7 @@ def run_audit(
             audit.files += 1
             optimum = check_file(
                 proof_file, families_of(seed, families), audit, margin=margin, time_limit=time_limit,
-                region_seconds=region_seconds,
+                region_seconds=region_seconds, scip=scip,
             )  # fmt: skip
             if progress is not None:
                 progress(proof_file, optimum, time.perf_counter() - t1)
@@ -389,6 +423,8 @@ COLUMNS = (
     "not optimal",
     "plain: proven",
     "plain: interval",
+    "scip: proven",
+    "scip: interval",
     "brute force",
     "regions: optimum",
     "regions: ceiling",
@@ -430,6 +466,9 @@ def main() -> None:
         "--region-seconds", type=float, default=10.0, help="seconds per region search (default 10)"
     )
     parser.add_argument("--margin", type=float, default=MARGIN, help=f"margin (default {MARGIN})")
+    parser.add_argument(
+        "--scip", action="store_true", help='check each claim with SCIP too (pip install "rlopt[scip]")'
+    )
     args = parser.parse_args()
     if args.families in ("all", "rotate"):
         families = learned_families() if args.families == "all" else "rotate"
@@ -449,6 +488,7 @@ def main() -> None:
         margin=args.margin,
         time_limit=args.time_limit,
         region_seconds=args.region_seconds,
+        scip=args.scip,
         progress=progress,
         stop=lambda: bool(stopped),
     )

@@ -283,7 +283,9 @@ def test_verify_re_proves_a_claimed_optimum(tmp_path, capsys, separating_file):
     v = figures["verification"]
     assert figures["status"] == "optimal" and v["status"] == "optimal"
     assert v["agrees"] is True and v["n_correct"] == figures["n_correct_verified"]
-    assert "verified by the plain model: optimal" in out.out and "the optimum is confirmed" in out.out
+    assert f"verified by the plain model solved by {'SCIP' if v['solver'] == 'scip' else 'HiGHS'}" in out.out
+    assert f": optimal {v['n_correct']} in " in out.out
+    assert "the optimum is confirmed" in out.out
 
 
 def test_verify_turns_a_contradiction_into_an_error(monkeypatch, separating_file):

@@ -1,4 +1,5 @@
-"""The solvers: the only package that imports highspy (and Pyomo's solver interface).
+"""The solvers: the only package that imports highspy (and Pyomo's solver interface) and
+pyscipopt.
 
 Split as Pyomo's own ``contrib.solver`` is (common nouns apart from one solver's adapter):
 
@@ -9,7 +10,10 @@ Split as Pyomo's own ``contrib.solver`` is (common nouns apart from one solver's
 - :mod:`~rlopt.milp.solvers.mip`: the MILP through Pyomo (:func:`solve_model`, its rounds
   of added rows, HiGHS's options, :func:`export_model`);
 - :mod:`~rlopt.milp.solvers.lp`: plain LPs and QPs through highspy (:class:`SlackLP`,
-  :class:`Projection`, :func:`max_min_slack`).
+  :class:`Projection`, :func:`max_min_slack`);
+- :mod:`~rlopt.milp.solvers.scip`: SCIP through PySCIPOpt, the second exact solver (an
+  optional extra) that re-proves a claimed optimum: :func:`solve_model_scip` (the MILP's
+  rounds, reading the model file :func:`write_model` writes), :func:`solve_file_scip`.
 
 The names below are loaded when first used, so ``from rlopt.milp.solvers import
 SolverOptions`` loads no solver library.
@@ -35,11 +39,19 @@ __all__ = [
     "SlackLP",
     "Projection",
     "solver_summary",
+    "write_model",
+    "solve_model_scip",
+    "solve_file_scip",
+    "scip_available",
 ]
 
 _LAZY = {
     "solve_model": "mip",
     "export_model": "mip",
+    "write_model": "mip",
+    "solve_model_scip": "scip",
+    "solve_file_scip": "scip",
+    "scip_available": "scip",
     "solver_summary": "mip",
     "mip_options": "mip",
     "highs_version": "runtime",

@@ -26,7 +26,17 @@ from rlopt.milp.solvers.runtime import (
     highs_solver,
 )
 
-__all__ = ["not_started", "solve_model", "export_model", "mip_options", "solver_summary"]
+__all__ = [
+    "not_started",
+    "solve_model",
+    "export_model",
+    "write_model",
+    "mip_options",
+    "solver_summary",
+    "var_values",
+    "add_cuts",
+    "mip_start",
+]
 
 
 _TERMINATION = {
@@ -38,7 +48,7 @@ _TERMINATION = {
 }
 
 
-def _values(var) -> np.ndarray:
+def var_values(var) -> np.ndarray:
     """Values of an indexed variable; one the solver never saw (in no row) takes the
     point of its bounds nearest 0, an optimal value like any other in its bounds."""
 
@@ -132,8 +142,8 @@ def _solve_rounds(
     done = _Rounds()
     while True:
         if start is not None:
-            theta0, k0 = start(done.theta, _values(model.K)) if done.count else start(None, None)
-            solver.start = _mip_start(theta_vars, theta0, k_vars, k0)
+            theta0, k0 = start(done.theta, var_values(model.K)) if done.count else start(None, None)
+            solver.start = mip_start(theta_vars, theta0, k_vars, k0)
         results = _run(solver, model, options, t0)
         done.starts_passed += solver.start_passed
         if not _solution_has_its_objective(model, results):
@@ -158,7 +168,7 @@ def _solve_rounds(
             or done.theta is None
         ):
             return done
-        cuts = separate(done.theta, _values(model.K))
+        cuts = separate(done.theta, var_values(model.K))
         if not cuts:
             return done
         if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
@@ -169,7 +179,7 @@ def _solve_rounds(
         done.count += 1
         if carry_bound:
             model.cuts.add(model.objective.expr >= math.ceil(results.objective_bound - 1e-6))
-        _add_cuts(model, cuts, theta_vars)
+        add_cuts(model, cuts, theta_vars)
 
 
 def _run(solver, model: pyo.ConcreteModel, options: SolverOptions, t0: float):
@@ -223,7 +233,7 @@ def _outcome(solver, model: pyo.ConcreteModel, results) -> tuple[Termination, np
     has_solution = results.incumbent_objective is not None
     if has_solution:
         results.solution_loader.load_vars()
-    return status, _values(model.theta) if has_solution else None
+    return status, var_values(model.theta) if has_solution else None
 
 
 def _solve_result(
@@ -242,7 +252,7 @@ def _solve_result(
         separate is not None
         and status == Termination.OPTIMAL
         and theta is not None
-        and bool(separate(theta, _values(model.K)))
+        and bool(separate(theta, var_values(model.K)))
     )
     interrupted = stop.requested
     if interrupted and (status != Termination.OPTIMAL or cap_hit):
@@ -277,14 +287,14 @@ def solver_summary(options: SolverOptions) -> dict:
     }
 
 
-def _mip_start(theta_vars: list, theta0, k_vars: list, k0) -> list[tuple]:
+def mip_start(theta_vars: list, theta0, k_vars: list, k0) -> list[tuple]:
     """The start as ``(variable, value)`` pairs: every K, a fixed one at its value. With
     the discrete part complete, HiGHS checks the start or completes it by an LP, never by
     a MIP whose callbacks would report the bound of that restricted problem as this one's."""
     return list(zip(theta_vars, theta0)) + [(v, v.value if v.fixed else k) for v, k in zip(k_vars, k0)]
 
 
-def _add_cuts(model: pyo.ConcreteModel, cuts: list[Cut], theta_vars: list) -> None:
+def add_cuts(model: pyo.ConcreteModel, cuts: list[Cut], theta_vars: list) -> None:
     """Each cut ``coefs @ theta (+ k_coef K_i) >= rhs`` as a row of ``model.cuts``."""
     for cut in cuts:
         nz = np.flatnonzero(cut.coefs)
@@ -299,12 +309,26 @@ def _add_cuts(model: pyo.ConcreteModel, cuts: list[Cut], theta_vars: list) -> No
 
 def export_model(model: pyo.ConcreteModel, path: str | Path) -> Path:
     """Write the model as ``.lp`` or ``.mps`` (by suffix) to try other solvers."""
+    write_model(model, path)
+    return Path(path)
+
+
+def write_model(model: pyo.ConcreteModel, path: str | Path) -> dict[int, str]:
+    """Write the model as ``.lp`` or ``.mps`` (by suffix), every name symbolic
+    (``theta(0)``, ``K(3)``); the name of each variable and row written, by ``id``. A
+    variable in no row (or fixed) is not written."""
+    from pyomo.opt import ProblemFormat
+
     path = Path(path)
-    formats = {".lp": "lp", ".mps": "mps"}
+    formats = {".lp": ProblemFormat.cpxlp, ".mps": ProblemFormat.mps}
     if path.suffix.lower() not in formats:
         raise InputError(f"cannot export the model to {str(path)!r}; expected a .lp or .mps file")
-    model.write(str(path), format=formats[path.suffix.lower()], io_options={"symbolic_solver_labels": True})
-    return path
+    # the format as Pyomo names it (the name "lp" made it warn that the file name does not
+    # match); the symbol map is taken off the model, which would keep one per file written
+    _, symbol_map_id = model.write(
+        str(path), format=formats[path.suffix.lower()], io_options={"symbolic_solver_labels": True}
+    )
+    return dict(model.solutions.symbol_map.pop(symbol_map_id).byObject)
 
 
 def not_started(options: SolverOptions) -> SolveResult:

@@ -15,7 +15,10 @@ import numpy as np
 
 from rlopt.validation import SEED, TIME_LIMIT, Interval, Options, check_params
 
-__all__ = ["Cut", "SolverOptions", "SolveResult", "Termination", "MIP_FEASIBILITY_FLOOR"]
+__all__ = ["Cut", "SolverOptions", "SolveResult", "Termination", "MIP_FEASIBILITY_FLOOR", "SOLVER_NAMES"]
+
+SOLVER_NAMES = {"highs": "HiGHS", "scip": "SCIP"}
+"""How a message names the solver of a result's ``solver["name"]``."""
 
 
 @dataclass(frozen=True)

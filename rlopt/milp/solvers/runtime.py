@@ -25,6 +25,7 @@ __all__ = [
     "highs_version",
     "SCHEDULER",
     "ctrl_c_stops_solver",
+    "python_handles_ctrl_c",
     "highs_solver",
     "Progress",
     "StopRequest",
@@ -128,14 +129,20 @@ class StopRequest:
             event.interrupt()
 
 
+def python_handles_ctrl_c() -> bool:
+    """Whether SIGINT is Python's default (raise KeyboardInterrupt) and this is the main
+    thread: only then may a solver take Ctrl-C (a grid worker ignores it)."""
+    return (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+
+
 @contextmanager
 def ctrl_c_stops_solver():
     """``StopRequest`` while SIGINT is Python's default (raise KeyboardInterrupt) and
     this is the main thread; else ``None`` (e.g. a grid worker that ignores SIGINT)."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+    if not python_handles_ctrl_c():
         yield None
         return
     stop = StopRequest()
