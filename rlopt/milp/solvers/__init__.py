@@ -9,7 +9,9 @@ Split as Pyomo's own ``contrib.solver`` is (common nouns apart from one solver's
 - :mod:`~rlopt.milp.solvers.mip`: the MILP through Pyomo (:func:`solve_model`, its rounds
   of added rows, HiGHS's options, :func:`export_model`);
 - :mod:`~rlopt.milp.solvers.lp`: plain LPs and QPs through highspy (:class:`SlackLP`,
-  :class:`Projection`, :func:`max_min_slack`).
+  :class:`Projection`, :func:`max_min_slack`);
+- :mod:`~rlopt.milp.solvers.covering`: the hitting-set MIP of :mod:`rlopt.milp.hitting`
+  through highspy (:class:`HittingMaster`).
 
 The names below are loaded when first used, so ``from rlopt.milp.solvers import
 SolverOptions`` loads no solver library.
@@ -34,6 +36,7 @@ __all__ = [
     "max_min_slack",
     "SlackLP",
     "Projection",
+    "HittingMaster",
     "solver_summary",
 ]
 
@@ -46,6 +49,7 @@ _LAZY = {
     "max_min_slack": "lp",
     "SlackLP": "lp",
     "Projection": "lp",
+    "HittingMaster": "covering",
 }
 
 
