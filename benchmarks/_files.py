@@ -4,6 +4,10 @@ API (the same call in every benchmark, so that "census-rs10" is one file everywh
 Names:
 
 - ``census-rs<p>``: the CASC Census file (1080 x 13) rank-swapped with ``p`` (seed 0);
+- ``census4-rs<p>``: README's example, 400 Census records (sample seed 0) on AFNLWGT, AGI,
+  EMCONTRB and FEDTAX rank-swapped with ``p`` (seed 1), as ``rlopt data census --columns
+  AFNLWGT,AGI,EMCONTRB,FEDTAX --records 400`` and ``rlopt mask --method rank_swap --p 10
+  --seed 1`` write it;
 - ``census-mdav<k>``: the Census file under MDAV with ``k`` on all 13 attributes;
 - ``eia-mdav<k>``: EIA (4092 x 10 attributes RESREVENUE ... TOTSALES) under MDAV with ``k``;
 - ``M4-33`` ... ``M6-853``: the published files (``rlopt.published_recipe``, 400 records,
@@ -32,6 +36,7 @@ __all__ = ["NAMES", "pair", "save", "load", "resampled_census", "normal_records"
 
 NAMES = (
     "census-rs10",
+    "census4-rs10",
     "census-mdav3",
     "census-mdav8",
     "eia-mdav3",
@@ -41,6 +46,10 @@ NAMES = (
 )
 """The files the benchmarks use today (any ``census-rs<p>``, ``census-mdav<k>`` and
 ``eia-mdav<k>`` is built as well)."""
+
+
+README_ATTRIBUTES = ("AFNLWGT", "AGI", "EMCONTRB", "FEDTAX")
+"""The four Census attributes of README's example (``census4-rs<p>``)."""
 
 
 @functools.cache
@@ -72,6 +81,12 @@ def pair(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     if name.upper() in PUBLISHED_FILES:
         return build(published_recipe(name, sample_seed=0))
+    readme = re.fullmatch(r"census4-rs(\d+)", name)
+    if readme is not None:
+        from rlopt.masking import sample_records
+
+        sample = sample_records(_census()[list(README_ATTRIBUTES)], 400, 0)
+        return sample, rank_swap(sample, p=int(readme.group(1)), seed=1)
     match = re.fullmatch(r"(census|eia|diabetes)-(rs|mdav|noise)(\d+(?:\.\d+)?)", name)
     if match is None:
         raise SystemExit(f"unknown file {name!r}; expected one of {', '.join(NAMES)} (or another p, k)")
