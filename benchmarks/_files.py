@@ -47,6 +47,10 @@ NAMES = (
 ``eia-mdav<k>`` is built as well)."""
 
 
+README_ATTRIBUTES = ("AFNLWGT", "AGI", "EMCONTRB", "FEDTAX")
+"""The four Census attributes of README's example (``census4-rs<p>``)."""
+
+
 @functools.cache
 def _census() -> pd.DataFrame:
     from rlopt.data import CENSUS_ATTRIBUTES, load_census

@@ -11,6 +11,9 @@ The pipeline of one family on one pair of files, and the modules it calls in ord
 - :mod:`~rlopt.milp.beside`: what runs beside the solve (the parameter-space branch and
   bound, the block ceilings in worker processes or on a Dask cluster), handed its solve;
 - :mod:`~rlopt.milp.regions`: the parameter-space branch and bound (a ceiling);
+- :mod:`~rlopt.milp.hitting`: a ceiling without big-C, the records no parameter
+  re-identifies together hit by a set-cover master (combinatorial Benders; not yet
+  called by the pipeline);
 - :mod:`~rlopt.milp.incumbents`: the incumbent searches before the solve (its own map),
   and the move of a parameter off the margin;
 - :mod:`~rlopt.milp.reductions`: the exact reductions (witnesses, screening, conflicts,

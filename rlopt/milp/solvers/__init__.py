@@ -14,6 +14,8 @@ Split as Pyomo's own ``contrib.solver`` is (common nouns apart from one solver's
 - :mod:`~rlopt.milp.solvers.scip`: SCIP through PySCIPOpt, the second exact solver (an
   optional extra) that re-proves a claimed optimum: :func:`solve_model_scip` (the MILP's
   rounds, reading the model file :func:`write_model` writes), :func:`solve_file_scip`.
+- :mod:`~rlopt.milp.solvers.covering`: the hitting-set MIP of :mod:`rlopt.milp.hitting`
+  through highspy (:class:`HittingMaster`).
 
 The names below are loaded when first used, so ``from rlopt.milp.solvers import
 SolverOptions`` loads no solver library.
@@ -38,6 +40,7 @@ __all__ = [
     "max_min_slack",
     "SlackLP",
     "Projection",
+    "HittingMaster",
     "solver_summary",
     "write_model",
     "solve_model_scip",
@@ -58,6 +61,7 @@ _LAZY = {
     "max_min_slack": "lp",
     "SlackLP": "lp",
     "Projection": "lp",
+    "HittingMaster": "covering",
 }
 
 

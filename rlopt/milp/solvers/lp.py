@@ -104,6 +104,16 @@ class SlackLP:
     def n_rows(self) -> int:
         return self.highs.getNumRow()
 
+    def delete(self, rows: np.ndarray) -> None:
+        """Delete the rows of these indices (added rows; the family's come first)."""
+        rows = np.asarray(rows, dtype=np.int32)
+        if rows.size:
+            self.highs.deleteRows(rows.size, rows)
+
+    def duals(self) -> np.ndarray:
+        """The row duals of the last optimum (one per row, the family's first)."""
+        return np.array(self.highs.getSolution().row_dual)
+
     def drop_from(self, first: int) -> None:
         """Delete the rows added since the model had ``first`` rows."""
         last = self.highs.getNumRow()
