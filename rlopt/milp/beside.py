@@ -30,6 +30,7 @@ are in :mod:`rlopt.milp.certificate`.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -40,7 +41,8 @@ import numpy as np
 
 from rlopt.families import get_learned_family
 from rlopt.families.containment import embed
-from rlopt.milp.certificate import BLOCK_CEILINGS, REGION_SEARCH, BlockBound, BlockCeiling, BlockOptions
+from rlopt.milp import hitting
+from rlopt.milp.certificate import BLOCK_CEILINGS, BlockBound, BlockCeiling, BlockOptions
 from rlopt.milp.formulation import largest_big_c
 from rlopt.milp.incumbents.portfolio import Incumbent, recount_parameter
 from rlopt.milp.regions import Companion, can_fork, supports
@@ -116,14 +118,30 @@ def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.n
 def companion(
     za: np.ndarray, zb: np.ndarray, family: LearnedFamily, margin: float, options: SolverOptions, t0: float
 ) -> Companion | None:
-    """The parameter-space branch and bound, started beside the run where it applies
-    (not in a daemon process, e.g. a Dask worker: there the MILP runs alone)."""
-    if not (supports(family, za.shape[1]) and can_fork()):
+    """The search started beside the run where one applies (not in a daemon process,
+    e.g. a Dask worker: there the MILP runs alone): the parameter-space branch and bound
+    for few parameters on a simplex (wm, owa), else the hitting-set search on blocks of
+    records (:mod:`rlopt.milp.hitting`: sb and ci on few attributes)."""
+    if not can_fork():
         return None
-    # its ceiling must hold for every recount of the run: the largest tolerance they use
-    tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
     deadline = None if options.time_limit is None else t0 + options.time_limit
-    return Companion(za, zb, family, margin=margin, tol=tol, deadline=deadline)
+    if supports(family, za.shape[1]):
+        # its ceiling must hold for every recount of the run: the largest tolerance they use
+        tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
+        return Companion(za, zb, family, margin=margin, tol=tol, deadline=deadline)
+    if hitting.applies(family, za.shape[1]):
+        return Companion(
+            za,
+            zb,
+            family,
+            margin=margin,
+            tol=options.feasibility_tol,
+            deadline=deadline,
+            target=functools.partial(hitting.block_companion, seed=options.seed),
+            label=hitting.HITTING_BLOCKS,
+            key="hitting_blocks",
+        )
+    return None
 
 
 def listen(run) -> bool:
@@ -221,7 +239,7 @@ def _companion_heard(run) -> bool:
         _, count, theta = max(reports, key=lambda report: report[1])
         if theta is not None and count > (certificate.lower or 0):
             item = recount_parameter(
-                REGION_SEARCH,
+                companion.label,
                 theta,
                 run.za,
                 run.zb,
@@ -232,7 +250,7 @@ def _companion_heard(run) -> bool:
             )
             run.keep(item)
         if companion.upper is not None:
-            certificate.bounded(companion.upper, REGION_SEARCH)
+            certificate.bounded(companion.upper, companion.label)
     return (
         companion.upper is not None and certificate.lower is not None and certificate.lower >= companion.upper
     )

@@ -48,7 +48,22 @@ from rlopt.milp.reductions.witnesses import SCREEN_TOL, attribute_names, past, s
 from rlopt.milp.solvers.covering import HittingMaster
 from rlopt.milp.solvers.lp import SlackLP, max_min_slack
 
-__all__ = ["HittingInfo", "hitting_set_ceiling"]
+__all__ = ["HittingInfo", "hitting_set_ceiling", "BlockHitting", "applies", "block_companion", "BLOCK_SIZES"]
+
+HITTING_BLOCKS = "hitting-set block ceilings"
+"""The label a certificate gives the ceiling of :func:`block_companion`."""
+
+MAX_PARAMS = 15
+"""The most parameters a family may have for the block search to run beside its solve
+(sb on up to 5 attributes, ci on 4): above, its infeasible sets grow and the masters
+stop closing."""
+
+BLOCK_SIZES = {"ci": 60}
+"""Records per block by family (default :data:`BLOCK_SIZE`), as measured on README's
+example (benchmarks/README.md, ``bench_ceilings``): sb's ceiling falls furthest with
+blocks of 20-30, ci's with blocks of about 60."""
+
+BLOCK_SIZE = 25
 
 FIRST_ROWS = 8
 """Rows of each record the slave's LP starts from (the tightest at the last parameter)."""
@@ -384,3 +399,57 @@ def hitting_set_ceiling(
     search = _Search(za, zb, family, margin, tol, scope, known, progress)
     search.info.stopped = search.run(deadline)
     return search.ceiling, search.theta, search.info
+
+
+def applies(family: LearnedFamily, n_attributes: int) -> bool:
+    """Whether the block search runs beside a solve of ``family``: no cutting planes and
+    at most :data:`MAX_PARAMS` parameters."""
+    return not family.has_cuts and family.n_params(n_attributes) <= MAX_PARAMS
+
+
+@dataclass
+class BlockHitting:
+    """The block search's result: ``upper`` the sum of the blocks' ceilings (a block not
+    reached counts its records), ``proven`` the blocks whose ceiling met their search's
+    lower end, ``blocks`` how many. It finds no parameter of the whole file (``lower``
+    0, ``theta`` ``None``)."""
+
+    upper: int
+    proven: int
+    blocks: int
+    lower: int = 0
+    theta: np.ndarray | None = None
+
+    def to_dict(self) -> dict:
+        return {"upper": self.upper, "blocks": self.blocks, "blocks_proven": self.proven}
+
+
+def block_companion(za, zb, family, margin, tol, deadline, offered, parent, send, *, seed: int = 0) -> None:
+    """The hitting-set search on random blocks of the records (``seed``: the partition's;
+    the runs racing one family each take another), one after another,
+    each given an equal share of the time left: a forked process beside a run's solve
+    (:class:`rlopt.milp.regions.Companion`'s ``target``). Reports the blocks' sum after
+    each block: a ceiling of the file, since a block's records are linked against every
+    original and every record is in one block."""
+    import signal
+
+    from rlopt.processes import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    die_with_parent(parent)
+    n = za.shape[0]
+    size = BLOCK_SIZES.get(family.name, BLOCK_SIZE)
+    blocks = np.array_split(np.random.default_rng(seed).permutation(n), max(1, n // size))
+    ceilings, proven = [block.size for block in blocks], 0
+    for k, block in enumerate(blocks):
+        now = time.perf_counter()
+        share = None if deadline is None else now + (deadline - now) / (len(blocks) - k)
+        ceiling, _, info = hitting_set_ceiling(
+            za, zb, family, margin=margin, tol=tol, deadline=share, records=block
+        )
+        ceilings[k] = min(ceilings[k], ceiling)
+        proven += info.stopped == "proven"
+        send.send(("report", int(sum(ceilings)), 0, None))
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    send.send(("done", BlockHitting(int(sum(ceilings)), proven, len(blocks))))

@@ -492,9 +492,9 @@ def _solve(run: _Run, built: steps.Built, start: Callable | None, tol: float, re
     solved = _solved(run, built, options, start, tol) if started else not_started(options)
     run.listen()
     solved.solver["time_limit"] = limit
-    if run.companion is not None:  # what the branch and bound beside it had reached
+    if run.companion is not None:  # what the search beside it had reached
         result = run.companion.result
-        solved.solver["parameter_bb"] = {
+        solved.solver[run.companion.key] = {
             "upper": run.companion.upper,
             **({} if result is None else result.to_dict()),
         }

@@ -102,11 +102,14 @@ def _learn_one(
     other arguments of :func:`~rlopt.milp.pipeline.learn` (reductions, searches, ...)."""
     from rlopt.milp.pipeline import learn
     from rlopt.milp.reductions import Searches
+    from rlopt.milp.regions import supports
 
     run = f"{family.name}-seed{options.seed}"
-    if options.seed != 0:  # the first run's parameter-space branch and bound (deterministic) and export
-        searches = settings.get("searches", Searches())
-        settings = {**settings, "searches": dataclasses.replace(searches, parameter_bb=False), "export": None}
+    if options.seed != 0:  # the first run's export, and its parameter-space branch and bound (deterministic)
+        settings = {**settings, "export": None}
+        if supports(family, data.n_attributes):  # the block search instead takes the run's seed
+            searches = settings.get("searches") or Searches()
+            settings["searches"] = dataclasses.replace(searches, parameter_bb=False)
     return learn(
         data, family, margin=margin, options=options, known=known, peers=Peers(folder, run), **settings
     )

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from rlopt.families import LearnedFamily
+from rlopt.milp.certificate import REGION_SEARCH
 from rlopt.milp.margins import PairMargins
 from rlopt.processes import die_with_parent, interrupts_held
 
@@ -421,11 +422,13 @@ def _worker(explorer, regions, index, shared_best, tops, stop, until, parent, se
 
 
 class Companion:
-    """The search in a forked process beside the caller's MILP (``deadline`` a
-    ``time.perf_counter()`` value, shared by fork). :meth:`offer` passes it
-    verified counts found elsewhere; :meth:`poll` returns its reports
-    ``(upper, count, theta)`` as they arrive (``count`` and ``theta`` are its own,
-    counted from the pair margins: recount before trusting them)."""
+    """A search in a forked process beside the caller's MILP (``deadline`` a
+    ``time.perf_counter()`` value, shared by fork): by default this module's branch and
+    bound; ``target`` another search with :func:`_companion`'s signature and messages
+    (:func:`rlopt.milp.hitting.block_companion`), ``label`` its name in a certificate and
+    ``key`` in a result's solver figures. :meth:`offer` passes it verified counts found
+    elsewhere; :meth:`poll` returns its reports ``(upper, count, theta)`` as they arrive
+    (``count`` and ``theta`` are its own: recount before trusting them)."""
 
     def __init__(
         self,
@@ -436,12 +439,16 @@ class Companion:
         margin: float,
         tol: float,
         deadline: float | None,
+        target: Callable | None = None,
+        label: str = REGION_SEARCH,
+        key: str = "parameter_bb",
     ):
+        self.label, self.key = label, key
         context = multiprocessing.get_context("fork")
         self._offered = context.Value("i", 0)
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(
-            target=_companion,
+            target=target or _companion,
             daemon=True,
             args=(za, zb, family, margin, tol, deadline, self._offered, os.getpid(), send),
         )
@@ -453,7 +460,9 @@ class Companion:
             raise
         send.close()
         self.upper: int | None = None
-        self.result: RegionSearch | None = None
+        self.result: Any = (
+            None  # the search's result (a RegionSearch here): .upper, .lower, .theta, .to_dict()
+        )
 
     def offer(self, count: int) -> None:
         with self._offered.get_lock():

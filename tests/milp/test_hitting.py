@@ -111,3 +111,23 @@ def test_the_master_is_exact_where_a_mip_start_misled_highs():
     solution = master.solve()
     assert solution.optimal and solution.bound == 2
     assert solution.chosen is not None and solution.chosen.sum() == 2 and master.hits(solution.chosen)
+
+
+def test_the_block_search_beside_a_solve_gives_a_valid_ceiling():
+    """sb on few attributes: the hitting-set search on blocks runs beside the MILP (the
+    region search does not apply), its ceiling enters the run's certificate, and where
+    the run proves its optimum the blocks' ceiling is never below it."""
+    from rlopt.milp.hitting import HITTING_BLOCKS, applies
+
+    assert applies(get_learned_family("sb"), 4) and not applies(get_learned_family("sb"), 6)
+    assert not applies(get_learned_family("sb_nc"), 3)  # cutting planes
+    original, masked = noisy_file(21, 60, 3, scale=(0.8, 1.0, 1.2))
+    result = fit("sb", original, masked, time_limit=30)
+    figures = result.solver["hitting_blocks"]
+    assert figures["blocks"] == 2 and result.n_correct_verified <= figures["upper"] <= 60
+    assert result.bound <= figures["upper"]
+    if figures["upper"] < 60:
+        assert (
+            any(e["upper_source"] == HITTING_BLOCKS for e in result.history)
+            or result.bound < figures["upper"]
+        )
