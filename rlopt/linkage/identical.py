@@ -36,8 +36,9 @@ IDENTICAL_RECORDS = "identical records"
 
 
 def row_groups(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(group, size)``: each row's group of byte-identical rows (numbered in the
-    sorted order of the rows' bytes) and the size of that group.
+    """``(group, first)``: each row's group of byte-identical rows, the groups numbered in
+    the order of their first row, and each group's first row (so that a file without
+    identical rows has ``group = first = arange(n)``).
 
     Parameters
     ----------
@@ -47,15 +48,17 @@ def row_groups(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Returns
     -------
     group : ndarray of int, shape (n_records,)
-    size : ndarray of int, shape (n_records,)
+    first : ndarray of int, shape (n_groups,), increasing
     """
     rows = np.ascontiguousarray(z)
     if rows.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    _, group, counts = np.unique(keys, return_inverse=True, return_counts=True)
-    group = group.ravel().astype(np.int64)
-    return group, counts[group]
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    by_first = np.argsort(first, kind="stable")
+    number = np.empty(first.size, dtype=np.int64)
+    number[by_first] = np.arange(first.size)
+    return number[inverse.ravel()], first[by_first].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -125,5 +128,6 @@ def identical_records(za: np.ndarray, zb: np.ndarray) -> IdenticalRecords:
     1
     """
     masked_group, _ = row_groups(za)
-    _, original_size = row_groups(zb)
-    return IdenticalRecords(masked_group=masked_group, shared_original=original_size > 1)
+    original_group, _ = row_groups(zb)
+    shared = np.bincount(original_group)[original_group] > 1
+    return IdenticalRecords(masked_group=masked_group, shared_original=shared)

@@ -66,10 +66,11 @@ def test_equality_is_what_the_distance_reads():
 
 def test_row_groups_are_byte_equality():
     z = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0 + 1e-15]])
-    group, size = row_groups(z)
-    assert group[0] == group[1] != group[3] and group[2] not in (group[0], group[3])
-    np.testing.assert_array_equal(size, [2, 2, 1, 1])
+    group, first = row_groups(z)
+    np.testing.assert_array_equal(group, [0, 0, 1, 2])  # numbered by first appearance
+    np.testing.assert_array_equal(first, [0, 2, 3])
     assert row_groups(z[:0])[0].size == 0
+    np.testing.assert_array_equal(row_groups(z[[3, 2, 0]])[0], [0, 1, 2])  # none alike: the rows
 
 
 def grid_file(seed, n_records=14):
