@@ -104,19 +104,14 @@ def link_records(
     ``j != i``, tied when the smallest other distance equals ``d(a_i, b_i)``
     (within a relative :data:`TIE_RTOL`).
 
-    Three exact paths give the same verdicts. ``method="tree"`` (chosen by
-    ``"auto"`` from :data:`TREE_MIN_RECORDS` records on) needs a distance with a
-    linear map (am, md, wm, wm_m, a positive semi-definite sb) on files without
-    nominal attributes: a KD-tree proposes each record's nearest originals and the
-    family's evaluator decides among them (:mod:`rlopt.linkage.nearest` says how
-    near-ties are kept exact). ``method="box"`` (``"auto"``'s next choice) needs a
-    distance that never decreases when a difference grows (owa, the Choquet
-    families, a wm on nominal attributes): boxes of originals bounded at their
-    nearest corner, the family's evaluator on those not ruled out
-    (:mod:`rlopt.linkage.boxes`). ``method="brute"`` evaluates every pair, chunk by
-    chunk (memory about ``max_bytes`` times a small factor), over ``jobs`` local
-    threads or a Dask ``scheduler``; ``progress(done, n_records)`` follows it. Every
-    path evaluates identical masked records once.
+    Three exact paths give the same verdicts (``"auto"``: the first that fits, from
+    :data:`TREE_MIN_RECORDS` records on): ``"tree"`` for a linear map (am, md, wm, a
+    positive semi-definite sb) without nominal attributes (:mod:`rlopt.linkage.nearest`),
+    ``"box"`` for a distance that never decreases when a difference grows (owa, the
+    Choquet families; :mod:`rlopt.linkage.boxes`), ``"brute"``: every pair, chunk by
+    chunk (memory about ``max_bytes`` times a small factor), over ``jobs`` local threads
+    or a Dask ``scheduler``. The box and brute-force paths evaluate identical masked
+    records once; ``progress(done, n_records)`` follows the run.
 
     ``candidates`` (bool, ``n x n``, dense or a ``scipy.sparse`` matrix) restricts
     record ``i`` to the originals ``j`` with ``candidates[i, j]`` (a transparency
