@@ -476,7 +476,9 @@ def test_a_sampled_family_is_an_interval_up_to_the_ceiling_of_identical_records(
     assert any(note.startswith("identical records: at most 216 of 1080") for note in result.inputs["notes"])
     html = render_risk_report(result, tmp_path / "r.html").read_text()
     status = re.search(r'id="headline-status">(.*?)</div>', html, re.S).group(1)
-    assert status.startswith("An interval") and "at most 216 (20.00" in status and "identical records" in status
+    assert (
+        status.startswith("An interval") and "at most 216 (20.00" in status and "identical records" in status
+    )
     # at margin 0 a tie counts: no such ceiling
     loose = assess_risk(
         original, masked, families=["wm"], time_limit=10, folds=0, learn_sample=300, margin=0.0
