@@ -23,16 +23,18 @@ the family's own evaluator (:meth:`~rlopt.families.Distance.paired`), and so is 
 original of every record of ``u``. A record's verdict reads its own distance, its
 nearest other (one of ``u``'s two smallest, both at most ``r2``) and the lowest index
 among exact ties of the smallest (all at most ``r2``): every number it reads is listed,
-so counts, ties and links equal the brute-force evaluator's (``tests/linkage``).
+so counts, ties and links equal the brute-force evaluator's (``tests/linkage``). A chunk
+whose bounds rule out little (a distance that reads the smallest difference) is
+evaluated pair by pair instead (:data:`BRUTE_SHARE`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, categorical_columns
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, categorical_columns, chunk_rows
 from rlopt.families import Distance
-from rlopt.linkage.brute import Progress
+from rlopt.linkage.brute import Progress, block_verdicts
 from rlopt.linkage.identical import row_groups
 from rlopt.linkage.nearest import pair_distances
 
@@ -44,6 +46,10 @@ BOX_RTOL = 1e-9
 """Relative slack of the boxes kept over the second-nearest distance."""
 BOX_ATOL = 1e-9
 """Absolute slack of the boxes kept, as a share of the largest squared difference."""
+BRUTE_SHARE = 0.25
+"""Where the bounds keep more than this share of the pairs of a chunk (a distance that
+reads the smallest difference: an owa weighting its last rank), the chunk is evaluated
+pair by pair instead (:func:`rlopt.linkage.brute.block_verdicts`: exact too, and cheaper)."""
 
 
 def kd_boxes(zb: np.ndarray, size: int = BOX_RECORDS) -> tuple[np.ndarray, np.ndarray]:
@@ -99,9 +105,13 @@ def box_verdicts(
         g1 = min(first.size, g0 + step)
         mine = records[bounds[g0] : bounds[g1]]  # the records of groups g0 .. g1 - 1
         rows, cols = box.pairs(distinct[g0:g1], zb, distance)
-        rows, cols = _with_own(rows + g0, cols, group[mine], mine, zb.shape[0])
-        values = pair_distances(distinct, zb, distance, rows, cols)
-        verdict = _group_verdicts(rows, cols, values, group[mine], mine, zb.shape[0])
+        if rows.size > BRUTE_SHARE * (g1 - g0) * zb.shape[0]:
+            brute = chunk_rows(zb.shape[0], zb.shape[1], max_bytes=max_bytes)
+            verdict = block_verdicts(distinct[g0:g1], zb, distance, mine, group[mine] - g0, brute)
+        else:
+            rows, cols = _with_own(rows + g0, cols, group[mine], mine, zb.shape[0])
+            values = pair_distances(distinct, zb, distance, rows, cols)
+            verdict = _group_verdicts(rows, cols, values, group[mine], mine, zb.shape[0])
         own[mine], nearest_other[mine], linked_to[mine] = verdict
         if progress is not None:
             progress(int(bounds[g1]), za.shape[0])

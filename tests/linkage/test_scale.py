@@ -264,6 +264,22 @@ def test_boxes_on_a_file_with_nominal_attributes():
         )
 
 
+def test_a_distance_the_bounds_cannot_prune_goes_pair_by_pair(monkeypatch):
+    import rlopt.linkage.boxes as boxes
+
+    za, zb = BUNDLED["EIA noise 0.1"].standardised()
+    n = za.shape[1]
+    chunks = []
+    block_verdicts = boxes.block_verdicts
+    monkeypatch.setattr(boxes, "block_verdicts", lambda *a, **k: chunks.append(1) or block_verdicts(*a, **k))
+    spread = OWADistance(np.linspace(2, 1, n) / np.linspace(2, 1, n).sum())
+    assert_same(link_records(za, zb, spread, method="brute"), link_records(za, zb, spread, method="box"))
+    assert chunks == []  # pruned by the boxes throughout
+    smallest = OWADistance(np.eye(n)[-1])  # the smallest difference: a box's corner bounds nothing
+    assert_same(link_records(za, zb, smallest, method="brute"), link_records(za, zb, smallest, method="box"))
+    assert len(chunks) > 1  # every chunk pair by pair
+
+
 def test_the_boxes_partition_the_originals():
     from rlopt.linkage.boxes import BOX_RECORDS, kd_boxes
 
