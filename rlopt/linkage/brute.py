@@ -88,6 +88,8 @@ class _Groups:
     @classmethod
     def of(cls, za: np.ndarray) -> _Groups:
         group, first = row_groups(za)
+        if first.size == group.size:  # none alike: each record its own group, in order
+            return cls(group, first, group, np.arange(group.size + 1))
         order = np.argsort(group, kind="stable")
         return cls(group, first, order, np.searchsorted(group[order], np.arange(first.size + 1)))
 
