@@ -25,7 +25,7 @@ class Status(StrEnum):
     EXACT = "exact"  # a baseline computed exactly
     APPLIED = "applied"  # saved parameters evaluated without solving
     FAILED = "failed"  # the solver failed on this family; the others are kept
-    SAMPLED = "sampled"  # learned on a sample, recounted on the whole file: a lower end, no ceiling
+    SAMPLED = "sampled"  # learned on a sample, recounted on the whole file: a lower end (ceiling: identical records)
     # the headline of a risk assessment
     PROVEN = "proven"
     INTERVAL = "interval"

@@ -73,8 +73,9 @@ def _print_baselines(baselines: dict[str, BaselineRow], say: Callable[[str], Non
 def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
     if row.status == Status.SAMPLED:
         sample = row.sample or {}
+        ceiling = "" if row.bound is None else f", at most {row.bound} ({row.upper_source})"
         say(
-            f"  {row.family}: at least {row.n_correct} re-identified ({100 * (row.rate or 0):.2f}%), "
+            f"  {row.family}: at least {row.n_correct} re-identified ({100 * (row.rate or 0):.2f}%){ceiling}, "
             f"by {row.lower_source}; learned on {sample['n_records']} records "
             f"({sample['status']}: {sample['n_correct']}, bound {sample['bound']}), recounted on the whole file"
         )

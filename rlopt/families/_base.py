@@ -74,6 +74,20 @@ class Distance(ABC):
         """
         return None
 
+    def monotone_slack(self) -> float | None:
+        """How far this distance can fall when differences grow, or ``None``.
+
+        ``s`` such that ``d(x) <= d(y) + s * max(y)`` whenever ``x <= y`` attribute by
+        attribute (``x, y`` the squared differences): ``0`` for a distance that never
+        decreases when an attribute's difference grows (am, a wm or an owa with weights
+        ``>= 0``, a Choquet integral of a monotone measure), the weight of its
+        violations for a parameter that breaks that within a solver's tolerance. Where
+        it is a number, linkage bounds each box of originals by its nearest corner
+        (:mod:`rlopt.linkage.boxes`); ``None`` (the default, e.g. an indefinite bilinear
+        form) leaves the distance to the brute-force evaluator.
+        """
+        return None
+
     def params(self) -> dict:
         """The parameters in a JSON-ready form, keyed by attribute name when known."""
         return {}

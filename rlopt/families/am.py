@@ -20,6 +20,9 @@ class ArithmeticMeanDistance(Distance):
     def linear_map(self, n_attributes):
         return np.eye(n_attributes) / np.sqrt(n_attributes)
 
+    def monotone_slack(self):
+        return 0.0
+
 
 class ArithmeticMean(BaselineFamily):
     """AM: every learned family's neutral parameter orders pairs as AM does, so its

@@ -35,6 +35,7 @@ __all__ = [
     "MAX_ROW_BYTES",
     "MatrixRows",
     "measure_shapley",
+    "measure_slack",
     "size_text",
 ]
 
@@ -56,6 +57,23 @@ def _popcounts(n_attributes: int) -> np.ndarray:
     for k in range(n_attributes):
         sizes += masks >> k & 1
     return sizes
+
+
+def measure_slack(measure: np.ndarray, n_attributes: int) -> float:
+    """``n v``, ``v`` the largest fall ``mu(S) - mu(S + k)`` of a measure by bitmask (0 when
+    it is monotone): the Choquet integral's :meth:`~rlopt.families.Distance.monotone_slack`.
+
+    ``mu~(S) = max_{T in S} mu(T)`` is monotone and within ``n v`` above ``mu`` (a chain
+    from ``T`` to ``S`` has at most ``n`` steps), so ``C_mu(x)`` lies within
+    ``n v max(x)`` below ``C_mu~(x)`` and ``C_mu(x) <= C_mu~(y) <= C_mu(y) + n v max(y)``
+    for ``x <= y``.
+    """
+    masks = np.arange(2**n_attributes)
+    fall = 0.0
+    for k in range(n_attributes):
+        without = masks[(masks >> k & 1) == 0]
+        fall = max(fall, float((measure[without] - measure[without | (1 << k)]).max()))
+    return n_attributes * fall
 
 
 def measure_shapley(measure: np.ndarray) -> np.ndarray:
@@ -146,6 +164,9 @@ class ChoquetDistance(Distance):
         sets = np.cumsum(np.left_shift(1, order), axis=2)  # bitmask of T_t
         before = np.concatenate([np.zeros_like(sets[..., :1]), sets[..., :-1]], axis=2)
         return (top * (self.measure[sets] - self.measure[before])).sum(axis=2)
+
+    def monotone_slack(self):
+        return measure_slack(self.measure, len(self.columns))
 
     def params(self) -> dict:
         return {

@@ -48,7 +48,7 @@ from rlopt.exceptions import InputError
 from rlopt.families._base import Distance
 from rlopt.families._learned import LearnedFamily
 from rlopt.families._view import MAX_TABLE_ROWS, ParameterTable, ParameterView, bar, number
-from rlopt.families.choquet import MAX_ROW_BYTES, ChoquetDistance, MatrixRows, size_text
+from rlopt.families.choquet import MAX_ROW_BYTES, ChoquetDistance, MatrixRows, measure_slack, size_text
 
 __all__ = [
     "KAdditiveChoquet",
@@ -166,6 +166,11 @@ class KAdditiveDistance(Distance):
                 self._choquet = ChoquetDistance(self.measure(), self.columns, self.family)
             return self._choquet.combine(delta)
         return self.combine_by_ranks(delta)
+
+    def monotone_slack(self):
+        if len(self.columns) > MAX_MEASURE_ATTRIBUTES:
+            return None  # no measure formed: every pair is evaluated
+        return measure_slack(self.measure(), len(self.columns))
 
     def pairwise_by_ranks(self, za, zb):
         """The evaluator of files wider than :data:`MAX_MEASURE_ATTRIBUTES` (any width), pairwise."""

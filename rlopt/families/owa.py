@@ -34,6 +34,9 @@ class OWADistance(Distance):
         diff = delta * delta
         return np.flip(np.sort(diff, axis=2), axis=2) @ self.weights
 
+    def monotone_slack(self):
+        return float(np.clip(-self.weights, 0.0, None).sum())  # the negative weights' share
+
     def params(self) -> dict:
         return {"family": "owa", "weights_by_rank": [float(w) for w in self.weights]}
 

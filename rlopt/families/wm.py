@@ -28,6 +28,9 @@ class WeightedMeanDistance(Distance):
     def linear_map(self, n_attributes):
         return np.diag(np.sqrt(np.clip(self.weights, 0.0, None))) if (self.weights >= 0).all() else None
 
+    def monotone_slack(self):
+        return float(np.clip(-self.weights, 0.0, None).sum())  # the negative weights' share
+
     def params(self) -> dict:
         return {"family": self.family, "weights": {c: float(w) for c, w in zip(self.columns, self.weights)}}
 

@@ -5,7 +5,11 @@
   nearest original, exactly, by a KD-tree or pair by pair), :func:`dbrl` on two files,
   and :func:`recount`, the reference count of a parameter at a margin (plain numpy,
   independent of the MILP's coefficients: what every reported count is);
-- :mod:`~rlopt.linkage.nearest` and :mod:`~rlopt.linkage.brute`: the two exact paths;
+- :mod:`~rlopt.linkage.nearest`, :mod:`~rlopt.linkage.boxes` and
+  :mod:`~rlopt.linkage.brute`: the three exact paths (a KD-tree after a linear map,
+  boxes bounded at their nearest corner for a monotone distance, every pair);
+- :mod:`~rlopt.linkage.identical`: groups of identical records, evaluated once, and the
+  ceiling they prove for every distance;
 - :mod:`~rlopt.linkage.probabilistic`: :func:`pld`.
 """
 

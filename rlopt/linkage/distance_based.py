@@ -13,6 +13,7 @@ from rlopt.data import KindSpec, validate_pair
 from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, categorical_columns
 from rlopt.exceptions import InputError
 from rlopt.families import DEFAULT_BASELINE, BaselineFamily, Distance, get_family
+from rlopt.linkage.boxes import box_verdicts
 from rlopt.linkage.brute import Progress, brute_verdicts
 from rlopt.linkage.nearest import pair_distances, pair_verdicts, tree_pairs
 from rlopt.results import Reidentification
@@ -72,7 +73,7 @@ class LinkageResult(Reidentification):
 TREE_MIN_RECORDS = 2000
 """Below this many records ``method="auto"`` links by brute force (the tree's set-up costs more)."""
 
-Method = Literal["auto", "tree", "brute"]
+Method = Literal["auto", "tree", "box", "brute"]
 
 
 def tree_map(distance: Distance, za: np.ndarray, zb: np.ndarray) -> np.ndarray | None:
@@ -84,7 +85,7 @@ def tree_map(distance: Distance, za: np.ndarray, zb: np.ndarray) -> np.ndarray |
     return distance.linear_map(za.shape[1])
 
 
-@validate_params({"method": [Options(("auto", "tree", "brute"))], "jobs": [JOBS]})
+@validate_params({"method": [Options(("auto", "tree", "box", "brute"))], "jobs": [JOBS]})
 def link_records(
     za: np.ndarray,
     zb: np.ndarray,
@@ -103,14 +104,14 @@ def link_records(
     ``j != i``, tied when the smallest other distance equals ``d(a_i, b_i)``
     (within a relative :data:`TIE_RTOL`).
 
-    Two exact paths give the same verdicts. ``method="tree"`` (chosen by
-    ``"auto"`` from :data:`TREE_MIN_RECORDS` records on) needs a distance with a
-    linear map (am, md, wm, wm_m, a positive semi-definite sb) on files without
-    nominal attributes: a KD-tree proposes each record's nearest originals and the
-    family's evaluator decides among them (:mod:`rlopt.linkage.nearest` says how
-    near-ties are kept exact). ``method="brute"`` evaluates every pair, chunk by
-    chunk (memory about ``max_bytes`` times a small factor), over ``jobs`` local
-    threads or a Dask ``scheduler``; ``progress(done, n_records)`` follows it.
+    Three exact paths give the same verdicts (``"auto"``: the first that fits, from
+    :data:`TREE_MIN_RECORDS` records on): ``"tree"`` for a linear map (am, md, wm, a
+    positive semi-definite sb) without nominal attributes (:mod:`rlopt.linkage.nearest`),
+    ``"box"`` for a distance that never decreases when a difference grows (owa, the
+    Choquet families; :mod:`rlopt.linkage.boxes`), ``"brute"``: every pair, chunk by
+    chunk (memory about ``max_bytes`` times a small factor), over ``jobs`` local threads
+    or a Dask ``scheduler``. The box and brute-force paths evaluate identical masked
+    records once; ``progress(done, n_records)`` follows the run.
 
     ``candidates`` (bool, ``n x n``, dense or a ``scipy.sparse`` matrix) restricts
     record ``i`` to the originals ``j`` with ``candidates[i, j]`` (a transparency
@@ -189,16 +190,27 @@ def _verdicts(
 ):
     """Each record's own distance, nearest other distance and linked original, over every
     original: by the KD-tree where the distance has a linear map and ``method`` allows
-    (``"auto"``: from :data:`TREE_MIN_RECORDS` records on), else pair by pair."""
+    (``"auto"``: from :data:`TREE_MIN_RECORDS` records on), by boxes where it is
+    monotone, else pair by pair."""
     n_records = za.shape[0]
-    matrix = None if method == "brute" else tree_map(distance, za, zb)
+    small = method == "auto" and n_records < TREE_MIN_RECORDS
+    matrix = None if method in ("brute", "box") or small else tree_map(distance, za, zb)
+    skip_boxes = method in ("brute", "tree") or small or n_records < 2 or matrix is not None
+    slack = None if skip_boxes else distance.monotone_slack()
     if method == "tree" and matrix is None:
         raise InputError(
             f"{distance.family}: no exact nearest-neighbour path for this distance on these files "
             "(it needs am, md, wm, wm_m or a positive semi-definite sb, and no nominal attribute); "
             "use method='brute'"
         )
-    if matrix is None or (method != "tree" and n_records < TREE_MIN_RECORDS):
+    if method == "box" and slack is None:
+        raise InputError(
+            f"{distance.family}: no exact box path for this distance (it needs a distance that never "
+            "decreases when a difference grows: am, wm, owa, the Choquet families); use method='brute'"
+        )
+    if slack is not None:
+        return box_verdicts(za, zb, distance, slack, max_bytes=max_bytes, progress=progress)
+    if matrix is None:
         return brute_verdicts(
             za, zb, distance, max_bytes=max_bytes, jobs=jobs, scheduler=scheduler, progress=progress
         )

@@ -33,6 +33,7 @@ from rlopt.exceptions import InputError, Interrupted, RecountMismatchError, Solv
 from rlopt.families import Distance, LearnedFamily
 from rlopt.linkage import LinkageResult
 from rlopt.linkage.distance_based import Method, recount
+from rlopt.linkage.identical import IDENTICAL_RECORDS, identical_records
 from rlopt.milp import beside, steps
 from rlopt.milp.beside import MIN_BLOCK_SECONDS, MIN_FEASIBILITY_TOL, BlockLimits, BlockSearch, unsolved
 from rlopt.milp.budget import NARROW_RECORDS, Budget
@@ -136,6 +137,8 @@ def learn(
             candidates, reductions, searches = steps.restricted(candidates, reductions, searches, n_records)
         companion = beside.companion(za, zb, family, margin, options, t0) if searches.parameter_bb else None
         certificate = Certificate(n_records, t0=t0, progress=progress)
+        if reductions.duplicate_cliques and margin > 0 and candidates is None:  # as the cliques' rows
+            certificate.bounded(identical_records(za, zb).ceiling, IDENTICAL_RECORDS)
         run = _Run(
             data,
             family,

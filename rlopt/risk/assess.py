@@ -138,8 +138,9 @@ def assess_risk(
         Learn the families on this many records drawn with ``seed`` (the whole file
         when it has no more), then recount every admissible parameter met on the
         whole file: each family's row is then a verified lower end ("at least X of
-        N", status ``sampled``) with no ceiling, since a bound proven on a sample
-        bounds nothing on the file. ``None``: the whole file up to
+        N", status ``sampled``) whose only ceiling is that of identical records
+        (:mod:`rlopt.linkage.identical`, proven on the whole file without a solver),
+        since a bound proven on a sample bounds nothing on the file. ``None``: the whole file up to
         :data:`LEARN_WHOLE_RECORDS` records, a sample of :data:`LEARN_SAMPLE_RECORDS`
         above. The generalisation folds then run on the sample.
     progress, intervals : callables, default=None
@@ -184,7 +185,8 @@ def assess_risk(
         notes.append(
             f"the families were learned on {sample.size} of {data.n_records} records (seed {seed}) and every "
             "admissible parameter met was recounted on the whole file: their figures are verified lower "
-            "ends (at least X of N re-identified), with no ceiling"
+            "ends (at least X of N re-identified); a ceiling proven on the sample bounds nothing on the "
+            "file, so their only ceiling is that of identical records, where there is one"
         )
         if blocks is not None:
             notes.append("no block ceilings: the families were learned on a sample")
@@ -298,6 +300,7 @@ def _assessment(
             attack,
             data.n_records,
             _failed_parts(generalisation, tradeoff_table),
+            measured.identical,
         ),
         baselines=measured.baselines,
         families=measured.families,
@@ -413,6 +416,7 @@ def _headline(
     attack: dict | None,
     n_records: int,
     failed_elsewhere: list[str],
+    identical: int | None = None,
 ) -> Headline:
     """The worst case over everything the run measured.
 
@@ -423,7 +427,8 @@ def _headline(
     margin eps (a family's, a baseline's at that margin, or the attack's) equal to it:
     over the families assessed and the methods beside them, no intruder does better by
     that margin. A baseline's strict count above the ceiling leaves no ceiling (its
-    extra records are nearer than the margin).
+    extra records are nearer than the margin) but that of identical records, which
+    (``identical``, where there is one) also caps the families' ceilings.
     A family that failed has no bound, so a headline with one is never proven; it
     and every failed fold or trade-off cell are named in ``failed`` and ``incomplete``.
     """
@@ -433,5 +438,5 @@ def _headline(
     learned = [r for r in rows if r.learned]
     if not learned and attack is None:
         return Headline(rate=None, status=Status.NONE, source=None, failed=failed, incomplete=incomplete)
-    worst = worst_of(baselines, rows, attack, n_records)
+    worst = worst_of(baselines, rows, attack, n_records, identical=identical)
     return Headline.of(worst, failed=failed, incomplete=incomplete)

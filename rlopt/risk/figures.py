@@ -42,7 +42,9 @@ class FamilyRow:
     whose parameter reached the lower end; ``history`` is the interval over the run (its
     certificate's events); ``sample`` the solve on the learning sample of a large file
     (then ``status`` is ``sampled`` and the counts are the whole file's recount);
-    ``blocks`` the certificate of its block ceilings (:mod:`rlopt.milp.beside`), if any."""
+    ``blocks`` the certificate of its block ceilings (:mod:`rlopt.milp.beside`), if any;
+    ``upper_source`` what proves ``bound`` (the certificate's name: ``MILP bound``,
+    ``identical records``, ...)."""
 
     family: str
     source: str
@@ -59,6 +61,7 @@ class FamilyRow:
     history: list[dict] | None = field(default=None, repr=False)
     sample: dict | None = None
     blocks: dict | None = field(default=None, repr=False)
+    upper_source: str | None = None
 
     @property
     def learned(self) -> bool:

@@ -36,6 +36,7 @@ from rlopt.families.containment import embed
 from rlopt.learn import LearnedDistanceLinkage, RecountMismatchError, learn, recount
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.linkage.distance_based import resolve_distance
+from rlopt.linkage.identical import IDENTICAL_RECORDS, identical_records
 from rlopt.linkage.probabilistic import PLD_MAX_RECORDS, pld
 from rlopt.masking import MaskingSpec
 from rlopt.milp import SolverOptions
@@ -69,6 +70,7 @@ class Measured:
     worst: WorstCase
     notes: list[str]
     failures: dict[str, str]
+    identical: int | None = None  # the ceiling of identical records, where below the records
 
     @property
     def attack_figures(self) -> dict | None:
@@ -122,7 +124,8 @@ def measure(
         Parameters the caller already has, offered to every family that contains them.
     sample : array of int, default=None
         Learn the families on these records and recount every admissible parameter met
-        on the whole file: a verified lower end with no ceiling (status ``sampled``).
+        on the whole file: a verified lower end (status ``sampled``), whose only ceiling
+        is that of identical records (:mod:`rlopt.linkage.identical`), where there is one.
     blocks : BlockOptions, default=None
         Block ceilings beside each family's solve (not on a sample).
     with_pld : bool, default=True
@@ -148,6 +151,7 @@ def measure(
     run_attack = None if attack is None else plan_attack(data, attack)
     work = _Work.start(data, notes=[] if notes is None else notes, say=progress)
     work.intervals, work.known = intervals, list(known)
+    work.identical = _identical(work, margin)
     _baselines(work, seed, margin=margin, options=options, with_pld=with_pld)
     _saved_parameters(work, params)
     learning = _Learning(margin, options, sample, blocks, jobs, scheduler)
@@ -161,14 +165,20 @@ def measure(
         params=work.learned_params,
         records=work.records,
         attack=attacked,
-        worst=worst_of(work.baselines, work.rows, figures, data.n_records),
+        worst=worst_of(work.baselines, work.rows, figures, data.n_records, identical=work.identical),
         notes=work.notes,
         failures=work.failures,
+        identical=work.identical,
     )
 
 
 def worst_of(
-    baselines: dict[str, BaselineRow], rows: Sequence[FamilyRow], attack: dict | None, n_records: int
+    baselines: dict[str, BaselineRow],
+    rows: Sequence[FamilyRow],
+    attack: dict | None,
+    n_records: int,
+    *,
+    identical: int | None = None,
 ) -> WorstCase:
     """The worst case over the rows of a measurement (:func:`worst_case`'s rule).
 
@@ -176,7 +186,7 @@ def worst_of(
     counted strictly and at that margin; PLD and the attack, in no family, are what they
     are. The ceilings are the learned families' bounds (a failed family has none, so
     nothing is bounded); with no learned family there is no ceiling but the number of
-    records."""
+    records. ``identical``: the ceiling of identical records, which bounds them all."""
     at_margin = [(r.n_correct, r.family) for r in rows if r.n_correct is not None]
     strict = []
     for name, b in baselines.items():
@@ -191,7 +201,7 @@ def worst_of(
         at_margin.append((attack["n_correct"], f"transparency attack ({attack['method']})"))
     learned = [r for r in rows if r.learned]
     return worst_case(
-        at_margin, strict, [(r.bound, r.family) for r in learned] if learned else None, n_records
+        at_margin, strict, [(r.bound, r.family) for r in learned] if learned else None, n_records, identical
     )
 
 
@@ -229,6 +239,7 @@ class _Work:
     known: list = field(default_factory=list)  # (label, distance)
     intervals: Callable[[str, dict], None] | None = None
     last_interval: dict[str, dict] = field(default_factory=dict)  # family: its latest event
+    identical: int | None = None  # the ceiling of identical records (rlopt.linkage.identical)
 
     @classmethod
     def start(cls, data: LinkageData, *, notes: list[str], say: Callable[[str], None] | None) -> _Work:
@@ -271,11 +282,32 @@ class _Work:
         }
         return interrupted(self.baselines, self.rows, n_families, getattr(exc, "partial", None), reached)
 
+    def sampled_ceiling(self) -> dict:
+        """A sampled row's ceiling: that of identical records, where there is one."""
+        if self.identical is None:
+            return {}
+        n_records = self.data.n_records
+        return {
+            "bound": self.identical,
+            "bound_rate": self.identical / n_records,
+            "upper_source": IDENTICAL_RECORDS,
+        }
+
     def failed(self, family: str, why: str, *, where: str = "") -> None:
         """A family whose solve failed: a ``failed`` row, its reason kept and noted."""
         self.rows.append(FamilyRow(family=family, source="learned", status=Status.FAILED))
         self.failures[family] = why
         self.notes.append(f"{family} failed{where}: {why}")
+
+
+def _identical(work: _Work, margin: float) -> int | None:
+    """The ceiling of identical records (:mod:`rlopt.linkage.identical`), noted, where it
+    holds (a margin > 0) and is below the number of records; else ``None``."""
+    found = identical_records(work.za, work.zb)
+    if margin <= 0 or found.ceiling >= found.n_records:
+        return None
+    work.notes.append(found.describe())
+    return found.ceiling
 
 
 def _attack(work: _Work, run_attack: AttackRun) -> AnyAttack:
@@ -461,6 +493,7 @@ def _learned_row(work: _Work, family: str, result: LearnResult, distance: Distan
             lower_source=result.lower_source,
             history=result.history,
             blocks=result.blocks,
+            upper_source=result.history[-1]["upper_source"] if result.history else None,
         )
     )
     work.learned_params[family] = result.params
@@ -520,6 +553,7 @@ def _learned_on_sample(
             n_correct=linked.n_correct,
             seconds=result.seconds["total"],
             lower_source=label,
+            **work.sampled_ceiling(),
             sample={
                 "n_records": int(sample.size),
                 "status": result.status,

@@ -145,21 +145,168 @@ def test_nominal_attributes_stay_on_brute_force():
     assert data.mixed and tree_map(resolve_distance("am", za, zb, data.columns), za, zb) is None
 
 
-def test_threads_and_a_dask_cluster_give_the_same_verdicts():
+@pytest.mark.parametrize("name", ["EIA noise 0.1", "census MDAV k=3"])
+def test_threads_and_a_dask_cluster_give_the_same_verdicts(name):
     from distributed import Client, LocalCluster
 
-    za, zb, distances = mapped_distances(BUNDLED["EIA noise 0.1"])
+    za, zb, distances = mapped_distances(BUNDLED[name])
     owa = OWADistance(np.linspace(2, 1, za.shape[1]) / np.linspace(2, 1, za.shape[1]).sum())
-    reference = link_records(za, zb, owa, method="brute")
+    reference = dense_verdicts(za, zb, owa)
     seen = []
-    threads = link_records(za, zb, owa, jobs=2, max_bytes=1 << 22, progress=lambda d, n: seen.append((d, n)))
+    threads = link_records(
+        za, zb, owa, method="brute", jobs=2, max_bytes=1 << 20, progress=lambda d, n: seen.append((d, n))
+    )
     assert_same(reference, threads)
     assert seen[-1] == (za.shape[0], za.shape[0]) and len(seen) > 1
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
         with Client(cluster):
-            assert_same(
-                reference, link_records(za, zb, owa, scheduler=cluster.scheduler_address, max_bytes=1 << 22)
+            on_dask = link_records(
+                za, zb, owa, method="brute", scheduler=cluster.scheduler_address, max_bytes=1 << 20
             )
+            assert_same(reference, on_dask)
+
+
+def dense_verdicts(za, zb, distance):
+    """The verdicts from the whole distance matrix at once, record by record (the reference)."""
+    from rlopt.linkage.distance_based import LinkageResult, verdict
+
+    d = distance.pairwise(za, zb)
+    rows = np.arange(za.shape[0])
+    linked_to, own = d.argmin(axis=1), d[rows, rows].copy()
+    d[rows, rows] = np.inf
+    correct, tied, separation = verdict(own, d.min(axis=1))
+    return LinkageResult(
+        n_records=za.shape[0],
+        n_correct=int(correct.sum()),
+        n_ties=int(tied.sum()),
+        distance=distance.family,
+        correct=correct,
+        tied=tied,
+        linked_to=linked_to,
+        separation=separation,
+    )
+
+
+def test_brute_force_evaluates_each_distinct_masked_record_once():
+    data = BUNDLED["census MDAV k=3"]
+    za, zb = data.standardised()
+    owa = OWADistance(np.linspace(2, 1, za.shape[1]) / np.linspace(2, 1, za.shape[1]).sum())
+    rows_evaluated = []
+
+    class Counting(OWADistance):
+        def pairwise(self, a, b):
+            rows_evaluated.append(a.shape[0])
+            return super().pairwise(a, b)
+
+    counted = link_records(za, zb, Counting(owa.weights), method="brute", max_bytes=1 << 20)
+    assert sum(rows_evaluated) == 360 and len(rows_evaluated) > 1  # 1080 records, 360 groups of 3
+    assert_same(dense_verdicts(za, zb, owa), counted)
+    assert counted.n_correct <= 360  # at most one of each group (the ceiling of identical records)
+
+
+def monotone_distances(data, seed=0):
+    """owa (random, the max, the min), a Choquet integral of a random monotone measure
+    (and one that breaks monotonicity by 1e-10, within a solver's tolerance), ci_k, a wm."""
+    from rlopt.families.choquet import ChoquetDistance
+    from rlopt.families.kadditive import KAdditiveDistance, subsets
+
+    za, zb = data.standardised()
+    n = za.shape[1]
+    rng = np.random.default_rng(seed)
+    out = [OWADistance(rng.dirichlet(np.ones(n))), OWADistance(np.eye(n)[0]), OWADistance(np.eye(n)[-1])]
+    out.append(WeightedMeanDistance(rng.dirichlet(np.ones(n)), data.columns))
+    if n <= 6:
+        weights = rng.dirichlet(np.ones(n))
+        base = np.array([weights[[k for k in range(n) if m >> k & 1]].sum() for m in range(2**n)])
+        base = base ** rng.uniform(0.3, 3) + rng.uniform(0, 0.05, size=2**n)
+        measure = np.zeros(2**n)
+        for m in range(1, 2**n):  # the smallest monotone measure above base
+            measure[m] = max(base[m], *(measure[m ^ 1 << k] for k in range(n) if m >> k & 1))
+        measure /= measure[-1]
+        out.append(ChoquetDistance(measure, data.columns))
+        dented = measure.copy()
+        dented[3] = max(dented[1], dented[2]) - 1e-10  # mu({a, b}) below mu({a}) or mu({b}) by 1e-10:
+        # monotone within a solver's tolerance
+        assert ChoquetDistance(dented, data.columns).monotone_slack() == pytest.approx(n * 1e-10, rel=1e-3)
+        out.append(ChoquetDistance(dented, data.columns))
+    masses = rng.dirichlet(np.ones(len(subsets(n, 2))))
+    out.append(KAdditiveDistance(masses, data.columns, k=2))
+    return za, zb, out
+
+
+@pytest.mark.parametrize("name", list(BUNDLED))
+def test_the_boxes_give_the_brute_force_verdicts_on_every_bundled_file(name):
+    za, zb, distances = monotone_distances(BUNDLED[name])
+    for distance in distances:
+        assert distance.monotone_slack() is not None, distance.family
+        assert_same(
+            link_records(za, zb, distance, method="brute"), link_records(za, zb, distance, method="box")
+        )
+
+
+def test_boxes_on_a_file_with_nominal_attributes():
+    from rlopt.data import load_cps1985
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = load_cps1985()
+        data = validate_pair(
+            frame,
+            microaggregate(frame[["wage", "education", "experience", "age"]], k=3).join(
+                frame.drop(columns=["wage", "education", "experience", "age"])
+            ),
+        )
+    za, zb, distances = monotone_distances(data)
+    assert data.mixed
+    for distance in distances:
+        assert_same(
+            link_records(za, zb, distance, method="brute"), link_records(za, zb, distance, method="box")
+        )
+
+
+def test_a_distance_the_bounds_cannot_prune_goes_pair_by_pair(monkeypatch):
+    import rlopt.linkage.boxes as boxes
+
+    za, zb = BUNDLED["EIA noise 0.1"].standardised()
+    n = za.shape[1]
+    chunks = []
+    block_verdicts = boxes.block_verdicts
+    monkeypatch.setattr(boxes, "block_verdicts", lambda *a, **k: chunks.append(1) or block_verdicts(*a, **k))
+    spread = OWADistance(np.linspace(2, 1, n) / np.linspace(2, 1, n).sum())
+    assert_same(link_records(za, zb, spread, method="brute"), link_records(za, zb, spread, method="box"))
+    assert chunks == []  # pruned by the boxes throughout
+    smallest = OWADistance(np.eye(n)[-1])  # the smallest difference: a box's corner bounds nothing
+    assert_same(link_records(za, zb, smallest, method="brute"), link_records(za, zb, smallest, method="box"))
+    assert len(chunks) > 1  # every chunk pair by pair
+
+
+def test_the_boxes_partition_the_originals():
+    from rlopt.linkage.boxes import BOX_RECORDS, kd_boxes
+
+    za, zb = BUNDLED["EIA noise 0.1"].standardised()
+    order, starts = kd_boxes(zb)
+    np.testing.assert_array_equal(np.sort(order), np.arange(zb.shape[0]))
+    sizes = np.diff(starts)
+    assert starts[0] == 0 and starts[-1] == zb.shape[0]
+    assert sizes.max() <= BOX_RECORDS and sizes.min() >= 2
+
+
+def test_auto_takes_the_boxes_for_a_monotone_distance_without_a_linear_map(monkeypatch):
+    import rlopt.linkage.distance_based as distance_based
+
+    za, zb = BUNDLED["EIA noise 0.1"].standardised()  # 4092 records
+    owa = OWADistance(np.linspace(2, 1, za.shape[1]) / np.linspace(2, 1, za.shape[1]).sum())
+    taken = []
+    box_verdicts = distance_based.box_verdicts
+    monkeypatch.setattr(
+        distance_based, "box_verdicts", lambda *a, **k: taken.append(1) or box_verdicts(*a, **k)
+    )
+    assert_same(link_records(za, zb, owa, method="brute"), link_records(za, zb, owa))
+    assert taken == [1]
+    indefinite = BilinearDistance(np.diag(np.r_[1.0, -np.ones(za.shape[1] - 1) / (za.shape[1] - 1)]), ())
+    assert indefinite.monotone_slack() is None
+    with pytest.raises(InputError, match="no exact box path"):
+        link_records(za, zb, indefinite, method="box")
 
 
 def test_sparse_and_dense_candidates_agree():

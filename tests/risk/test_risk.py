@@ -438,6 +438,54 @@ def test_the_worst_case_rule_by_hand():
     assert w.upper == 10 and w.upper_source == "no ceiling from ci: the number of records"
 
 
+def test_the_ceiling_of_identical_records_in_the_worst_case_rule():
+    from rlopt.risk.worst_case import worst_case
+
+    # it caps the families' ceilings, and is named
+    w = worst_case([(5, "wm")], [], [(7, "wm"), (9, "ci")], 10, identical=6)
+    assert (w.upper, w.upper_source, w.status) == (6, "identical records", "interval")
+    w = worst_case([(6, "wm")], [], [(7, "wm")], 10, identical=6)
+    assert (w.upper, w.status) == (6, "proven")
+    # a lower family ceiling stays
+    w = worst_case([(5, "wm")], [], [(5, "wm")], 10, identical=6)
+    assert (w.upper, w.upper_source, w.status) == (5, "wm's proven bound", "proven")
+    # it bounds a family without a ceiling (failed, or learned on a sample)
+    w = worst_case([(4, "wm")], [], [(None, "wm")], 10, identical=6)
+    assert w.upper == 6 and w.upper_source == "identical records (no other ceiling from wm)"
+    # and a strict count above the families' ceilings (it bounds strict counts too)
+    w = worst_case([(5, "wm")], [(6, "am")], [(5, "wm")], 10, identical=6)
+    assert (w.n_correct, w.upper, w.status) == (6, 6, "interval") and w.note
+    assert w.upper_source == "identical records (which bound strict counts too)"
+    # a count in no family (PLD, the attack) above it is taken as it is
+    w = worst_case([(4, "wm"), (8, "pld")], [], [(4, "wm")], 10, identical=6)
+    assert (w.n_correct, w.upper, w.status) == (8, 8, "proven")
+    # no learned family: nothing changes
+    assert worst_case([(8, "attack")], [(5, "am")], None, 10, identical=6).upper == 10
+
+
+def test_a_sampled_family_is_an_interval_up_to_the_ceiling_of_identical_records(tmp_path):
+    original = load_census()[["AFNLWGT", "AGI", "EMCONTRB"]]
+    masked = microaggregate(original, k=5)
+    result = assess_risk(original, masked, families=["wm"], time_limit=10, folds=0, learn_sample=300)
+    (row,) = result.families
+    groups = masked.drop_duplicates().shape[0]  # the Census originals are distinct
+    assert row.status == "sampled" and row.bound == groups == 216
+    assert row.upper_source == "identical records" and row.n_correct <= groups
+    h = result.headline
+    assert h.upper_n_correct == groups and h.upper_source == "identical records"
+    assert any(note.startswith("identical records: at most 216 of 1080") for note in result.inputs["notes"])
+    html = render_risk_report(result, tmp_path / "r.html").read_text()
+    status = re.search(r'id="headline-status">(.*?)</div>', html, re.S).group(1)
+    assert (
+        status.startswith("An interval") and "at most 216 (20.00" in status and "identical records" in status
+    )
+    # at margin 0 a tie counts: no such ceiling
+    loose = assess_risk(
+        original, masked, families=["wm"], time_limit=10, folds=0, learn_sample=300, margin=0.0
+    )
+    assert loose.families[0].bound is None and loose.headline.upper_n_correct == 1080
+
+
 def test_a_baseline_at_the_ceiling_by_the_margin_is_proven():
     rng = np.random.default_rng(8)
     original = pd.DataFrame(rng.normal(size=(30, 2)), columns=["a", "b"])
