@@ -116,12 +116,20 @@ def block_bound(records: np.ndarray, found: dict | None, verified: Sequence[np.n
 
 
 def companion(
-    za: np.ndarray, zb: np.ndarray, family: LearnedFamily, margin: float, options: SolverOptions, t0: float
+    za: np.ndarray,
+    zb: np.ndarray,
+    family: LearnedFamily,
+    margin: float,
+    options: SolverOptions,
+    t0: float,
+    *,
+    blocks: bool = True,
 ) -> Companion | None:
     """The search started beside the run where one applies (not in a daemon process,
     e.g. a Dask worker: there the MILP runs alone): the parameter-space branch and bound
     for few parameters on a simplex (wm, owa), else the hitting-set search on blocks of
-    records (:mod:`rlopt.milp.hitting`: sb and ci on few attributes)."""
+    records (:mod:`rlopt.milp.hitting`: sb and ci on few attributes; not with
+    ``blocks=False``, a run whose own block ceilings have the workers)."""
     if not can_fork():
         return None
     deadline = None if options.time_limit is None else t0 + options.time_limit
@@ -129,7 +137,7 @@ def companion(
         # its ceiling must hold for every recount of the run: the largest tolerance they use
         tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
         return Companion(za, zb, family, margin=margin, tol=tol, deadline=deadline)
-    if hitting.applies(family, za.shape[1]):
+    if blocks and hitting.applies(family, za.shape[1]):
         return Companion(
             za,
             zb,

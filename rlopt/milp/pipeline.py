@@ -135,7 +135,12 @@ def learn(
         n_records = za.shape[0]
         if candidates is not None:
             candidates, reductions, searches = steps.restricted(candidates, reductions, searches, n_records)
-        companion = beside.companion(za, zb, family, margin, options, t0) if searches.parameter_bb else None
+        # with blocks the workers prove block ceilings: no hitting-set search beside them
+        companion = (
+            beside.companion(za, zb, family, margin, options, t0, blocks=blocks is None)
+            if searches.parameter_bb
+            else None
+        )
         certificate = Certificate(n_records, t0=t0, progress=progress)
         if reductions.duplicate_cliques and margin > 0 and candidates is None:  # as the cliques' rows
             certificate.bounded(identical_records(za, zb).ceiling, IDENTICAL_RECORDS)
