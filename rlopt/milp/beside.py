@@ -192,7 +192,9 @@ def _peers_heard(run) -> bool:
     for state in peers.heard() or ():
         if state.family == run.family.name and state.upper is not None:
             certificate.bounded(state.upper, f"a racing run's {state.upper_source}")
-        if state.theta is not None and state.lower is not None and state.lower > (certificate.lower or 0):
+        news = state.theta is not None and state.lower is not None and state.lower > (certificate.lower or 0)
+        if news and (state.run, state.lower) not in peers.recounted:  # each parameter recounted once
+            peers.recounted.add((state.run, state.lower))
             item = _peer_parameter(run, state)
             if item is not None:
                 run.keep(item)

@@ -77,6 +77,7 @@ class Peers:
 
     def __init__(self, folder: str | Path, run: str):
         self.folder, self.run = Path(folder), run
+        self.recounted: set[tuple[str, int]] = set()  # (run, lower) of the peers' parameters recounted here
         self._published: tuple | None = None
         self._last_publish = -math.inf
         self._last_read = -math.inf
@@ -113,8 +114,11 @@ class Peers:
         )
         path = self.folder / f"{self.run}.json"
         partial = self.folder / f".{self.run}.json.part"
-        partial.write_text(json.dumps(state.to_dict()))
-        os.replace(partial, path)
+        try:
+            partial.write_text(json.dumps(state.to_dict()))
+            os.replace(partial, path)
+        except OSError:  # a worker that does not share the folder (a remote Dask worker): silence
+            return
         self._published, self._last_publish = key, now
 
     def heard(self, *, force: bool = False) -> list[PeerState] | None:

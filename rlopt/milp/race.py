@@ -60,7 +60,7 @@ def combine(
     """A family's figure of its runs ``(result, distance, seed)``: the parameter of the best
     verified count, the lowest proven ceiling, ``optimal`` where the two meet. A verified
     count above another run's proven ceiling is a :class:`RecountMismatchError`."""
-    best, distance, best_seed = max(outcomes, key=lambda o: (o[0].n_correct_verified or -1, -o[2]))
+    best, distance, best_seed = max(outcomes, key=lambda o: (_verified(o[0]), -o[2]))
     bounded = [(o[0].bound, o[2]) for o in outcomes if o[0].bound is not None]
     bound, bound_seed = min(bounded) if bounded else (best.bound, best_seed)
     verified = best.n_correct_verified
@@ -89,6 +89,11 @@ def combine(
     return result, distance
 
 
+def _verified(result: LearnResult) -> int:
+    """A result's verified count for a comparison (-1 when it has none)."""
+    return -1 if result.n_correct_verified is None else result.n_correct_verified
+
+
 def _learn_one(
     data: LinkageData,
     family: LearnedFamily,
@@ -97,15 +102,17 @@ def _learn_one(
     known: list,
     folder: str,
     settings: dict,
+    first: bool = True,
 ) -> tuple[LearnResult, Distance | None]:
     """One run of a race, in a worker (module level: it pickles). ``settings``: the
-    other arguments of :func:`~rlopt.milp.pipeline.learn` (reductions, searches, ...)."""
+    other arguments of :func:`~rlopt.milp.pipeline.learn` (reductions, searches, ...);
+    ``first``: the family's first run (the others leave out what the first does alone)."""
     from rlopt.milp.pipeline import learn
     from rlopt.milp.reductions import Searches
     from rlopt.milp.regions import supports
 
-    run = f"{family.name}-seed{options.seed}"
-    if options.seed != 0:  # the first run's export, and its parameter-space branch and bound (deterministic)
+    run = _run_name(family.name, options.seed)
+    if not first:  # the first run's export, and its parameter-space branch and bound (deterministic)
         settings = {**settings, "export": None}
         if supports(family, data.n_attributes):  # the block search instead takes the run's seed
             searches = settings.get("searches") or Searches()
@@ -113,6 +120,11 @@ def _learn_one(
     return learn(
         data, family, margin=margin, options=options, known=known, peers=Peers(folder, run), **settings
     )
+
+
+def _run_name(family: str, seed: int) -> str:
+    """A run's name in the channel (its file), one per family and seed."""
+    return f"{family}-seed{seed}"
 
 
 @dataclass
@@ -131,7 +143,10 @@ class _Family:
     told: tuple | None = None
 
     def closed(self) -> bool:
-        return any(o[0].status == Status.OPTIMAL for o in self.outcomes)
+        """Whether another run could change the figure: not once a run proved it, stopped
+        at its gap or cut limit (before the time limit, so another would too), or
+        contradicted a proof (the family has no figure)."""
+        return self.contradicted or any(o[0].status != Status.TIME_LIMIT for o in self.outcomes)
 
     def left(self, time_limit: float | None, now: float) -> float | None:
         return None if time_limit is None or self.t0 is None else self.t0 + time_limit - now
@@ -167,7 +182,8 @@ class _Race:
             return None
         family = min(reversed(open_), key=lambda f: f.running)
         left = family.left(limit, now)
-        return family, dataclasses.replace(self.options, seed=family.started, time_limit=left)
+        seed = self.options.seed + family.started  # the first run has the user's seed
+        return family, dataclasses.replace(self.options, seed=seed, time_limit=left)
 
     def start(self, executor, now: float) -> bool:
         chosen = self.next_run(now)
@@ -175,15 +191,24 @@ class _Race:
             return False
         family, options = chosen
         known = self.known + self.finished_parameters()
+        first = family.started == 0
         future = executor.submit(
-            _learn_one, self.data, family.family, self.margin, options, known, self.folder, self.settings
+            _learn_one,
+            self.data,
+            family.family,
+            self.margin,
+            options,
+            known,
+            self.folder,
+            self.settings,
+            first,
         )
         self.futures[future] = (family, options.seed)
         family.running += 1
         family.started += 1
         self.say(
             f"learning {family.name} (time limit {options.time_limit} s)"
-            if options.seed == 0
+            if first
             else f"racing {family.name}: run {family.started} (seed {options.seed}, {options.time_limit:.0f} s left)"
             if options.time_limit is not None
             else f"racing {family.name}: run {family.started} (seed {options.seed})"
@@ -196,7 +221,7 @@ class _Race:
         found = []
         for family in self.families:
             if family.outcomes and not family.running:
-                distance = max(family.outcomes, key=lambda o: o[0].n_correct_verified or -1)[1]
+                distance = max(family.outcomes, key=lambda o: _verified(o[0]))[1]
                 if distance is not None:
                     found.append((f"{family.name}'s best parameter", distance))
         return found
@@ -210,8 +235,12 @@ class _Race:
         except RecountMismatchError as exc:  # a proof contradicted: the family has no figure
             family.errors.append(str(exc))
             family.contradicted = True
-        except SolverError as exc:  # this seed's solve failed; the others' figures stand
+        except SolverError as exc:  # this seed's solve failed
             family.errors.append(f"seed {seed}: {exc}")
+            # the others' figures stand, unless they may have taken a ceiling it published
+            # before it failed (alone, nothing a failed solve returned is a figure)
+            mine = [s for s in read_states(self.folder) if s.run == _run_name(family.name, seed)]
+            family.contradicted |= any(s.upper is not None for s in mine)
         else:
             family.outcomes.append((result, distance, seed))
         return family
@@ -301,11 +330,11 @@ def race(
 
     if scheduler is None and (message := oversubscription(jobs, options.threads or 1)):
         warnings.warn(message, stacklevel=2)
-    folder = tempfile.mkdtemp(prefix="rlopt-race-")
     resolved = [get_learned_family(f) if isinstance(f, str) else f for f in families]
     say = progress or (lambda message: None)
+    client = dask_client(scheduler) if scheduler is not None else None  # a bad address: an error first
+    folder = tempfile.mkdtemp(prefix="rlopt-race-")
     state = _Race(data, resolved, margin, options, known, folder, say, intervals, settings or {})
-    client = dask_client(scheduler) if scheduler is not None else None
     executor = client.get_executor() if client is not None else local_pool(jobs)
     slots = jobs if client is None else _cluster_threads(client)
     try:

@@ -161,3 +161,28 @@ def test_a_family_whose_runs_all_fail_has_no_figure_and_says_why():
     )
     assert [(o.family, o.result) for o in outcomes] == [("wm", None), ("owa", None)]
     assert all("a test's solve" in o.error for o in outcomes)
+
+
+def test_a_run_whose_folder_is_gone_publishes_nothing_and_goes_on(tmp_path):
+    """A worker that does not share the channel's folder (a remote Dask worker) hears and
+    says nothing; it does not fail."""
+    peers = Peers(tmp_path / "not-here", "wm-seed0")
+    peers.publish("wm", 3, "solver", None, 5, "MILP bound", force=True)
+    assert peers.heard(force=True) == []
+
+
+def test_spare_runs_take_seeds_after_the_users_and_a_stopped_family_starts_no_more():
+    from rlopt.milp.race import _Race
+
+    original, masked = noisy_file(3, 20, 3, scale=(0.6, 0.9, 1.2))
+    data = validate_pair(original, masked)
+    wm = get_learned_family("wm")
+    state = _Race(data, [wm], MARGIN, SolverOptions(seed=5, time_limit=60), [], "unused", print, None, {})
+    family, first = state.next_run(0.0)
+    assert first.seed == 5
+    family.running, family.started = 1, 1
+    _, spare = state.next_run(1.0)
+    assert spare.seed == 6 and spare.time_limit == 59.0
+    result, _ = learn(data, wm, margin=MARGIN, options=SolverOptions())
+    family.outcomes.append((dataclasses.replace(result, status=Status.GAP_LIMIT), None, 5))
+    assert family.closed() and state.next_run(2.0) is None  # stopped at its gap: no other seed
