@@ -245,7 +245,7 @@ def closed(
     if verified is not None and verified > bound:
         mismatch(
             f"{name}: a parameter re-identifies {verified} records at margin {margin:g}, "
-            f"more than the solver's proven bound {bound}"
+            f"more than the proven bound {bound} (the solver's, or a ceiling proven beside it)"
         )
     if status == Status.OPTIMAL and verified is not None and verified < bound:
         # the solver's optimum holds within its tolerance, but no parameter found reaches

@@ -53,7 +53,7 @@ def test_every_status_transition_of_the_two_ends(
         claimed_,
     )
     assert bool(messages) == said
-    assert not said or "more than the solver's proven bound" in messages[0]
+    assert not said or "more than the proven bound" in messages[0]
 
 
 def test_a_stop_for_an_interval_that_did_not_close_is_a_bug_not_a_figure():
