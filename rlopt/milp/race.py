@@ -85,6 +85,7 @@ def combine(
         bound=bound,
         gap=None if verified is None or bound is None else (bound - verified) / max(bound, 1),
         solver={**best.solver, "race": race},
+        seconds={**best.seconds, "total": max(o[0].seconds.get("total", 0.0) for o in outcomes)},
     )
     return result, distance
 
