@@ -22,7 +22,7 @@ from rlopt.exceptions import NonFiniteError
 from rlopt.families import Distance
 from rlopt.linkage.identical import row_groups
 
-__all__ = ["brute_verdicts", "group_verdicts", "Progress", "non_finite"]
+__all__ = ["brute_verdicts", "block_verdicts", "group_verdicts", "Progress", "non_finite"]
 
 Progress = Callable[[int, int], None]
 """``progress(records_done, n_records)``, called as chunks finish."""
