@@ -138,6 +138,9 @@ def companion(
         tol = 10 * options.feasibility_tol * (1 + largest_big_c(za, zb, family, margin=margin))
         return Companion(za, zb, family, margin=margin, tol=tol, deadline=deadline)
     if blocks and hitting.applies(family, za.shape[1]):
+        from rlopt.milp.solvers.runtime import stop_scheduler_before_fork
+
+        stop_scheduler_before_fork()  # the forked search runs HiGHS
         return Companion(
             za,
             zb,

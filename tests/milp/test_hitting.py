@@ -129,3 +129,28 @@ def test_the_block_search_beside_a_solve_gives_a_valid_ceiling():
     assert all(
         e["upper"] >= result.n_correct_verified for e in result.history if e["upper_source"] == HITTING_BLOCKS
     )
+
+
+def test_the_block_search_forked_after_a_many_thread_solve_does_not_crash():
+    """HiGHS's scheduler started at 5 threads before a test (as CI runs the CLI's tests),
+    then ``rlopt learn``: before, the block search forked beside the solve died of a
+    segmentation fault restarting a scheduler whose threads it did not inherit."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/cli/test_cli.py",
+        "-k",
+        "learn_json_has_the_documented_keys",
+    ]
+    command += ["-s", "-q", "-n0", "-p", "no:cacheprovider", "--no-cov"]
+    env = {**os.environ, "RLOPT_TEST_HIGHS_SCHEDULER": "5", "PYTHONPATH": str(root)}
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "Segmentation fault" not in done.stdout + done.stderr

@@ -31,6 +31,7 @@ __all__ = [
     "StopRequest",
     "load_highspy",
     "run_highs",
+    "stop_scheduler_before_fork",
 ]
 
 
@@ -76,6 +77,15 @@ class _Scheduler:
 
 
 SCHEDULER = _Scheduler()
+
+
+def stop_scheduler_before_fork() -> None:
+    """Stop HiGHS's worker threads (the scheduler starts again, at its size, with the next
+    run): a child forked while they run inherits a scheduler without its threads, and
+    its first HiGHS run crashed (a segmentation fault in the child restarting it, seen
+    with the scheduler at 5 threads). Called before forking a search that runs HiGHS."""
+    with SCHEDULER.hold(None, restart=True):
+        pass
 
 
 def run_highs(h, *, deadline: float | None = None) -> None:
