@@ -409,10 +409,11 @@ def _learned_families(work: _Work, families: list[str], how: _Learning) -> None:
     try:
         if how.raced:
             _raced(work, families, how)
-        for family in [] if how.raced else families:
-            if how.sample is None:
+        elif how.sample is None:
+            for family in families:
                 _learned(work, family, margin=margin, options=options, blocks=how.blocks)
-            else:
+        else:
+            for family in families:
                 _learned_on_sample(work, family, how.sample, margin=margin, options=options)
     except KeyboardInterrupt as exc:  # the baselines and the families finished stay
         raise work.interrupted(exc, len(families)) from None
@@ -468,10 +469,9 @@ def _raced(work: _Work, families: list[str], how: _Learning) -> None:
     )
     order = {family: i for i, family in enumerate(families)}
     work.rows.sort(key=lambda row: order.get(row.family, -1))
-    columns = [str(c) for c in work.records.columns]
-    rank = [order.get(c.split("_", 1)[-1].removeprefix("risk_"), -1) for c in columns]
-    in_order = [c for _, c in sorted(zip(rank, columns, strict=True), key=lambda pair: pair[0])]
-    work.records = work.records[in_order]  # as one after another made them
+    # the record columns as one family after another adds them (_learned_row)
+    learned = [c for f in families for c in (f"reid_{f}", f"at_risk_{f}") if c in work.records.columns]
+    work.records = work.records[[c for c in work.records.columns if c not in learned] + learned]
 
 
 def _learned_row(work: _Work, family: str, result: LearnResult, distance: Distance | None) -> None:

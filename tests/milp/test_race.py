@@ -109,8 +109,10 @@ def test_a_proven_figure_is_the_same_with_one_and_with_three_workers():
             time_limit=None,
         )
         figures[jobs] = {f.family: (f.status, f.n_correct, f.bound) for f in assessed.families}
-    assert figures[1] == figures[3]
+        figures[f"columns {jobs}"] = list(assessed.records.columns)  # in the families' order
+    assert figures[1] == figures[3] and figures["columns 1"] == figures["columns 3"]
     assert all(status == Status.OPTIMAL for status, _, _ in figures[1].values())
+    assert figures["columns 1"].index("reid_wm") < figures["columns 1"].index("reid_sb")
     assert figures[1]["wm"][1] == fit("wm", original, masked).n_correct_verified
 
 
