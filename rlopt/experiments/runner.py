@@ -389,19 +389,19 @@ def _run_tasks(
     """The cells not yet in ``out/cells``; ``manifest`` is written as ``out/run.json``
     first. Ctrl-C at any point of it (the manifest, the pool's start, a cell) raises
     :class:`~rlopt.exceptions.Interrupted` with the finished part."""
-    if jobs > 1 and scheduler is None and (message := oversubscription(jobs, threads)):
-        warnings.warn(message, stacklevel=3)
     run = GridRun(out=out, rows=[], columns=columns)
-    todo = []
-    for cell in cells:
-        if (out / "cells" / f"{cell.key}.json").is_file():
-            run.skipped.append(cell.key)
-        else:
-            todo.append(cell)
     keys = [c.key for c in cells]
     close: Callable[[bool], object] | None = None
     aborted = True
     try:
+        if jobs > 1 and scheduler is None and (message := oversubscription(jobs, threads)):
+            warnings.warn(message, stacklevel=3)
+        todo = []
+        for cell in cells:
+            if (out / "cells" / f"{cell.key}.json").is_file():
+                run.skipped.append(cell.key)
+            else:
+                todo.append(cell)
         if manifest is not None:
             _atomic_write(out / "run.json", json.dumps(manifest, indent=2))
         if todo:
@@ -417,6 +417,9 @@ def _run_tasks(
                 _write_results(out, keys, columns)
         aborted = False
     except KeyboardInterrupt as exc:  # every finished cell is kept; the workers end below
+        run.skipped = [  # Ctrl-C may have come while the finished cells were being listed
+            k for k in keys if k not in run.computed and (out / "cells" / f"{k}.json").is_file()
+        ]
         run.rows = _write_results(out, keys, columns)
         raise Interrupted(f"{len(run.rows)} of {len(keys)} cells done", partial=run) from exc
     finally:

@@ -200,3 +200,31 @@ def test_cli_run_and_resume(tmp_path):
     again = CliRunner().invoke(app, ["run", str(path), "--out-dir", str(tmp_path / "o"), "--no-progress"])
     assert "0 cell(s) computed, 2 already finished" in again.output
     assert json.loads(next((tmp_path / "o" / "cells").glob("*.json")).read_text())["dataset"] == "tiny"
+
+
+def test_ctrl_c_while_the_finished_cells_are_listed_still_counts_them(tmp_path, monkeypatch):
+    """A re-run interrupted before its first cell (CI's machine once did it while the
+    cells were listed) says how many cells a former run finished, not "nothing"."""
+    from dataclasses import dataclass
+
+    from rlopt.exceptions import Interrupted
+    from rlopt.experiments.runner import run_tasks
+
+    @dataclass
+    class Cell:
+        key: str
+
+        def describe(self) -> str:
+            return self.key
+
+    out = tmp_path / "out"
+    (out / "cells").mkdir(parents=True)
+    (out / "cells" / "a.json").write_text(json.dumps({"key": "a"}))
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner_module, "oversubscription", ctrl_c)
+    with pytest.raises(Interrupted) as caught:
+        run_tasks([Cell("a"), Cell("b")], out, work=print, columns=["key"], label="t", jobs=2)
+    assert caught.value.partial.skipped == ["a"] and caught.value.partial.rows == [{"key": "a"}]
