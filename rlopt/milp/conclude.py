@@ -97,10 +97,9 @@ def conclude(run, solved: SolveResult, starts: list[Incumbent], reduced, built, 
             mismatch=mismatch,
         )
     deadline = run.budget.conclude_deadline(time.perf_counter())
-    best = at_the_margin(
-        [*starts, *([] if solver is None else [solver])],
-        lambda item: _moved(run, item, built.tol, deadline),
-    )
+    candidates = [*starts, *([] if solver is None else [solver])]
+    best = at_the_margin(candidates, lambda item: _moved(run, item, built.tol, deadline))
+    best = credited(best, candidates, run.certificate.lower, run.certificate.lower_source)
     verified = None if best is None else best.exact_count
     if best is not None:
         run.remember(best)  # a later pass keeps it as it was counted
@@ -223,6 +222,19 @@ def at_the_margin(
         if moved is not None and moved.exact_count > best.exact_count:
             best = moved
     return best
+
+
+def credited(
+    best: Incumbent | None, items: Sequence[Incumbent], lower: int | None, source: str | None
+) -> Incumbent | None:
+    """Of the parameters tied with ``best`` at the exact margin, the one the history
+    credits (``source``, the first to reach the lower end ``lower``), so that the
+    history, the summary and the parameter shown name one step; ``best`` when it is
+    above the history's lower end or none of the tied ones is that step's."""
+    if best is None or best.exact_count != lower or best.label == source:
+        return best
+    tied = (item for item in items if item.label == source and item.exact_count == best.exact_count)
+    return next(tied, best)
 
 
 def closed(

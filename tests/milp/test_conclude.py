@@ -13,6 +13,7 @@ from rlopt.milp.conclude import (
     check_stopped,
     checked_claim,
     closed,
+    credited,
     solver_figures,
 )
 from rlopt.milp.incumbents.portfolio import Incumbent
@@ -130,6 +131,21 @@ def test_a_parameter_short_at_the_margin_is_moved_and_kept_only_when_it_gains():
     untouched = []
     at_the_margin([item("start", 24, 24), short], untouched.append)  # none can beat the start
     assert untouched == []
+
+
+def test_of_the_parameters_tied_at_the_lower_end_the_one_its_history_credits():
+    """The app showed wm's lower end found by the region search in its history and by
+    surrogate ascent in its summary: two parameters tied, each ordered first by another
+    rule. The one the history credits (the first to reach the count) is reported."""
+    ascent, region = item("surrogate ascent", 23, 22), item("parameter-space branch and bound", 24, 22)
+    best = at_the_margin([region, ascent])  # sorted by their count within the tolerance
+    assert best is region
+    assert credited(best, [region, ascent], 22, "surrogate ascent") is ascent
+    assert credited(best, [region, ascent], 22, "parameter-space branch and bound") is region
+    above = item("solver", 25, 25)  # above the history's lower end: it is the new lower end
+    assert credited(above, [region, ascent, above], 22, "surrogate ascent") is above
+    assert credited(best, [region], 22, "a racing run's parameter") is region  # not among them
+    assert credited(None, [], None, None) is None
 
 
 def solve_result(status="optimal", incumbent=6.0, objective_bound=6.0, cut_cap_hit=False):
