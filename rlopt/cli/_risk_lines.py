@@ -1,14 +1,12 @@
-"""What ``rlopt risk`` prints: the headline, the baselines, each family, and what a
-Ctrl-C keeps."""
+"""What ``rlopt risk`` prints: the headline, the baselines and each family (after a
+Ctrl-C, the same over what finished)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import typer
 
-from rlopt.cli._options import emit_json, interrupted
 from rlopt.milp.certificate import describe_blocks, describe_lower
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.status import Status
@@ -80,6 +78,9 @@ def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
             f"({sample['status']}: {sample['n_correct']}, bound {sample['bound']}), recounted on the whole file"
         )
         return
+    if row.status == Status.INTERRUPTED and row.n_correct is None:
+        say(f"  {row.family}: stopped before it had a verified count (no figure)")
+        return
     bound = (
         ""
         if row.status in (Status.OPTIMAL, Status.APPLIED) or row.bound is None
@@ -91,37 +92,3 @@ def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
     subfamily = " (a lower end for ci)" if row.family == "ci_k" else ""
     blocks = "" if row.blocks is None else f"; {describe_blocks(row.blocks)}"
     say(f"  {row.family}{subfamily}: {rate} {row.status}{bound}{start}{blocks}")
-
-
-def risk_interrupted(exc: KeyboardInterrupt, json_out: Path | None, say: Callable[[str], None]) -> typer.Exit:
-    """Ctrl-C during ``rlopt risk``: print (and with --json write) what was finished: the
-    baselines, the finished families and the interval each unfinished one had reached."""
-    partial = getattr(exc, "partial", None)
-    if not isinstance(partial, dict):
-        return interrupted("nothing was finished")
-    _print_baselines(partial["baselines"], say)
-    for row in partial["families"]:
-        _print_family(row, say)
-    current = partial["interrupted"]
-    reached = dict(partial.get("reached") or {})
-    if current is not None and current.n_correct_verified is not None:
-        reached.pop(current.family, None)
-        say(
-            f"  {current.family}: between {current.n_correct_verified} and {current.bound} "
-            f"of {current.n_records} (interrupted)"
-        )
-    for family, event in reached.items():
-        say(
-            f"  {family}: between {event['lower']} and {event['upper']} records (interrupted at "
-            f"{event['seconds']:.1f} s; lower: {event['lower_source']})"
-        )
-    if json_out is not None:
-        figures = {
-            "interrupted": True,
-            "baselines": {name: b.to_dict() for name, b in partial["baselines"].items()},
-            "families": [row.to_dict() for row in partial["families"]],
-            "interrupted_family": None if current is None else current.to_dict(),
-            "reached": reached,
-        }
-        emit_json(json_out, figures)
-    return interrupted(f"{exc}; the other figures were not computed")

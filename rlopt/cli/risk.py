@@ -40,6 +40,7 @@ from rlopt.cli._options import (
     check_method,
     check_outputs,
     emit_json,
+    interrupted,
     interval_printer,
     kinds,
     seconds,
@@ -48,8 +49,8 @@ from rlopt.cli._options import (
 from rlopt.cli._options import (
     summary as summary_to,
 )
-from rlopt.cli._risk_lines import print_risk, risk_interrupted
-from rlopt.exceptions import InputError
+from rlopt.cli._risk_lines import print_risk
+from rlopt.exceptions import InputError, Interrupted
 from rlopt.families import LEARNED
 from rlopt.masking.grammar import parse_names, parse_values, spec_from_text
 
@@ -218,11 +219,13 @@ def risk(
             n_jobs=1 if block_ceilings is not None else jobs,
             scheduler=None if block_ceilings is not None else scheduler,
         )
-    except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
-        stopped = risk_interrupted(exc, json_out, say)
+    except Interrupted as exc:  # Ctrl-C: the figures and report of what finished, then exit 130
+        _written(exc.partial, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
+        raise interrupted(f"{exc}; what finished is written, as a stopped run") from None
+    except KeyboardInterrupt:  # before any figure (while the file or the baselines were read)
         if log is not None:
             log.end("interrupted")
-        raise stopped from None
+        raise interrupted("nothing was finished") from None
     _written(result, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
     if not result.complete:  # the figures are written; the exit code says they are partial
         raise typer.Exit(1)
@@ -264,7 +267,7 @@ def _written(
         render_risk_report(result, report)
         say(f"report -> {report}")
     if log is not None:
-        log.end("complete" if result.complete else "incomplete")
+        log.end("interrupted" if result.stopped else "complete" if result.complete else "incomplete")
 
 
 def _tradeoff_plan(frame, method: str | None, values: str | None, families: str, columns, solving: Solving):

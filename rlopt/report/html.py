@@ -16,6 +16,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import BASELINES, FAMILIES, BaselineFamily, Chart, family_of, generic_view
 from rlopt.milp.certificate import describe_blocks, describe_lower
 from rlopt.report import plots
+from rlopt.report.answer import answer
 
 __all__ = ["render_risk_report", "render_results_report", "render_compare_report", "render_integral_report"]
 
@@ -179,6 +180,7 @@ def render_risk_report(assessment, path: str | Path) -> Path:
             title=f"rlopt risk report: {figures['inputs']['masked']}",
             f=figures,
             h=figures["headline"],
+            answer=answer(figures),
             plots=plot_uris,
             params_views=_params_views(figures),
             baseline_titles=_baseline_titles(),

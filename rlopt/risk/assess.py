@@ -19,7 +19,7 @@ import pandas as pd
 
 from rlopt.attacks import attack_for
 from rlopt.data import KindSpec, LinkageData, validate_pair
-from rlopt.exceptions import InputError
+from rlopt.exceptions import InputError, Interrupted
 from rlopt.families import family_of, get_learned_family, learned_families
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
@@ -190,17 +190,6 @@ def assess_risk(
         )
         if blocks is not None:
             notes.append("no block ceilings: the families were learned on a sample")
-    measured = measure(
-        data, families, margin=margin, options=options, attack=published, params=params, sample=sample,
-        blocks=blocks, seed=seed, jobs=n_jobs, scheduler=scheduler, notes=notes, progress=say,
-        intervals=intervals,
-    )  # fmt: skip
-    generalisation = [
-        _generalisation(
-            measured, family, folds=folds, seed=seed, margin=margin, options=options, sample=sample, say=say
-        )
-        for family in (generalisation_families if folds else ())
-    ]
     inputs = {
         "original": names[0],
         "masked": names[1],
@@ -222,9 +211,39 @@ def assess_risk(
         "learn_sample": None if sample is None else int(sample.size),
         "blocks": None if blocks is None or sample is not None else dataclasses.asdict(blocks),
     }
+    try:
+        measured = measure(
+            data, families, margin=margin, options=options, attack=published, params=params, sample=sample,
+            blocks=blocks, seed=seed, jobs=n_jobs, scheduler=scheduler, notes=notes, progress=say,
+            intervals=intervals,
+        )  # fmt: skip
+    except Interrupted as exc:  # the report of a stopped run: over what finished
+        raise _stopped(exc, inputs, [], interval_p) from None
+    generalisation: list[dict] = []
+    for family in generalisation_families if folds else ():
+        try:
+            generalisation.append(
+                _generalisation(
+                    measured,
+                    family,
+                    folds=folds,
+                    seed=seed,
+                    margin=margin,
+                    options=options,
+                    sample=sample,
+                    say=say,
+                )  # fmt: skip
+            )
+        except KeyboardInterrupt:
+            cut = "the generalisation folds"
+            raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
     if callable(tradeoff):
         say("risk-utility trade-off")
-    tradeoff_table = tradeoff(say, intervals) if callable(tradeoff) else tradeoff
+    try:
+        tradeoff_table = tradeoff(say, intervals) if callable(tradeoff) else tradeoff
+    except KeyboardInterrupt:
+        cut = "the risk-utility trade-off"
+        raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
     return _assessment(measured, inputs, generalisation, interval_p, tradeoff_table)
 
 
@@ -262,18 +281,27 @@ def _generalisation(
     sample: np.ndarray | None,
     say: Callable[[str], None],
 ) -> dict:
-    """``family``'s k-fold generalisation, on the learning sample if there is one; Ctrl-C
-    keeps what the measurement found."""
+    """``family``'s k-fold generalisation, on the learning sample if there is one."""
     data = measured.data if sample is None else measured.data.records(sample)
     say(
         f"generalisation: {folds}-fold {family}"
         + ("" if sample is None else f" on the {sample.size}-record sample")
     )
-    try:
-        out = k_fold_generalisation(data, family, folds=folds, seed=seed, margin=margin, options=options)
-    except KeyboardInterrupt:
-        raise measured.interrupted() from None
+    out = k_fold_generalisation(data, family, folds=folds, seed=seed, margin=margin, options=options)
     return out if sample is None else out | {"on_sample": int(sample.size)}
+
+
+def _stopped(
+    exc: Interrupted, inputs: dict, generalisation: list, interval_p: float, cut: str | None = None
+) -> Interrupted:
+    """Ctrl-C: an :class:`Interrupted` whose ``partial`` is the assessment of what
+    finished (``exc.partial``, a :class:`Measured`, and the folds done), its headline
+    over it; ``cut`` names the step after the families that the Ctrl-C stopped. The
+    caller writes its report as a finished run's."""
+    measured = exc.partial
+    stopped = [] if cut is None else [cut]
+    assessment = _assessment(measured, inputs, generalisation, interval_p, None, stopped=stopped)
+    return Interrupted(str(exc), partial=assessment)
 
 
 def _assessment(
@@ -282,8 +310,11 @@ def _assessment(
     generalisation: list,
     interval_p: float,
     tradeoff_table: pd.DataFrame | None,
+    *,
+    stopped: Sequence[str] = (),
 ) -> RiskAssessment:
-    """The measurement and the figures around it, as the report's typed rows."""
+    """The measurement and the figures around it, as the report's typed rows;
+    ``stopped`` names the steps after the families that a Ctrl-C cut."""
     data = measured.data
     records, summary = _records_table(measured.records, measured.families)
     attack = measured.attack_figures
@@ -301,6 +332,7 @@ def _assessment(
             data.n_records,
             _failed_parts(generalisation, tradeoff_table),
             measured.identical,
+            stopped=(*measured.stopped, *stopped),
         ),
         baselines=measured.baselines,
         families=measured.families,
@@ -400,14 +432,20 @@ def _failed_parts(generalisation: list[dict], tradeoff_table: pd.DataFrame | Non
     return failed
 
 
-def _incomplete_text(failed: Sequence[str], families_failed: bool) -> str | None:
-    """The words a reader sees first when part of a run failed (``None`` when none did)."""
-    if not failed:
+def _incomplete_text(failed: Sequence[str], families_open: bool, stopped: Sequence[str] = ()) -> str | None:
+    """The words a reader sees first when part of a run failed or was stopped (``None``
+    when neither); the worst case may be higher when a family did not finish."""
+    parts = []
+    if failed:
+        parts.append(f"{', '.join(failed)} failed")
+    if stopped:
+        parts.append(f"stopped before {', '.join(stopped)} finished")
+    if not parts:
         return None
     consequence = (
-        "the worst case may be higher" if families_failed else "the figures shown are over what was assessed"
+        "the worst case may be higher" if families_open else "the figures shown are over what was assessed"
     )
-    return f"incomplete: {', '.join(failed)} failed — {consequence}"
+    return f"incomplete: {'; '.join(parts)} — {consequence}"
 
 
 def _headline(
@@ -417,6 +455,8 @@ def _headline(
     n_records: int,
     failed_elsewhere: list[str],
     identical: int | None = None,
+    *,
+    stopped: Sequence[str] = (),
 ) -> Headline:
     """The worst case over everything the run measured.
 
@@ -431,12 +471,23 @@ def _headline(
     (``identical``, where there is one) also caps the families' ceilings.
     A family that failed has no bound, so a headline with one is never proven; it
     and every failed fold or trade-off cell are named in ``failed`` and ``incomplete``.
+    ``stopped`` names what a Ctrl-C stopped (families, whose rows hold the interval
+    reached, and later steps): a headline short of proof is then ``interrupted``, at
+    least its lower end.
     """
     families_failed = [r.family for r in rows if r.status == Status.FAILED]
     failed = (*families_failed, *failed_elsewhere)
-    incomplete = _incomplete_text(failed, bool(families_failed))
+    families_open = any(r.status in (Status.FAILED, Status.INTERRUPTED) for r in rows if r.learned)
+    incomplete = _incomplete_text(failed, families_open, stopped)
     learned = [r for r in rows if r.learned]
     if not learned and attack is None:
-        return Headline(rate=None, status=Status.NONE, source=None, failed=failed, incomplete=incomplete)
+        return Headline(
+            rate=None,
+            status=Status.NONE,
+            source=None,
+            failed=failed,
+            incomplete=incomplete,
+            stopped=tuple(stopped),
+        )
     worst = worst_of(baselines, rows, attack, n_records, identical=identical)
-    return Headline.of(worst, failed=failed, incomplete=incomplete)
+    return Headline.of(worst, failed=failed, incomplete=incomplete, stopped=tuple(stopped))

@@ -89,22 +89,32 @@ class Headline:
     note: str | None = None
     failed: tuple[str, ...] = ()
     incomplete: str | None = None
+    stopped: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, worst: WorstCase, *, failed: tuple[str, ...], incomplete: str | None) -> Headline:
+    def of(
+        cls,
+        worst: WorstCase,
+        *,
+        failed: tuple[str, ...],
+        incomplete: str | None,
+        stopped: tuple[str, ...] = (),
+    ) -> Headline:
         n = worst.n_records
+        interrupted = stopped and worst.status != Status.PROVEN
         return cls(
             rate=worst.n_correct / n,
             n_correct=worst.n_correct,
             upper_rate=worst.upper / n,
             upper_n_correct=worst.upper,
-            status=worst.status,
+            status=Status.INTERRUPTED if interrupted else worst.status,
             source=worst.source,
             upper_source=worst.upper_source,
             n_records=n,
             note=worst.note,
             failed=failed,
             incomplete=incomplete,
+            stopped=stopped,
         )
 
     @property
@@ -112,7 +122,7 @@ class Headline:
         return self.status == Status.PROVEN
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"failed": list(self.failed)}
+        return asdict(self) | {"failed": list(self.failed), "stopped": list(self.stopped)}
 
 
 @dataclass
@@ -158,10 +168,16 @@ class RiskAssessment:
         return list(self.headline.failed)
 
     @property
+    def stopped(self) -> list[str]:
+        """What a Ctrl-C stopped before it finished (families, whose rows hold the
+        interval they had reached, and later steps); empty for a run that ended."""
+        return list(self.headline.stopped)
+
+    @property
     def complete(self) -> bool:
         """Whether everything asked for was assessed: when not, the headline is over what
-        was, and the worst case may be higher (see :attr:`failed`)."""
-        return not self.failed
+        was, and the worst case may be higher (see :attr:`failed`, :attr:`stopped`)."""
+        return not self.failed and not self.stopped
 
     @property
     def figures(self) -> dict[str, Any]:
@@ -170,6 +186,7 @@ class RiskAssessment:
         ``information_loss``, ``records_summary``, ``tradeoff``."""
         return {
             "inputs": self.inputs,
+            "interrupted": bool(self.stopped),
             "headline": self.headline.to_dict(),
             "baselines": {name: row.to_dict() for name, row in self.baselines.items()},
             "families": [row.to_dict() for row in self.families],

@@ -46,7 +46,7 @@ from rlopt.risk.figures import BaselineRow, FamilyRow
 from rlopt.risk.worst_case import WorstCase, worst_case
 from rlopt.status import Status
 
-__all__ = ["Measured", "interrupted", "measure", "worst_of"]
+__all__ = ["Measured", "measure", "stopped", "stopped_row", "worst_of"]
 
 AnyAttack = AttackResult | FuzzyAttackResult | PramAttackResult
 
@@ -82,7 +82,13 @@ class Measured:
 
     def interrupted(self) -> Interrupted:
         """Ctrl-C after the measurement (e.g. in the generalisation folds): all it found."""
-        return interrupted(self.baselines, self.families, sum(row.learned for row in self.families))
+        return stopped(self)
+
+    @property
+    def stopped(self) -> list[str]:
+        """The learned families a Ctrl-C stopped before they finished (their rows hold
+        the interval reached, or nothing for one not started)."""
+        return [row.family for row in self.families if row.learned and row.status == Status.INTERRUPTED]
 
 
 def measure(
@@ -156,20 +162,8 @@ def measure(
     _saved_parameters(work, params)
     learning = _Learning(margin, options, sample, blocks, jobs, scheduler)
     _learned_families(work, list(families), learning)
-    attacked = None if run_attack is None else _attack(work, run_attack)
-    figures = None if attacked is None else attacked.to_dict()
-    return Measured(
-        data=data,
-        baselines=work.baselines,
-        families=work.rows,
-        params=work.learned_params,
-        records=work.records,
-        attack=attacked,
-        worst=worst_of(work.baselines, work.rows, figures, data.n_records, identical=work.identical),
-        notes=work.notes,
-        failures=work.failures,
-        identical=work.identical,
-    )
+    work.attack = None if run_attack is None else _attack(work, run_attack)
+    return work.measured()
 
 
 def worst_of(
@@ -205,21 +199,34 @@ def worst_of(
     )
 
 
-def interrupted(
-    baselines: dict[str, BaselineRow],
-    rows: list[FamilyRow],
-    n_families: int,
-    partial: dict | None = None,
-    reached: dict[str, dict] | None = None,
-) -> Interrupted:
-    """Ctrl-C during or after a measurement: the baselines and the families finished,
-    the interrupted family's partial result and the interval each unfinished family had
-    reached (its certificate's last event: a verified lower end, a proven ceiling)."""
-    done = sum(row.learned for row in rows)
-    return Interrupted(
-        f"{done} of {n_families} families done",
-        partial={"baselines": baselines, "families": rows, "interrupted": partial, "reached": reached or {}},
+def stopped_row(family: str, history: list[dict], n_records: int) -> FamilyRow:
+    """A family stopped by Ctrl-C: the interval its run's certificate had reached (the
+    last of ``history``, its events), or no figure when it had none (not started)."""
+    last = history[-1] if history else {}
+    lower, upper = last.get("lower"), last.get("upper")
+    return FamilyRow(
+        family=family,
+        source="learned",
+        status=Status.INTERRUPTED,
+        rate=None if lower is None else lower / n_records,
+        n_correct=lower,
+        bound=upper,
+        bound_rate=None if upper is None else upper / n_records,
+        seconds=float(last.get("seconds", 0.0)),
+        lower_source=last.get("lower_source"),
+        upper_source=last.get("upper_source"),
+        history=list(history) or None,
     )
+
+
+def stopped(measured: Measured) -> Interrupted:
+    """Ctrl-C during or after a measurement: an :class:`~rlopt.exceptions.Interrupted`
+    whose ``partial`` is the :class:`Measured` so far, its worst case over what finished
+    (a stopped family's row holds the interval it reached: a verified lower end, a
+    proven ceiling; one not started, none, so nothing is bounded)."""
+    learned = [row for row in measured.families if row.learned]
+    done = len(learned) - len(measured.stopped)
+    return Interrupted(f"{done} of {len(learned)} families done", partial=measured)
 
 
 @dataclass
@@ -238,8 +245,9 @@ class _Work:
     failures: dict[str, str] = field(default_factory=dict)
     known: list = field(default_factory=list)  # (label, distance)
     intervals: Callable[[str, dict], None] | None = None
-    last_interval: dict[str, dict] = field(default_factory=dict)  # family: its latest event
+    histories: dict[str, list[dict]] = field(default_factory=dict)  # family: its events so far
     identical: int | None = None  # the ceiling of identical records (rlopt.linkage.identical)
+    attack: AnyAttack | None = None
 
     @classmethod
     def start(cls, data: LinkageData, *, notes: list[str], say: Callable[[str], None] | None) -> _Work:
@@ -259,7 +267,7 @@ class _Work:
         Ctrl-C reports) and passed to ``intervals``."""
 
         def narrowed(event: dict) -> None:
-            self.last_interval[family] = event
+            self.histories.setdefault(family, []).append(event)
             if self.intervals is not None:
                 self.intervals(family, event)
 
@@ -274,13 +282,42 @@ class _Work:
             self.data.masked, columns=columns
         )
 
-    def interrupted(self, exc: KeyboardInterrupt, n_families: int) -> Interrupted:
-        """Ctrl-C: what is finished, and the interrupted family's interval if any."""
+    def interrupted(self, families: Sequence[str]) -> Interrupted:
+        """Ctrl-C while the families were learned: the finished rows, and for each other
+        family of ``families`` the interval its run had reached (:func:`stopped_row`)."""
         finished = {row.family for row in self.rows}
-        reached = {
-            f: e for f, e in self.last_interval.items() if f not in finished and e["lower"] is not None
-        }
-        return interrupted(self.baselines, self.rows, n_families, getattr(exc, "partial", None), reached)
+        n_records = self.data.n_records
+        self.rows += [
+            stopped_row(family, self.histories.get(family, []), n_records)
+            for family in families
+            if family not in finished
+        ]
+        order = {family: i for i, family in enumerate(families)}
+        self.rows.sort(key=lambda row: order.get(row.family, -1))  # saved parameters first
+        return stopped(self.measured())
+
+    def measured(self) -> Measured:
+        """What the steps have filled in, with its worst case (and the records some
+        admissible parameter of some family re-identifies: ``at_risk_any``)."""
+        data = self.data
+        at_risk = [
+            c for c in map(str, self.records.columns) if c.startswith("at_risk_") and c != "at_risk_any"
+        ]
+        if at_risk:
+            self.records["at_risk_any"] = self.records[at_risk].any(axis=1)
+        figures = None if self.attack is None else self.attack.to_dict()
+        return Measured(
+            data=data,
+            baselines=self.baselines,
+            families=self.rows,
+            params=self.learned_params,
+            records=self.records,
+            attack=self.attack,
+            worst=worst_of(self.baselines, self.rows, figures, data.n_records, identical=self.identical),
+            notes=self.notes,
+            failures=self.failures,
+            identical=self.identical,
+        )
 
     def sampled_ceiling(self) -> dict:
         """A sampled row's ceiling: that of identical records, where there is one."""
@@ -415,11 +452,8 @@ def _learned_families(work: _Work, families: list[str], how: _Learning) -> None:
         else:
             for family in families:
                 _learned_on_sample(work, family, how.sample, margin=margin, options=options)
-    except KeyboardInterrupt as exc:  # the baselines and the families finished stay
-        raise work.interrupted(exc, len(families)) from None
-    at_risk = [c for c in map(str, work.records.columns) if c.startswith("at_risk_")]
-    if at_risk:
-        work.records["at_risk_any"] = work.records[at_risk].any(axis=1)
+    except KeyboardInterrupt:  # the baselines and the families finished stay
+        raise work.interrupted(families) from None
 
 
 def _learned(
