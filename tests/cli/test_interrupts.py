@@ -274,6 +274,8 @@ def test_ctrl_c_in_risk_keeps_the_finished_families(tmp_path, m5_38):
         300,
         "--json",
         "risk.json",
+        "--report",
+        "report.html",
     )
     wait_for(lambda: "learning sb" in output(risk)[1], 90, "wm to finish")
     time.sleep(1.0)
@@ -284,8 +286,14 @@ def test_ctrl_c_in_risk_keeps_the_finished_families(tmp_path, m5_38):
     assert "interrupted: 1 of 2 families done" in stderr
     figures = json.loads((tmp_path / "risk.json").read_text())
     assert figures["interrupted"] is True
-    assert [row["family"] for row in figures["families"]] == ["wm"]
-    assert figures["families"][0]["status"] == "optimal"
+    wm, sb = figures["families"]
+    assert (wm["family"], wm["status"], sb["family"], sb["status"]) == ("wm", "optimal", "sb", "interrupted")
+    headline = figures["headline"]  # over what finished: at least wm's count, sb's interval reached
+    assert headline["stopped"] == ["sb"] and headline["status"] == "interrupted"
+    assert headline["n_correct"] >= wm["n_correct"] and headline["upper_n_correct"] >= (sb["bound"] or 0)
+    assert "stopped before sb finished" in stdout
+    report = (tmp_path / "report.html").read_text()  # a stopped run has its report, the answer first
+    assert re.search(r'id="answer">At least [\d.]+ % .*the worst case may be higher: sb did not finish', report)
 
 
 def test_ctrl_c_in_a_race_keeps_the_finished_families_and_leaves_no_worker(tmp_path, m5_38):
@@ -317,7 +325,10 @@ def test_ctrl_c_in_a_race_keeps_the_finished_families_and_leaves_no_worker(tmp_p
     assert seconds < 10
     assert "interrupted: 1 of 2 families done" in stderr
     figures = json.loads((tmp_path / "risk.json").read_text())
-    assert [(row["family"], row["status"]) for row in figures["families"]] == [("wm", "optimal")]
+    rows = [(row["family"], row["status"]) for row in figures["families"]]
+    assert rows == [("wm", "optimal"), ("sb", "interrupted")]
+    sb = figures["families"][1]  # the interval the race had reached, from the runs' reports
+    assert sb["n_correct"] is None or sb["n_correct"] <= sb["bound"] <= 200
     wait_for(lambda: not alive(workers), 10, "the workers to end")
 
 
@@ -345,7 +356,7 @@ def test_ctrl_c_in_risk_on_a_sample_keeps_the_baselines(tmp_path, m5_38):
     assert seconds < 10
     assert "interrupted: 0 of 1 families done" in stderr
     figures = json.loads((tmp_path / "risk.json").read_text())
-    assert figures["interrupted"] is True
+    assert figures["interrupted"] is True and figures["headline"]["stopped"] == ["sb"]
     assert figures["baselines"]["am"]["status"] == "exact" and figures["baselines"]["am"]["n_correct"] >= 0
 
 
