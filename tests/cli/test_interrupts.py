@@ -293,7 +293,9 @@ def test_ctrl_c_in_risk_keeps_the_finished_families(tmp_path, m5_38):
     assert headline["n_correct"] >= wm["n_correct"] and headline["upper_n_correct"] >= (sb["bound"] or 0)
     assert "stopped before sb finished" in stdout
     report = (tmp_path / "report.html").read_text()  # a stopped run has its report, the answer first
-    assert re.search(r'id="answer">At least [\d.]+ % .*the worst case may be higher: sb did not finish', report)
+    assert re.search(
+        r'id="answer">At least [\d.]+ % .*the worst case may be higher: sb did not finish', report
+    )
 
 
 def test_ctrl_c_in_a_race_keeps_the_finished_families_and_leaves_no_worker(tmp_path, m5_38):
