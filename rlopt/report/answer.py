@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rlopt.status import Status
 
-__all__ = ["answer"]
+__all__ = ["answer", "map_answer"]
 
 
 def answer(figures: dict) -> str:
@@ -56,3 +56,30 @@ def _pct(count: int, n: int) -> str:
 
 def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def map_answer(rows: list[dict]) -> str:
+    """The answer of a map of masked files (``rlopt compare``'s cells: ``label``,
+    ``risk``, ``risk_upper``, ``risk_status``) in one line: the cell whose worst case can
+    be highest and the one whose ceiling is lowest (ranked by the upper end, so that an
+    open interval never passes for a low risk), and how many are proven."""
+    cells = [r for r in rows if r.get("risk") is not None and r["risk"] == r["risk"]]  # NaN: a failed cell
+    if not cells:
+        return "No cell of the map has a worst case yet."
+    proven = sum(r["risk_status"] == Status.PROVEN for r in cells)
+    low = min(cells, key=lambda r: (r["risk_upper"], r["risk"]))
+    high = max(cells, key=lambda r: (r["risk_upper"], r["risk"]))
+    failed = len(rows) - len(cells)
+    tail = f"; {failed} failed" if failed else ""
+    if len(cells) == 1:
+        return f"Worst case of {low['label']}: {_cell(low)}{tail}."
+    return (
+        f"Of {len(cells)} masked files, the lowest worst case is {low['label']}'s: {_cell(low)}; "
+        f"the highest is {high['label']}'s: {_cell(high)}. {proven} of {len(cells)} proven{tail}."
+    )
+
+
+def _cell(row: dict) -> str:
+    if row["risk_status"] == Status.PROVEN:
+        return f"{100 * row['risk']:.2f} % (proven)"
+    return f"between {100 * row['risk']:.2f} % and {100 * row['risk_upper']:.2f} % (not proven)"

@@ -16,7 +16,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import BASELINES, FAMILIES, BaselineFamily, Chart, family_of, generic_view
 from rlopt.milp.certificate import describe_blocks, describe_lower
 from rlopt.report import plots
-from rlopt.report.answer import answer
+from rlopt.report.answer import answer, map_answer
 
 __all__ = ["render_risk_report", "render_results_report", "render_compare_report", "render_integral_report"]
 
@@ -303,6 +303,7 @@ def render_compare_report(
             cells=_table(table),
             n_cells=len(frame),
             n_front=int(keep.sum()),
+            answer=map_answer(rows),
             loss=loss,
             **about,
         )

@@ -72,3 +72,20 @@ def test_the_answer_in_one_line_worked_by_hand():
     assert answer(folds).endswith("proven; the generalisation folds stopped.")
     nothing = {"headline": {"rate": None}, "families": []}
     assert answer(nothing).startswith("No worst case")
+
+
+def test_the_answer_of_a_map_ranks_its_cells_by_their_upper_end():
+    from rlopt.report import map_answer
+
+    rows = [
+        {"label": "noise 0.05", "risk": 0.9833, "risk_upper": 0.9833, "risk_status": "proven"},
+        {"label": "noise 0.5", "risk": 0.45, "risk_upper": 0.8667, "risk_status": "interval"},
+        {"label": "mdav k=5", "risk": 0.60, "risk_upper": 0.60, "risk_status": "proven"},  # lower ceiling
+        {"label": "swap", "risk": float("nan"), "risk_upper": float("nan"), "risk_status": "failed"},
+    ]
+    assert map_answer(rows) == (
+        "Of 3 masked files, the lowest worst case is mdav k=5's: 60.00 % (proven); "
+        "the highest is noise 0.05's: 98.33 % (proven). 2 of 3 proven; 1 failed."
+    )
+    assert map_answer(rows[1:2]) == "Worst case of noise 0.5: between 45.00 % and 86.67 % (not proven)."
+    assert map_answer([]).startswith("No cell")
