@@ -443,7 +443,8 @@ def test_a_family_that_fails_keeps_the_others_figures(correlated, monkeypatch):
     original, masked = correlated
     risk = rlopt.assess_risk(original, masked, families=["wm", "sb"], time_limit=20, folds=0)
     rows = {r["family"]: r for r in risk.figures["families"]}
-    assert rows["wm"]["status"] == "optimal" and rows["wm"]["n_correct"] is not None
+    # wm keeps its figure (optimal on an idle machine; an interval when the machine is loaded)
+    assert rows["wm"]["status"] in ("optimal", "time_limit") and rows["wm"]["n_correct"] is not None
     assert rows["sb"]["status"] == "failed" and rows["sb"]["n_correct"] is None
     assert any(note.startswith("sb failed: ") for note in risk.figures["inputs"]["notes"])
     assert risk.headline.n_correct >= rows["wm"]["n_correct"]

@@ -92,9 +92,9 @@ def _hard_file():
     return noisy_file(3, 60, 4, scale=(0.8, 1.0, 1.2, 1.5))
 
 
-def _checked_run(result):
+def _checked_run(result, n_blocks: int = 6, size: int = 10):
     blocks = result.blocks
-    assert blocks is not None and blocks["n_blocks"] == 6 and blocks["size"] == 10
+    assert blocks is not None and blocks["n_blocks"] == n_blocks and blocks["size"] == size
     assert sorted(r for block in blocks["blocks"] for r in block["records"]) == list(range(60))
     assert blocks["ceiling"] == sum(block["bound"] for block in blocks["blocks"])
     assert blocks["complete"] == all(
@@ -109,17 +109,20 @@ def _checked_run(result):
 
 RUN_OPTIONS = dict(searches={"quick_solve": False, "parameter_bb": False})
 RUN = dict(time_limit=8, **RUN_OPTIONS)
+LOADED = dict(time_limit=20, **RUN_OPTIONS)
+"""Blocks of 6 records prove in well under a second each, but their workers must start
+first: on a loaded machine (CI's; this one beside other work) no block of 10 had started
+within 8 s. 20 s leaves the workers time to start."""
 
 
 def _some_block_proven(result):
-    """At least one block proven below its size: the blocks bound the run. (All six
-    proven give 38 on an idle machine; under load the last may not start in 8 s.)"""
+    """At least one block proven below its size: the blocks bound the run."""
     return any(b["status"] == "optimal" and b["bound"] < len(b["records"]) for b in result.blocks["blocks"])
 
 
 def test_a_run_is_bounded_by_its_blocks_solved_in_local_workers():
-    result = fit("sb", *_hard_file(), blocks={"size": 10, "jobs": 2}, **RUN)
-    assert _checked_run(result) < 60 and _some_block_proven(result)
+    result = fit("sb", *_hard_file(), blocks={"size": 6, "jobs": 2}, **LOADED)
+    assert _checked_run(result, n_blocks=10, size=6) < 60 and _some_block_proven(result)
 
 
 def test_the_same_blocks_on_a_dask_cluster():
@@ -129,8 +132,10 @@ def test_the_same_blocks_on_a_dask_cluster():
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
-        result = fit("sb", *_hard_file(), blocks={"size": 10, "scheduler": cluster.scheduler_address}, **RUN)
-    assert _checked_run(result) < 60 and _some_block_proven(result)
+        result = fit(
+            "sb", *_hard_file(), blocks={"size": 6, "scheduler": cluster.scheduler_address}, **LOADED
+        )
+    assert _checked_run(result, n_blocks=10, size=6) < 60 and _some_block_proven(result)
 
 
 def test_a_ctrl_c_during_the_solve_does_not_wait_for_the_blocks():

@@ -497,9 +497,9 @@ def test_a_baseline_at_the_ceiling_by_the_margin_is_proven():
 
 def test_ctrl_c_keeps_the_baselines_and_the_interval_a_family_had_reached(small_pair):
     """Ctrl-C while a family is learned, even before its solve: the baselines and the
-    family's interval so far (a verified lower end, a ceiling) are in what is kept, and
-    the command prints them."""
-    from rlopt.cli._risk_lines import risk_interrupted
+    family's interval so far (a verified lower end, a ceiling) are in the stopped
+    assessment, and the command prints them."""
+    from rlopt.cli._risk_lines import print_risk
     from rlopt.exceptions import Interrupted
 
     seen = []
@@ -514,10 +514,13 @@ def test_ctrl_c_keeps_the_baselines_and_the_interval_a_family_had_reached(small_
         assess_risk(
             original, masked, families=["wm"], folds=0, time_limit=10, intervals=stop_at_the_second_event
         )
-    partial = caught.value.partial
-    assert set(partial["baselines"]) >= {"am", "md"} and partial["families"] == []
-    reached = partial["reached"]["wm"]
-    assert reached == seen[-1][1] and reached["lower"] is not None and reached["lower"] <= reached["upper"]
+    stopped = caught.value.partial
+    assert set(stopped.baselines) >= {"am", "md"} and stopped.stopped == ["wm"]
+    (row,) = stopped.families
+    reached = seen[-1][1]
+    assert (row.status, row.n_correct, row.bound) == ("interrupted", reached["lower"], reached["upper"])
+    assert reached["lower"] is not None and reached["lower"] <= reached["upper"]
     lines = []
-    assert risk_interrupted(caught.value, None, lines.append).exit_code == 130
-    assert lines[0].startswith("  baselines: am ") and f"wm: between {reached['lower']} and" in lines[-1]
+    print_risk(stopped, lines.append)
+    assert any(line.startswith("  baselines: am ") for line in lines)
+    assert f"  wm: {100 * reached['lower'] / len(original):.2f}% interrupted" in "\n".join(lines)
