@@ -25,6 +25,7 @@ __all__ = [
     "pair_view",
     "panels",
     "records_view",
+    "run_answer",
     "run_view",
 ]
 
@@ -221,7 +222,32 @@ def run_view(workspace: Workspace, folder: Path) -> dict:
         "ended": ended,
         "summary": log.read_text(encoding="utf-8", errors="replace") if ended and log.exists() else "",
         "downloads": [name for name in DOWNLOADS if (folder / name).is_file()],
+        "answer": run_answer(folder) if ended else None,
     }
+
+
+def run_answer(folder: Path) -> dict | None:
+    """A finished run's answer in one line (:func:`rlopt.report.answer`; a map's,
+    :func:`rlopt.report.map_answer`) from the figures it wrote, and whether it is proven
+    (a run stopped or partly failed never is); ``None`` when it wrote none (an update
+    attack's or private model's figures have no worst case of a pair)."""
+    from rlopt.report.answer import answer, map_answer
+
+    try:
+        if (folder / "compare.csv").is_file():
+            import pandas as pd
+
+            rows = pd.read_csv(folder / "compare.csv").to_dict(orient="records")
+            proven = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
+            return {"text": map_answer(rows), "proven": proven}
+        figures = json.loads((folder / "figures.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    headline = figures.get("headline") if isinstance(figures, dict) else None
+    if not isinstance(headline, dict):
+        return None
+    proven = headline.get("status") == "proven" and not headline.get("stopped") and not headline.get("failed")
+    return {"text": answer(figures), "proven": proven}
 
 
 def chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
