@@ -200,10 +200,14 @@ def worst_of(
 
 
 def stopped_row(family: str, history: list[dict], n_records: int) -> FamilyRow:
-    """A family stopped by Ctrl-C: the interval its run's certificate had reached (the
-    last of ``history``, its events), or no figure when it had none (not started)."""
+    """A family stopped by Ctrl-C: the interval its runs had reached (over ``history``,
+    their certificates' events: the best verified count, the lowest proven ceiling; a
+    race's runs report in turn), or no figure when it had none (not started)."""
+    counted = [e for e in history if e.get("lower") is not None]
+    best = max(counted, key=lambda e: e["lower"], default={})
+    lowest = min(history, key=lambda e: e["upper"], default={})
+    lower, upper = best.get("lower"), lowest.get("upper")
     last = history[-1] if history else {}
-    lower, upper = last.get("lower"), last.get("upper")
     return FamilyRow(
         family=family,
         source="learned",
@@ -213,8 +217,8 @@ def stopped_row(family: str, history: list[dict], n_records: int) -> FamilyRow:
         bound=upper,
         bound_rate=None if upper is None else upper / n_records,
         seconds=float(last.get("seconds", 0.0)),
-        lower_source=last.get("lower_source"),
-        upper_source=last.get("upper_source"),
+        lower_source=best.get("lower_source"),
+        upper_source=lowest.get("upper_source"),
         history=list(history) or None,
     )
 

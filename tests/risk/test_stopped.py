@@ -89,3 +89,20 @@ def test_the_answer_of_a_map_ranks_its_cells_by_their_upper_end():
     )
     assert map_answer(rows[1:2]) == "Worst case of noise 0.5: between 45.00 % and 86.67 % (not proven)."
     assert map_answer([]).startswith("No cell")
+
+
+def test_a_raced_familys_stopped_row_takes_the_best_of_its_runs_reports():
+    """Two runs of sb report in turn: the row holds the best verified count and the
+    lowest proven ceiling of either, each with what reached it."""
+    from rlopt.risk.pair import stopped_row
+
+    history = [
+        {"seconds": 1.0, "lower": 20, "lower_source": "run 1", "upper": 50, "upper_source": "MILP bound"},
+        {"seconds": 2.0, "lower": 24, "lower_source": "run 2", "upper": 55, "upper_source": "MILP bound (2)"},
+        {"seconds": 3.0, "lower": 22, "lower_source": "run 1", "upper": 48, "upper_source": "hitting sets"},
+    ]
+    row = stopped_row("sb", history, 60)
+    assert (row.n_correct, row.lower_source, row.bound, row.upper_source) == (24, "run 2", 48, "hitting sets")
+    assert (row.status, row.seconds, row.rate) == ("interrupted", 3.0, 0.4)
+    empty = stopped_row("ci", [], 60)
+    assert (empty.n_correct, empty.bound, empty.history) == (None, None, None)
