@@ -169,6 +169,24 @@ def risk(
             rich_help_panel=CHECKS,
         ),
     ] = 0,
+    drivers: Annotated[
+        bool,
+        typer.Option(
+            "--drivers",
+            help="which attribute carries the risk: the families again without each attribute, "
+            "ranked by how far the worst case drops",
+            rich_help_panel=CHECKS,
+        ),
+    ] = False,
+    drivers_time_limit: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help="--drivers: seconds per family without one attribute (default: --time-limit "
+            "over the number of attributes, at least 1)",
+            rich_help_panel=CHECKS,
+        ),
+    ] = None,
     *,
     masking: dict[str, Any],
 ) -> None:
@@ -180,6 +198,7 @@ def risk(
     check_outputs(report=report, json=json_out, records_csv=records_csv, events=events)
     say = summary_to(json_out)
     published = _published(attack_method, masking)
+    drivers_limit = _drivers_limit(drivers, drivers_time_limit)
     block_ceilings = block_options(blocks, jobs, scheduler)
     a, b = load_table(original), load_table(masked)
     solving = Solving(
@@ -217,6 +236,8 @@ def risk(
             blocks=block_ceilings,
             n_jobs=1 if block_ceilings is not None else jobs,
             scheduler=None if block_ceilings is not None else scheduler,
+            drivers=drivers,
+            drivers_time_limit=drivers_limit,
         )
     except KeyboardInterrupt as exc:  # Ctrl-C: the families finished so far, then exit 130
         stopped = risk_interrupted(exc, json_out, say)
@@ -226,6 +247,20 @@ def risk(
     _written(result, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
     if not result.complete:  # the figures are written; the exit code says they are partial
         raise typer.Exit(1)
+
+
+def _drivers_limit(drivers: bool, limit: float | None) -> float | None:
+    """--drivers-time-limit, checked: seconds > 0 with --drivers (``None``: the default)."""
+    if limit is None:
+        return None
+    if not drivers:
+        raise InputError(f"--drivers-time-limit {limit:g} needs --drivers")
+    if limit <= 0:
+        raise InputError(
+            f"--drivers-time-limit {limit:g}; expected seconds > 0 (for no limit, give --time-limit 0 "
+            "and no --drivers-time-limit)"
+        )
+    return limit
 
 
 def _published(attack_method: str | None, masking: dict[str, Any]):
