@@ -181,6 +181,7 @@ def risk(
     drivers_time_limit: Annotated[
         float | None,
         typer.Option(
+            "--drivers-limit",
             metavar="SECONDS",
             help="--drivers: seconds per family without one attribute (default: --time-limit "
             "over the number of attributes, at least 1)",
@@ -250,15 +251,15 @@ def risk(
 
 
 def _drivers_limit(drivers: bool, limit: float | None) -> float | None:
-    """--drivers-time-limit, checked: seconds > 0 with --drivers (``None``: the default)."""
+    """--drivers-limit, checked: seconds > 0 with --drivers (``None``: the default)."""
     if limit is None:
         return None
     if not drivers:
-        raise InputError(f"--drivers-time-limit {limit:g} needs --drivers")
+        raise InputError(f"--drivers-limit {limit:g} needs --drivers")
     if limit <= 0:
         raise InputError(
-            f"--drivers-time-limit {limit:g}; expected seconds > 0 (for no limit, give --time-limit 0 "
-            "and no --drivers-time-limit)"
+            f"--drivers-limit {limit:g}; expected seconds > 0 (for no limit, give --time-limit 0 "
+            "and no --drivers-limit)"
         )
     return limit
 

@@ -181,7 +181,7 @@ def assess_risk(
         :attr:`RiskAssessment.drivers`). A file of one attribute has none: an error
         before any solve.
     drivers_time_limit : float, default=None
-        Each family's time limit without one attribute; ``None``: ``time_limit`` over the
+        Each family's time limit without one attribute (CLI ``--drivers-limit``); ``None``: ``time_limit`` over the
         number of attributes, at least 1 s (:func:`rlopt.risk.drivers.drivers_limit`).
     """
     explicit = families is not None

@@ -74,6 +74,7 @@ def drivers_limit(time_limit: float | None, n_attributes: int) -> float | None:
     return None if time_limit is None else max(1.0, time_limit / n_attributes)
 
 
+# (over 60 lines by its numpydoc docstring: the body is the three views above)
 def attribute_drivers(
     measured: Measured,
     families: Sequence[str],
@@ -136,7 +137,7 @@ def attribute_drivers(
             _without(
                 data.subset(kept), attribute, families, full, margin=margin, options=options,
                 sample=sample, seed=seed, jobs=jobs, scheduler=scheduler,
-                progress=lambda message, name=attribute: say(f"  without {name}: {message}"),
+                progress=_prefixed(say, f"  without {attribute}: "),
             )
         )  # fmt: skip
     rows.sort(key=lambda row: (-row["drop"], row["upper"]))  # stable: column order breaks ties
@@ -196,6 +197,10 @@ def _without(
     }
 
 
+def _prefixed(say: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    return lambda message: say(prefix + message)
+
+
 def _worst_dict(worst: WorstCase) -> dict:
     return {
         "lower": int(worst.n_correct),
@@ -218,9 +223,9 @@ def parameter_shares(params: dict[str, dict], rows: Sequence[FamilyRow], columns
     (:meth:`rlopt.families.Family.attribute_shares`); a non-finite share is an error."""
     out = {}
     for row in rows:
-        values = params.get(row.family)
+        values = params.get(row.family) if row.learned else None
         family = None if not values else family_of(values, row.family)
-        if not row.learned or family is None:
+        if values is None or family is None:
             continue
         shares = family.attribute_shares(values, columns)
         out[row.family] = {
