@@ -74,6 +74,8 @@ def print_drivers(drivers: dict, say: Callable[[str], None]) -> None:
             ).rstrip()
         )
     say("  drop: the whole file's lower end less the lower end without the attribute (verified counts)")
+    for note in drivers["notes"]:
+        say(f"  ({note})")
     for name, p in drivers["parameters"].items():
         say(f"  {name}: {p['meaning']}")
     groups = drivers["records"]["groups"]

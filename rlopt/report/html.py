@@ -177,8 +177,13 @@ def _drivers_view(drivers: dict | None) -> dict | None:
             "rank": row["rank"],
             "attribute": row["attribute"],
             "without": ends(row),
-            "drop": row["drop"],
-            "families": "; ".join(f"{fam['family']} {ends(fam)}" for fam in row["families"]),
+            "drop": f"{row['drop']}{' exact' if row['drop_exact'] else ''}",
+            "families": "; ".join(
+                f"{fam['family']} {ends(fam)}"
+                + ("" if fam["drop"] is None else f", drop {fam['drop']}")
+                + (" exact" if fam["drop_exact"] else "")
+                for fam in row["families"]
+            ),  # fmt: skip
             "shares": [f"{values[row['attribute']]:.3f}" for values in shares.values()],
             "notes": " ".join(row["notes"]),
         }

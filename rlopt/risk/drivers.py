@@ -34,6 +34,7 @@ from rlopt.milp import SolverOptions
 from rlopt.risk.figures import FamilyRow
 from rlopt.risk.pair import Measured, measure, worst_of
 from rlopt.risk.worst_case import WorstCase
+from rlopt.status import Status
 
 __all__ = [
     "RECORD_GROUPS",
@@ -53,6 +54,14 @@ RECORD_GROUPS = {
     "none": "re-identified by no method measured",
 }
 """The four groups of :func:`record_groups`, in words; every record is in exactly one."""
+
+INEXACT_DROP = (
+    "a drop is exact only where the worst case is proven with and without the attribute "
+    "(drop_exact); elsewhere it compares verified lower ends found within time limits (the "
+    "whole file's and the shorter one without each attribute), so part of it can be the time "
+    "and not the attribute"
+)
+"""The note of a ranking with a drop between intervals."""
 
 
 def check_drivers(data: LinkageData, families: Sequence[str]) -> None:
@@ -110,7 +119,9 @@ def attribute_drivers(
         (the whole file's worst case: ``lower``, ``upper``, ``status``, ``source``,
         ``upper_source``); ``ranking`` (one row per attribute, the attribute whose
         absence drops the worst case most first: ``rank``, ``attribute``, its worst case
-        without it, ``drop``, each family's ``lower``, ``upper``, ``status``, ``notes``);
+        without it, ``drop`` and ``drop_exact``, each family's ``lower``, ``upper``,
+        ``status``, ``drop`` and ``drop_exact``, ``notes``); ``notes`` (why a drop is not
+        exact, where one is not);
         ``parameters`` (per learned family, ``meaning`` and ``shares`` by attribute or
         ``None``); ``records`` (:func:`record_groups`).
 
@@ -129,13 +140,14 @@ def attribute_drivers(
         data.n_records,
         identical=measured.identical,
     )
+    learned = {row.family: row for row in measured.families if row.learned}
     rows = []
     for k, attribute in enumerate(data.columns):
         say(f"drivers: without {attribute} ({k + 1} of {data.n_attributes})")
         kept = [j for j in range(data.n_attributes) if j != k]
         rows.append(
             _without(
-                data.subset(kept), attribute, families, full, margin=margin, options=options,
+                data.subset(kept), attribute, families, (full, learned), margin=margin, options=options,
                 sample=sample, seed=seed, jobs=jobs, scheduler=scheduler,
                 progress=_prefixed(say, f"  without {attribute}: "),
             )
@@ -147,6 +159,7 @@ def attribute_drivers(
         "each attribute; PLD and the transparency attack are not measured again",
         "full": _worst_dict(full),
         "ranking": [{"rank": rank, **row} for rank, row in enumerate(rows, 1)],
+        "notes": [] if all(row["drop_exact"] for row in rows) else [INEXACT_DROP],
         "parameters": parameter_shares(measured.params, measured.families, data.columns),
         "records": record_groups(measured.records, [r.family for r in measured.families if r.learned]),
     }
@@ -156,7 +169,7 @@ def _without(
     data: LinkageData,
     attribute: str,
     families: Sequence[str],
-    full: WorstCase,
+    whole: tuple[WorstCase, dict[str, FamilyRow]],
     *,
     margin: float,
     options: SolverOptions,
@@ -167,7 +180,8 @@ def _without(
     progress: Callable[[str], None],
 ) -> dict:
     """The worst case of ``data`` (the pair less ``attribute``): each family's interval
-    and the worst case over them, beside the whole file's ``full``."""
+    and the worst case over them, and their drops from the ``whole`` file's (its worst
+    case and its learned families' rows)."""
     notes: list[str] = []
     suited = []
     for name in families:
@@ -187,12 +201,13 @@ def _without(
             notes.append(str(w.message))
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    worst = measured.worst
+    worst, (full, full_rows) = measured.worst, whole
     return {
         "attribute": attribute,
         **_worst_dict(worst),
         "drop": full.n_correct - worst.n_correct,
-        "families": [_family_dict(row) for row in measured.families],
+        "drop_exact": full.status == worst.status == Status.PROVEN,
+        "families": [_family_dict(row, full_rows.get(row.family)) for row in measured.families],
         "notes": notes,
     }
 
@@ -211,10 +226,21 @@ def _worst_dict(worst: WorstCase) -> dict:
     }
 
 
-def _family_dict(row: FamilyRow) -> dict:
-    """A family's interval without an attribute: its verified count, its ceiling
-    (``None``: none proven) and its status."""
-    return {"family": row.family, "lower": row.n_correct, "upper": row.bound, "status": str(row.status)}
+def _family_dict(row: FamilyRow, full: FamilyRow | None) -> dict:
+    """A family's interval without an attribute (its verified count, its ceiling, ``None``
+    where none is proven, and its status) and its drop from the whole file's ``full``
+    row (exact where both are optima)."""
+    drop = None
+    if full is not None and full.n_correct is not None and row.n_correct is not None:
+        drop = full.n_correct - row.n_correct
+    return {
+        "family": row.family,
+        "lower": row.n_correct,
+        "upper": row.bound,
+        "status": str(row.status),
+        "drop": drop,
+        "drop_exact": drop is not None and full is not None and full.status == row.status == Status.OPTIMAL,
+    }
 
 
 def parameter_shares(params: dict[str, dict], rows: Sequence[FamilyRow], columns: Sequence[str]) -> dict:
