@@ -249,3 +249,28 @@ def test_cli_bad_drivers_use_is_one_error_line(tmp_path, monkeypatch, capsys, ex
     code = run_main(["risk", "a.csv", "b.csv", "--families", "wm", "--folds", "0", *extra])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
+
+
+def test_ctrl_c_while_the_drivers_run_keeps_the_whole_files_figures():
+    """Ctrl-C during a run without an attribute: the whole file's baselines and families,
+    measured before, are what is kept."""
+    from rlopt.exceptions import Interrupted
+
+    def stop_without_an_attribute(message):
+        if message.startswith("drivers: without"):
+            raise KeyboardInterrupt
+
+    original, masked = noisy_file(0, 12, 3)
+    with pytest.raises(Interrupted) as caught:
+        assess_risk(
+            original,
+            masked,
+            families=["wm"],
+            time_limit=10,
+            folds=0,
+            drivers=True,
+            progress=stop_without_an_attribute,
+        )
+    partial = caught.value.partial
+    (wm,) = partial["families"]
+    assert wm.family == "wm" and wm.status == "optimal" and set(partial["baselines"]) >= {"am", "md", "pld"}
