@@ -46,11 +46,12 @@ __all__ = [
 ]
 
 RECORD_GROUPS = {
-    "exposed": "re-identified by every method measured (each learned family, baseline and attack): "
-    "exposed whatever the intruder does",
-    "learned_only": "re-identified by some learned family and by no baseline or attack: only the "
-    "learned worst case reaches them",
-    "some_fixed": "re-identified by some baseline or attack, but not by every method",
+    "exposed": "re-identified by every method measured (each learned family, baseline, saved "
+    "parameter and attack): exposed whatever the intruder does",
+    "learned_only": "re-identified by some learned family and by no fixed method (baseline, saved "
+    "parameter, attack): only the learned worst case reaches them",
+    "some_fixed": "re-identified by some fixed method (baseline, saved parameter, attack), but not by "
+    "every method",
     "none": "re-identified by no method measured",
 }
 """The four groups of :func:`record_groups`, in words; every record is in exactly one."""
