@@ -170,6 +170,25 @@ def risk(
             rich_help_panel=CHECKS,
         ),
     ] = 0,
+    drivers: Annotated[
+        bool,
+        typer.Option(
+            "--drivers",
+            help="which attribute carries the risk: the families again without each attribute, "
+            "ranked by how far the worst case drops",
+            rich_help_panel=CHECKS,
+        ),
+    ] = False,
+    drivers_time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--drivers-limit",
+            metavar="SECONDS",
+            help="--drivers: seconds per family without one attribute (default: --time-limit "
+            "over the number of attributes, at least 1)",
+            rich_help_panel=CHECKS,
+        ),
+    ] = None,
     *,
     masking: dict[str, Any],
 ) -> None:
@@ -181,6 +200,7 @@ def risk(
     check_outputs(report=report, json=json_out, records_csv=records_csv, events=events)
     say = summary_to(json_out)
     published = _published(attack_method, masking)
+    drivers_limit = _drivers_limit(drivers, drivers_time_limit)
     block_ceilings = block_options(blocks, jobs, scheduler)
     a, b = load_table(original), load_table(masked)
     solving = Solving(
@@ -218,6 +238,8 @@ def risk(
             blocks=block_ceilings,
             n_jobs=1 if block_ceilings is not None else jobs,
             scheduler=None if block_ceilings is not None else scheduler,
+            drivers=drivers,
+            drivers_time_limit=drivers_limit,
         )
     except Interrupted as exc:  # Ctrl-C: the figures and report of what finished, then exit 130
         _written(exc.partial, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
@@ -229,6 +251,20 @@ def risk(
     _written(result, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
     if not result.complete:  # the figures are written; the exit code says they are partial
         raise typer.Exit(1)
+
+
+def _drivers_limit(drivers: bool, limit: float | None) -> float | None:
+    """--drivers-limit, checked: seconds > 0 with --drivers (``None``: the default)."""
+    if limit is None:
+        return None
+    if not drivers:
+        raise InputError(f"--drivers-limit {limit:g} needs --drivers")
+    if limit <= 0:
+        raise InputError(
+            f"--drivers-limit {limit:g}; expected seconds > 0 (for no limit, give --time-limit 0 "
+            "and no --drivers-limit)"
+        )
+    return limit
 
 
 def _published(attack_method: str | None, masking: dict[str, Any]):

@@ -122,6 +122,16 @@ class Family(ABC):
         measure (the Choquet families), else ``None``."""
         return None
 
+    shares_meaning: ClassVar[str] = "no weight per attribute"
+    """What :meth:`attribute_shares` gives, in words (or why a parameter has none)."""
+
+    @classmethod
+    def attribute_shares(cls, params: Mapping, columns: Sequence[str]) -> dict[str, float] | None:
+        """Each attribute's share of a parameter of the family, summing to 1, where the
+        parameter has one per attribute (what it is: :attr:`shares_meaning`), else ``None``.
+        This default: the Shapley values of a fuzzy measure (:meth:`shapley_values`)."""
+        return cls.shapley_values(params, columns)
+
 
 class BaselineFamily(Family):
     """A family without learning: its single distance is derived from the data."""

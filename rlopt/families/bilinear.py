@@ -112,6 +112,20 @@ class Bilinear(LearnedFamily):
             ),
         )
 
+    shares_meaning = (
+        "the attribute's diagonal entry of Q divided by the trace (1 in these families), so "
+        "that they sum to 1; an entry can be negative, and the off-diagonal couplings are not shown"
+    )
+
+    @classmethod
+    def attribute_shares(cls, params: Mapping, columns: Sequence[str]) -> dict[str, float] | None:
+        """The diagonal of ``Q`` over its trace (``None`` for a trace that is not > 0)."""
+        diagonal = np.diagonal(np.asarray(params["Q"], dtype=float))
+        trace = float(diagonal.sum())
+        if not trace > 0:
+            return None
+        return {str(c): float(v) / trace for c, v in zip(params["columns"], diagonal)}
+
     def n_params(self, n_attributes):
         return n_attributes * (n_attributes + 1) // 2
 

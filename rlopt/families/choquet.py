@@ -189,6 +189,7 @@ class Choquet(LearnedFamily):
 
     name = "ci"
     title = "Choquet integral"
+    shares_meaning = "the attribute's Shapley value in the fuzzy measure (they sum to mu(all) = 1)"
     min_attributes = 2  # with one attribute mu is fixed (mu(V) = 1): the distance is AM
 
     @classmethod

@@ -233,6 +233,7 @@ class KAdditiveChoquet(LearnedFamily):
 
     name = "ci_k"
     title = "k-additive Choquet integral (a lower end for ci)"
+    shares_meaning = "the attribute's Shapley value in the fuzzy measure (they sum to mu(all) = 1)"
     option_names = ("k",)
     min_attributes = 2  # with one attribute the measure is fixed: the distance is AM
 

@@ -46,6 +46,10 @@ class OrderedWeightedAverage(LearnedFamily):
 
     name = "owa"
     title = "ordered weighted average"
+    shares_meaning = (
+        "none: OWA's weights are on ranks (the largest difference of a pair, the second "
+        "largest, ...), not on attributes"
+    )
 
     @classmethod
     def report_view(

@@ -58,6 +58,13 @@ class WeightedMean(LearnedFamily):
             chart=bar(names, values, title=f"{name} weights", ylabel="weight"),
         )
 
+    shares_meaning = "the attribute's weight (the weights sum to 1)"
+
+    @classmethod
+    def attribute_shares(cls, params: Mapping, columns: Sequence[str]) -> dict[str, float]:
+        """The weights themselves: ``p >= 0`` and ``sum p = 1``."""
+        return {str(c): float(w) for c, w in params["weights"].items()}
+
     def lower(self, n_attributes: int) -> float:
         return 0.0
 

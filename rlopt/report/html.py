@@ -159,6 +159,50 @@ def _steps(history: list[dict], end: str) -> str:
     )
 
 
+def _drivers_view(drivers: dict | None) -> dict | None:
+    """The drivers section's rows (``None`` without drivers): per attribute, the worst
+    case without it in words, each family's interval and its share of each family's
+    parameter; per record group, its count and up to :data:`MAX_RECORD_ROWS` record ids."""
+    if not drivers:
+        return None
+
+    def ends(row: dict) -> str:
+        if row["status"] in ("proven", "optimal"):
+            return f"{row['lower']} ({row['status']})"
+        upper = "no ceiling" if row["upper"] is None else row["upper"]
+        return f"{row['lower']} to {upper} ({row['status']})"
+
+    shares = {name: p["shares"] for name, p in drivers["parameters"].items() if p["shares"] is not None}
+    rows = [
+        {
+            "rank": row["rank"],
+            "attribute": row["attribute"],
+            "without": ends(row),
+            "drop": f"{row['drop']}{' exact' if row['drop_exact'] else ''}",
+            "families": "; ".join(
+                f"{fam['family']} {ends(fam)}"
+                + ("" if fam["drop"] is None else f", drop {fam['drop']}")
+                + (" exact" if fam["drop_exact"] else "")
+                for fam in row["families"]
+            ),  # fmt: skip
+            "shares": [f"{values[row['attribute']]:.3f}" for values in shares.values()],
+            "notes": " ".join(row["notes"]),
+        }
+        for row in drivers["ranking"]
+    ]
+    groups = [
+        {
+            "name": name,
+            "meaning": drivers["records"]["meaning"][name],
+            "n": group["n"],
+            "records": ", ".join(map(str, group["records"][:MAX_RECORD_ROWS])),
+            "more": max(0, group["n"] - MAX_RECORD_ROWS),
+        }
+        for name, group in drivers["records"]["groups"].items()
+    ]
+    return {"full": ends(drivers["full"]), "share_families": list(shares), "rows": rows, "groups": groups}
+
+
 def render_risk_report(assessment, path: str | Path) -> Path:
     """Write the HTML risk report of a :class:`rlopt.risk.RiskAssessment`."""
     figures = assessment.figures
@@ -189,6 +233,7 @@ def render_risk_report(assessment, path: str | Path) -> Path:
             records_csv=f"data:text/csv;base64,{csv}",
             tradeoff=_table(pd.DataFrame(figures["tradeoff"] or [])),
             worst=worst,
+            drivers=_drivers_view(figures.get("drivers")),
         )
     )
     path = Path(path)

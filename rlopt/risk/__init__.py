@@ -6,8 +6,11 @@ Modules:
   command calls (``risk``, each cell of ``compare``, each value of ``tradeoff``): the
   baselines, saved parameters, learned families and transparency attack, the
   per-record columns and the worst case over them;
-- ``assess``: :func:`assess_risk` = validate -> measure -> generalisation, utility
+- ``assess``: :func:`assess_risk` = validate -> measure -> generalisation, drivers, utility
   measures, the report's rows;
+- ``drivers``: :func:`~rlopt.risk.drivers.attribute_drivers`, which attribute carries the
+  risk: the worst case measured again without each attribute and ranked by its drop, each
+  family's share per attribute, and the records every method re-identifies (``--drivers``);
 - ``generalisation``: the k-fold check of a learned distance on held-out records;
 - ``figures``: what it returns, :class:`RiskAssessment` with typed rows
   (:class:`Headline`, :class:`BaselineRow`, :class:`FamilyRow`) and their JSON form;

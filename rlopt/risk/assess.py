@@ -24,12 +24,23 @@ from rlopt.families import family_of, get_learned_family, learned_families
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
 from rlopt.milp.certificate import BlockOptions
+from rlopt.risk.drivers import attribute_drivers, check_drivers, drivers_limit
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.generalisation import k_fold_generalisation
 from rlopt.risk.measures import information_loss, interval_disclosure
 from rlopt.risk.pair import Measured, measure, worst_of
 from rlopt.status import Status
-from rlopt.validation import JOBS, MARGIN, PERCENTAGE, SEED, Interval, Options, check_params, validate_params
+from rlopt.validation import (
+    JOBS,
+    MARGIN,
+    PERCENTAGE,
+    SEED,
+    TIME_LIMIT,
+    Interval,
+    Options,
+    check_params,
+    validate_params,
+)
 
 __all__ = ["assess_risk", "DEFAULT_FAMILIES"]
 
@@ -71,6 +82,8 @@ def published_masking(attack: dict | MaskingSpec) -> MaskingSpec:
         "interval_p": [PERCENTAGE],
         "learn_sample": [Interval(Integral, 2, note="records; CLI --learn-sample"), None],
         "seed": [SEED],
+        "drivers": [Options((True, False))],
+        "drivers_time_limit": [TIME_LIMIT, None],
     }
 )
 def assess_risk(
@@ -98,6 +111,8 @@ def assess_risk(
     blocks: BlockOptions | dict | None = None,
     n_jobs: int = 1,
     scheduler: str | None = None,
+    drivers: bool = False,
+    drivers_time_limit: float | None = None,
 ) -> RiskAssessment:
     """Everything a disclosure-control officer asks before publishing ``masked``.
 
@@ -158,6 +173,16 @@ def assess_risk(
         (:mod:`rlopt.milp.race`). A proven figure is the same for every ``n_jobs``; an
         interval at a time limit may narrow with it. With ``blocks`` the blocks have the
         workers and the families run one after another.
+    drivers : bool, default=False
+        Which attribute carries the risk (CLI ``--drivers``): the families measured again
+        without each attribute, the attributes ranked by how far the worst case drops,
+        what the parameters say of each attribute and which records every method
+        re-identifies (:func:`rlopt.risk.drivers.attribute_drivers`; on
+        :attr:`RiskAssessment.drivers`). A file of one attribute has none: an error
+        before any solve.
+    drivers_time_limit : float, default=None
+        Each family's time limit without one attribute (CLI ``--drivers-limit``); ``None``: ``time_limit`` over the
+        number of attributes, at least 1 s (:func:`rlopt.risk.drivers.drivers_limit`).
     """
     explicit = families is not None
     families = _learned_names(
@@ -176,6 +201,9 @@ def assess_risk(
     notes = [str(w.message) for w in caught]
     say = progress or (lambda message: None)
     families = _suited(families, explicit, data, notes)  # every limit before the first solve
+    if drivers:
+        check_drivers(data, families)
+        drivers_time_limit = drivers_time_limit or drivers_limit(time_limit, data.n_attributes)
     for name in generalisation_families if folds else ():
         get_learned_family(name).check_attributes(data.n_attributes)
     if folds and folds > data.n_records:
@@ -210,6 +238,8 @@ def assess_risk(
         "interval_p": interval_p,
         "learn_sample": None if sample is None else int(sample.size),
         "blocks": None if blocks is None or sample is not None else dataclasses.asdict(blocks),
+        "drivers": drivers,
+        "drivers_time_limit": drivers_time_limit if drivers else None,
     }
     try:
         measured = measure(
@@ -237,6 +267,17 @@ def assess_risk(
         except KeyboardInterrupt:
             cut = "the generalisation folds"
             raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
+    found = None
+    if drivers:
+        without = dataclasses.replace(options, time_limit=drivers_time_limit)
+        try:
+            found = attribute_drivers(
+                measured, families, margin=margin, options=without, sample=sample, seed=seed, jobs=n_jobs,
+                scheduler=scheduler, progress=say,
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            cut = "the attribute drivers"
+            raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
     if callable(tradeoff):
         say("risk-utility trade-off")
     try:
@@ -244,7 +285,7 @@ def assess_risk(
     except KeyboardInterrupt:
         cut = "the risk-utility trade-off"
         raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
-    return _assessment(measured, inputs, generalisation, interval_p, tradeoff_table)
+    return _assessment(measured, inputs, generalisation, interval_p, tradeoff_table, drivers=found)
 
 
 def _suited(families: list[str], explicit: bool, data: LinkageData, notes: list[str]) -> list[str]:
@@ -312,6 +353,7 @@ def _assessment(
     tradeoff_table: pd.DataFrame | None,
     *,
     stopped: Sequence[str] = (),
+    drivers: dict | None = None,
 ) -> RiskAssessment:
     """The measurement and the figures around it, as the report's typed rows;
     ``stopped`` names the steps after the families that a Ctrl-C cut."""
@@ -345,6 +387,7 @@ def _assessment(
         records_summary=summary,
         tradeoff=None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
         records=records,
+        drivers=drivers,
     )
 
 

@@ -145,6 +145,10 @@ class RiskAssessment:
     records : DataFrame
         One row per record: which families' optima re-identify it, whether some
         admissible parameter of each family can, the baselines and the attack.
+    drivers : dict or None
+        Which attribute carries the risk (:func:`rlopt.risk.drivers.attribute_drivers`:
+        the worst case without each attribute, ranked, what the parameters say of each
+        attribute, the records every method re-identifies); ``None`` when not asked for.
     """
 
     headline: Headline
@@ -160,6 +164,7 @@ class RiskAssessment:
     records_summary: dict
     tradeoff: list | None
     records: pd.DataFrame = field(repr=False)
+    drivers: dict | None = None
 
     @property
     def failed(self) -> list[str]:
@@ -183,7 +188,7 @@ class RiskAssessment:
     def figures(self) -> dict[str, Any]:
         """The JSON form: ``inputs``, ``headline``, ``baselines``, ``families``,
         ``params``, ``shapley``, ``attack``, ``generalisation``, ``interval_disclosure``,
-        ``information_loss``, ``records_summary``, ``tradeoff``."""
+        ``information_loss``, ``records_summary``, ``tradeoff``, ``drivers``."""
         return {
             "inputs": self.inputs,
             "interrupted": bool(self.stopped),
@@ -198,6 +203,7 @@ class RiskAssessment:
             "information_loss": self.information_loss,
             "records_summary": self.records_summary,
             "tradeoff": self.tradeoff,
+            "drivers": self.drivers,
         }
 
     def to_json(self, path: str | Path) -> Path:
