@@ -5,11 +5,10 @@ request; :mod:`rlopt.app.routes` calls these and renders the templates."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rlopt.app.prepare import BUNDLED
-from rlopt.app.runs import FILE_ROLES, CompareSpec, command_line, read_events, run_state, spec_of
+from rlopt.app.runs import FILE_ROLES, CompareSpec, read_events, reproduction, run_state, spec_of
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import RloptError
 
@@ -209,15 +208,13 @@ def file_names(workspace: Workspace, spec: dict) -> list[str]:
 def run_view(workspace: Workspace, folder: Path) -> dict:
     """A run's page: its state, files, command, Python code, summary and downloads."""
     state = run_state(folder)
-    argv = json.loads((folder / "argv.json").read_text(encoding="utf-8"))
     spec = spec_of(state["spec"])
     ended = state["status"] not in ("queued", "running")
     log = folder / "output.log"
     return {
         "run": state,
         "files": file_names(workspace, state["spec"]),
-        "command": command_line(argv, folder),
-        "python": spec.python(workspace),
+        **reproduction(spec, workspace, folder.name),
         "ended": ended,
         "summary": log.read_text(encoding="utf-8", errors="replace") if ended and log.exists() else "",
         "downloads": [name for name in DOWNLOADS if (folder / name).is_file()],

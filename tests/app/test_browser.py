@@ -108,13 +108,23 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
     assert page.evaluate("window.swaps") >= 4  # at least two updates of each family's interval
     _shot(page, "4-results")
     shown = {f: page.locator(f"#family-{f} h3").inner_text() for f in ("wm", "ci")}
-    # the command the page shows, run here: the same figures
+    # the command the page shows, run where the files are: the same figures, in a new
+    # folder, and the run's own folder as it was
     command = page.locator("#command").inner_text()
-    argv = command.split(" && rlopt ", 1)[1]
+    assert "rlopt risk original.csv masked.csv " in command
+    run_id = page.url.rsplit("/", 1)[1]
+    folder = server["workspace"] / "runs" / run_id
+    left = {p.name: p.read_bytes() for p in folder.iterdir()}
+    rlopt = f"{sys.executable} -m rlopt "
     subprocess.run(
-        f"{sys.executable} -m rlopt {argv}", shell=True, check=True, cwd=tmp_path, capture_output=True
+        command.replace("&& rlopt ", f"&& {rlopt}"),
+        shell=True,
+        check=True,
+        cwd=tmp_path / "m433",
+        capture_output=True,
     )
-    figures = json.loads((tmp_path / "figures.json").read_text())
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == left
+    figures = json.loads((tmp_path / "m433" / f"rlopt-{run_id}-rerun" / "figures.json").read_text())
     for row in figures["families"]:
         assert row["status"] == "optimal"
         assert shown[row["family"]].startswith(f"{row['family']}: [{row['n_correct']}, {row['bound']}]")
