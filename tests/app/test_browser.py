@@ -82,10 +82,11 @@ def _load(page, original, masked):
     page.click("#load button")
 
 
-def _run(page, families, time_limit):
+def _run(page, families, time_limit, folds=0):
     for box in page.locator("input[name=families]").all():
         box.set_checked(box.get_attribute("value") in families)
     page.fill("input[name=time_limit]", str(time_limit))
+    page.fill("input[name=folds]", str(folds))
     page.click("#run")
     page.wait_for_url(re.compile(r"/runs/\d{8}-\d{6}-[0-9a-f]{6}$"))
 
@@ -153,7 +154,9 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
     page.fill("input[name=parameters]", "p=10")
     page.click("#prepare button")
     made = page.locator("pre.command").first.inner_text()
-    assert "rlopt data census --out original.csv" in made and "--method rank_swap --p 10 --seed 0" in made
+    assert (
+        "rlopt data census --out census-original.csv" in made and "--method rank_swap --p 10 --seed 0" in made
+    )
     assert page.locator("table.columns tbody tr").count() == 13
     _run(page, {"wm"}, 600)
     # until the interval has narrowed from both ends (a verified count, a proven ceiling)
@@ -173,14 +176,20 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
     assert reached and int(reached.group(2)) < 1080  # the ceiling proven before the stop is kept
 
 
-def test_an_empty_file_gets_the_command_lines_message(page, tmp_path):
+def test_an_empty_file_gets_the_command_lines_message_with_its_role_and_the_other_file_is_kept(
+    page, tmp_path
+):
     (tmp_path / "empty.csv").write_bytes(b"")
-    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "other.csv").write_text("a,b\n" + "".join(f"{i},{2 * i}\n" for i in range(5)))
     _load(page, tmp_path / "empty.csv", tmp_path / "other.csv")
     assert (
-        "'empty.csv' is empty (0 bytes); expected a header row and records"
+        "the original file: 'empty.csv' is empty (0 bytes); expected a header row and records"
         in page.locator(".error").inner_text()
     )
+    assert "keep the masked file loaded: other.csv" in page.locator("#load").inner_text()
+    page.set_input_files("input[name=original]", str(tmp_path / "other.csv"))  # only the refused one again
+    page.click("#load button")
+    assert "5 records" in page.locator("main").inner_text()
 
 
 def test_a_hostile_column_name_is_shown_as_text(page, tmp_path):
@@ -230,8 +239,13 @@ def test_a_map_of_masking_methods_fills_in_and_a_cell_opens_for_assessment(page,
     _shot(page, "6-map")
     rows.first.locator("button").click()
     made = page.locator("pre.command").first.inner_text()
-    assert "rlopt mask" in made and "--method mdav --k 3" in made
+    # the pair of the cell shown, named after it, on the form with the map's settings
+    assert "rlopt mask mine.csv --method mdav --k 3 --seed 0 --out mine-mdav-k=3-masked.csv" in made
+    assert "mine.csv and mine-mdav-k=3-masked.csv" in page.locator("main p").first.inner_text()
     assert page.locator("table.columns tbody tr").count() == 3
+    assert page.input_value("#assess input[name=time_limit]") == "10"
+    ticked = page.locator("#assess input[name=families]:checked").all()
+    assert [box.get_attribute("value") for box in ticked] == ["wm"]
 
 
 def test_privacy_models_of_a_released_file(page, tmp_path):

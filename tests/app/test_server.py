@@ -2,6 +2,7 @@
 on every request, the CSRF field on every form, the upload limit, downloads by their
 names only, a bad form said on the page; and the pieces the pages draw."""
 
+import html
 import re
 
 import pytest
@@ -117,3 +118,118 @@ def test_the_published_models_page_queues_its_runs_and_says_a_bad_form_on_itself
     files = {"before": ("b.csv", b"v\n1\n2\n"), "after": ("a.csv", b"v\n2\n")}
     queued = client.post("/published/update", data={"csrf": csrf, "model": "mean"}, files=files)
     assert queued.status_code == 200 and "Update attack of b.csv and a.csv" in queued.text
+
+
+def _queued(client) -> list[str]:
+    return client.app.state.workspace.run_ids()
+
+
+class _Said:
+    """A response with its page as the officer reads it (HTML entities unescaped)."""
+
+    def __init__(self, response):
+        self.status_code, self.said = response.status_code, html.unescape(response.text)
+
+
+def _post(client, *args, **kwargs) -> _Said:
+    return _Said(client.post(*args, **kwargs))
+
+
+def test_a_missing_or_wrong_input_is_refused_at_submission_and_the_form_kept(client, tmp_path):
+    """No file, no family or a parameter the method does not take: each said when the
+    form is sent (it used to map the bundled Census file, run wm, or start a run that
+    failed seconds later with the form emptied), and the form drawn again as given."""
+    client.get(f"/?token={TOKEN}")
+    csrf = _csrf(client)
+    mine = {"original": ("mine.csv", _files(tmp_path)["original"][1])}
+    asked = {"csrf": csrf, "methods": "mdav:k=3", "families": "wm", "time_limit": "7", "source": ""}
+    no_file = _post(client, "/compare", data=asked)
+    assert no_file.status_code == 400 and "no file chosen" in no_file.said
+    assert 'value="mdav:k=3"' in no_file.said and 'name="time_limit" value="7"' in no_file.said
+    wrong = _post(client, "/compare", data={**asked, "methods": "noise:sd=0.2"}, files=mine)
+    assert wrong.status_code == 400 and "'sd=0.2'" in wrong.said and "variance_ratio" in wrong.said
+    assert 'value="noise:sd=0.2"' in wrong.said  # kept, and so is the file loaded
+    kept = re.search(
+        r'name="kept_original" value="([0-9a-f]{16})" checked> keep the file loaded: <b>mine.csv', wrong.said
+    )
+    too_big = _post(
+        client, "/compare", data={**asked, "methods": "mdav:k=40", "kept_original": kept.group(1)}
+    )
+    assert too_big.status_code == 400 and "40" in too_big.said  # k above the file's 30 records
+    no_family = _post(client, "/compare", data={**asked, "families": [], "kept_original": kept.group(1)})
+    assert no_family.status_code == 400 and "no family ticked" in no_family.said
+    both = _post(client, "/compare", data={**asked, "source": "census", "kept_original": kept.group(1)})
+    assert both.status_code == 400 and "'mine.csv' and the bundled file 'census'" in both.said
+    assert _queued(client) == []
+    queued = _post(client, "/compare", data={**asked, "kept_original": kept.group(1)}, follow_redirects=False)
+    assert queued.status_code == 303 and len(_queued(client)) == 1
+    pair = _post(client, "/load", data={"csrf": csrf}, files=_files(tmp_path)).said
+    ids = dict(re.findall(r'name="(original|masked)" value="([0-9a-f]{16})"', pair))
+    form = {"csrf": csrf, **ids, "families": "wm", "time_limit": "9", "folds": "0"}
+    for changed, said in [
+        ({"families": []}, "no family ticked"),
+        ({"time_limit": "0"}, "time limit '0'"),
+        ({"folds": "1"}, "folds 1; expected 0 (none) or at least 2"),
+        ({"attack_method": "rank_swap", "attack_parameters": "sd=1"}, "published parameter 'sd'"),
+        ({"attack_method": "rank_swap", "attack_parameters": "p=many"}, "many"),
+    ]:
+        refused = _post(client, "/runs", data={**form, **changed})
+        assert refused.status_code == 400 and said in refused.said, (changed, refused.said[-2000:])
+        assert 'name="time_limit" value="' + changed.get("time_limit", "9") + '"' in refused.said
+    assert len(_queued(client)) == 1
+
+
+def test_an_upload_refused_says_the_files_role_and_keeps_the_other_file(client, tmp_path):
+    client.get(f"/?token={TOKEN}")
+    csrf = _csrf(client)
+    files = _files(tmp_path)
+    empty = _post(client, "/load", data={"csrf": csrf}, files={**files, "original": ("a.csv", b"")})
+    assert empty.status_code == 400
+    assert "the original file: 'a.csv' is empty (0 bytes); expected a header row and records" in empty.said
+    kept = re.search(
+        r'name="kept_masked" value="([0-9a-f]{16})" checked> keep the masked file loaded: <b>b.csv',
+        empty.said,
+    )
+    assert kept and 'name="kept_original"' not in empty.said
+    again = _post(
+        client,
+        "/load",
+        data={"csrf": csrf, "kept_masked": kept.group(1)},
+        files={"original": files["original"]},
+    )
+    assert again.status_code == 200 and "<b>a.csv</b> and <b>b.csv</b>" in again.said
+
+
+def test_the_forms_defaults_are_the_commands_and_a_kinds_check_says_it_passed(client, tmp_path):
+    import inspect
+
+    from rlopt.cli.release import compare
+    from rlopt.cli.risk import risk
+    from rlopt.risk.assess import DEFAULT_FAMILIES
+
+    def checked(html: str, form: str) -> list[str]:
+        part = html[html.index(f'id="{form}"') :]
+        part = part[: part.index("</form>")]
+        return re.findall(r'name="families" value="(\w+)" checked', part)
+
+    client.get(f"/?token={TOKEN}")
+    csrf = _csrf(client)
+    pair = _post(client, "/load", data={"csrf": csrf}, files=_files(tmp_path)).said  # 3 attributes
+    on_risk = inspect.signature(risk).parameters
+    assert checked(pair, "assess") == list(DEFAULT_FAMILIES)
+    assert f'name="time_limit" value="{on_risk["time_limit"].default:g}"' in pair
+    assert f'name="folds" value="{on_risk["folds"].default}"' in pair
+    assert "kinds-checked" not in pair
+    on_map = inspect.signature(compare).parameters
+    front = html.unescape(client.get("/").text)
+    assert checked(front, "compare") == [on_map["families"].default]
+    assert f'name="time_limit" value="{on_map["time_limit"].default:g}"' in front
+    ids = dict(re.findall(r'name="(original|masked)" value="([0-9a-f]{16})"', pair))
+    columns = re.findall(r'name="all_columns" value="([^"]+)"', pair)
+    declared = _post(
+        client,
+        "/declare",
+        data={"csrf": csrf, **ids, "all_columns": columns, "columns": columns, "families": "wm"},
+    ).said
+    assert f"all {len(columns)} columns are read as declared" in declared
+    assert checked(declared, "assess") == ["wm"]  # the form as the officer left it
