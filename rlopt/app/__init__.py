@@ -24,5 +24,7 @@ Modules, in the order a request flows through them:
 - :mod:`rlopt.app.routes`: one module-level endpoint per address, and the route table;
 - :mod:`rlopt.app.views`: what the pages draw, as values for the templates (the pair,
   a run, a map's cells, the per-record table, the SVG geometry of the charts);
+- :mod:`rlopt.app.live`: what a run's page shows while it runs: each family's panel
+  (its time axis to now, a tag saying how it ended) and the step line's clocks;
 - :mod:`rlopt.app.stream`: a run's server-sent events.
 """

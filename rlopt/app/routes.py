@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from rlopt.app.forms import asked_map, asked_risk, command_defaults, map_options, risk_families, risk_options
+from rlopt.app.live import live_view
 from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, privacy_models
 from rlopt.app.runs import ChoiceSpec, CompareSpec, RunSpec, UpdateSpec, run_state, spec_of
 from rlopt.app.security import form, posted_to
@@ -36,7 +37,6 @@ from rlopt.app.views import (
     grid_view,
     listed_run,
     pair_view,
-    panels,
     records_view,
     run_view,
 )
@@ -336,8 +336,11 @@ async def run_page(request: Request) -> Response:
         folder = state.workspace.run(request.path_params["run_id"])
     except RloptError as exc:
         return front(request, 404, str(exc))
-    shown = panels(folder, state.templates.get_template("_family.html"))
-    return page(request, "run.html", panels=shown, **run_view(state.workspace, folder))
+    view = run_view(state.workspace, folder)
+    families, step = live_view(folder, view["run"]["status"], view["run"]["spec"].get("time_limit"))
+    panel = state.templates.get_template("_family.html")
+    shown = {family: panel.render(**values) for family, values in families.items()}
+    return page(request, "run.html", panels=shown, step=step, **view)
 
 
 @posted

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlopt.app.prepare import BUNDLED
-from rlopt.app.runs import FILE_ROLES, CompareSpec, read_events, reproduction, run_state, spec_of
+from rlopt.app.runs import FILE_ROLES, CompareSpec, reproduction, run_state, spec_of
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import RloptError
 
@@ -22,7 +22,6 @@ __all__ = [
     "listed_run",
     "map_points",
     "pair_view",
-    "panels",
     "records_view",
     "run_view",
 ]
@@ -169,19 +168,6 @@ def records_view(path: Path, sort: str | None, descending: bool, find: str) -> d
     }
 
 
-def panels(folder: Path, template) -> dict[str, str]:
-    """Each family's interval panel as its events so far draw it (rendered by the
-    autoescaping template): a page shows them at once, the event stream then goes on."""
-    histories: dict[str, list[dict]] = {}
-    for event in read_events(folder)[0]:
-        if event["event"] == "interval":
-            histories.setdefault(event["family"], []).append(event)
-    return {
-        family: template.render(family=family, history=history, chart=chart(history))
-        for family, history in histories.items()
-    }
-
-
 def listed_run(workspace: Workspace, run_id: str) -> dict:
     """A run's state for the list: with when it was made and the names of its files."""
     started = f"{run_id[:4]}-{run_id[4:6]}-{run_id[6:8]} {run_id[9:11]}:{run_id[11:13]}:{run_id[13:15]}"
@@ -221,13 +207,15 @@ def run_view(workspace: Workspace, folder: Path) -> dict:
     }
 
 
-def chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
-    """The step lines of one family's interval over its run, in SVG coordinates (the
-    vertical axis from the lowest end seen to the highest)."""
+def chart(history: list[dict], width: int = 480, height: int = 160, end: float | None = None) -> dict:
+    """The step lines of one family's interval over its run, in SVG coordinates: the
+    time axis to ``end`` (seconds of the family: now while it runs, its end once it has
+    ended; default its last change), the vertical one from the lowest end seen (its
+    first verified count, the neutral start's) to the highest (its first ceiling)."""
     values = [e[key] for e in history for key in ("lower", "upper") if e[key] is not None]
     top, bottom = max(values), min(values)
     span = max(top - bottom, 1)
-    end = max(max(e["seconds"] for e in history), 1e-9)
+    end = max(end or 0.0, max(e["seconds"] for e in history), 1e-9)
 
     def x(seconds: float) -> float:
         return round(50 + (width - 60) * seconds / end, 1)
@@ -248,6 +236,9 @@ def chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
             points.append(f"{x(end)},{y(previous)}")
         return " ".join(points)
 
+    def source(key: str, value: int) -> str:
+        return next((str(e.get(f"{key}_source") or "") for e in history if e[key] == value), "")
+
     return {
         "width": width,
         "height": height,
@@ -255,5 +246,7 @@ def chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
         "upper": steps("upper"),
         "top": top,
         "bottom": bottom,
+        "top_source": source("upper", top) or source("lower", top),
+        "bottom_source": source("lower", bottom) or source("upper", bottom),
         "end": end,
     }

@@ -168,9 +168,21 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
         }""",
         timeout=240_000,
     )
+    # the clocks count on and the running family's time axis reaches now between changes
+    clocks = page.locator("#step .clock").all_inner_texts()
+    end = page.locator("#family-wm text.end").text_content()
+    assert "running" in page.locator("#family-wm h3").inner_text()
+    page.wait_for_timeout(2500)
+    assert page.locator("#step .clock").all_inner_texts() != clocks
+    assert float(page.locator("#family-wm text.end").text_content().removesuffix(" s")) > float(
+        end.removesuffix(" s")
+    )
     _shot(page, "3-run-live")
     page.click("#stop button")
     page.wait_for_selector("#status.interrupted", timeout=120_000)
+    page.wait_for_selector("#results")  # the page drawn again once the run has ended
+    page.wait_for_timeout(1000)  # what the event stream says after the page was drawn again
+    assert "interval when stopped" in page.locator("#family-wm h3").inner_text()
     _shot(page, "5-stopped")
     reached = re.search(r"wm: between (\d+) and (\d+)", page.locator("pre.summary").inner_text())
     assert reached and int(reached.group(2)) < 1080  # the ceiling proven before the stop is kept

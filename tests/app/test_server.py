@@ -233,3 +233,89 @@ def test_the_forms_defaults_are_the_commands_and_a_kinds_check_says_it_passed(cl
     ).said
     assert f"all {len(columns)} columns are read as declared" in declared
     assert checked(declared, "assess") == ["wm"]  # the form as the officer left it
+
+
+def _events(folder, events, seconds_ago):
+    """A run's event log, last written ``seconds_ago``."""
+    import json
+    import os
+    import time
+
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    written = time.time() - seconds_ago
+    os.utime(folder / "events.jsonl", (written, written))
+
+
+def test_the_live_view_counts_on_draws_to_now_and_tags_how_each_family_ended(client, tmp_path):
+    """While a run runs: a running clock, the running family's time axis to now, and a
+    family that ran its whole time limit unproven tagged as an interval at the limit (it
+    had no tag, a proven one had); once ended, the tags and ends the figures give."""
+    import json
+
+    from rlopt.app.live import family_views
+
+    client.get(f"/?token={TOKEN}")
+    workspace = client.app.state.workspace
+    a, b = (workspace.store(name, content) for name, content in _files(tmp_path).values())
+    folder = workspace.runs / "20260101-120000-abcdef"
+    folder.mkdir()
+    spec = {"kind": "risk", "original": a.id, "masked": b.id, "families": ["wm", "sb"], "time_limit": 10.0}
+    (folder / "spec.json").write_text(json.dumps(spec))
+    (folder / "pid").write_text("1")
+
+    def interval(family, seconds, elapsed, lower, upper):
+        sources = {"lower_source": "neutral start (AM)", "upper_source": "number of records"}
+        return (
+            {"event": "interval", "family": family, "seconds": seconds, "elapsed": elapsed}
+            | sources
+            | {
+                "lower": lower,
+                "upper": upper,
+            }
+        )
+
+    events = [
+        {"event": "step", "message": "learning wm (time limit 10.0 s)", "elapsed": 0.1},
+        interval("wm", 0.0, 0.2, 5, 30),
+        interval("wm", 1.0, 1.2, 10, 20),
+        {"event": "step", "message": "learning sb (time limit 10.0 s)", "elapsed": 10.3},  # wm: 10.1 s
+        interval("sb", 0.0, 10.4, 12, 30),
+        interval("sb", 1.0, 11.4, 15, 25),
+    ]
+    views = family_views(events, time_limit=10.0, now=15.4, figures={})  # sb has run 5 s
+    assert views["wm"]["tag"] == "interval at the time limit" and not views["wm"]["running"]
+    assert views["wm"]["chart"]["end"] == pytest.approx(10.1)
+    assert views["sb"]["tag"] is None and views["sb"]["running"]
+    assert views["sb"]["chart"]["end"] == pytest.approx(5.0)  # to now, past its last change at 1 s
+    early = family_views(events[:4], time_limit=60.0, now=15.4, figures={})
+    assert early["wm"]["tag"] is None  # ended before its limit: how, the figures will say
+    _events(folder, events, seconds_ago=4.0)
+    shown = client.get(f"/runs/{folder.name}").text
+    assert re.search(r'running for <span class="clock" data-elapsed="[\d.]+">', shown)
+    assert re.search(
+        r'now: learning sb \(time limit 10.0 s\), for <span class="clock" data-elapsed="(4|5)\.\d">', shown
+    )
+    wm, sb = (shown[shown.index(f'id="family-{f}"') :] for f in ("wm", "sb"))
+    assert '<span class="ended">interval at the time limit</span>' in wm[: wm.index("</h3>")]
+    assert '<span class="running">running</span>' in sb[: sb.index("</h3>")]
+    assert re.search(r'class="axis end">(4|5)\.\d s<', sb)
+    assert "The axis runs from 12 records, the first count verified (neutral start (AM))" in html.unescape(sb)
+    figures = {
+        "families": [
+            {"family": "wm", "status": "time_limit", "seconds": 10.05},
+            {"family": "sb", "status": "optimal", "seconds": 6.5},
+        ]
+    }
+    _events(
+        folder,
+        [*events, interval("sb", 6.4, 16.8, 25, 25), {"event": "end", "status": "complete", "elapsed": 17.0}],
+        0,
+    )
+    (folder / "figures.json").write_text(json.dumps(figures))
+    (folder / "exit.json").write_text(json.dumps({"returncode": 0, "error": None}))
+    ended = client.get(f"/runs/{folder.name}").text
+    wm, sb = (ended[ended.index(f'id="family-{f}"') :] for f in ("wm", "sb"))
+    assert '<span class="ended">interval at the time limit</span>' in wm[: wm.index("</h3>")]
+    assert 'class="axis end">10.1 s<' in wm and 'class="axis end">6.5 s<' in sb
+    assert '<span class="proven">proven</span>' in sb[: sb.index("</h3>")]
+    assert 'id="step"' not in ended and "running for" not in ended
