@@ -7,20 +7,18 @@ stream draw it alike."""
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
 
 from rlopt.app.runs import EVENTS, read_events
-from rlopt.app.views import chart
+from rlopt.app.views import chart, figures_of
 
 __all__ = [
     "ENDED",
     "command_start",
     "duration",
     "family_views",
-    "figures_of",
     "live_view",
     "running_since",
     "step_view",
@@ -52,15 +50,6 @@ def running_since(folder: Path) -> float | None:
     """The wall time the run's process started (``None`` while it is queued)."""
     pid = folder / "pid"
     return pid.stat().st_mtime if pid.exists() else None
-
-
-def figures_of(folder: Path) -> dict:
-    """The run's figures (``figures.json``; empty while there are none)."""
-    path = folder / "figures.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, ValueError):
-        return {}
 
 
 def family_views(

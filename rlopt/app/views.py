@@ -5,6 +5,7 @@ request; :mod:`rlopt.app.routes` calls these and renders the templates."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from rlopt.app.prepare import BUNDLED
@@ -17,7 +18,9 @@ __all__ = [
     "RECORDS_SHOWN",
     "chart",
     "choices",
+    "figures_of",
     "file_names",
+    "headline",
     "grid_view",
     "listed_run",
     "map_points",
@@ -179,11 +182,53 @@ def listed_run(workspace: Workspace, run_id: str) -> dict:
             "id": run_id,
             "started": started,
             "status": "unreadable",
+            "figure": "",
             "error": str(exc),
             "spec": {},
             "files": [],
         }
-    return {**state, "started": started, "files": names}
+    ended = state["status"] not in ("queued", "running")
+    return {
+        **state,
+        "started": started,
+        "files": names,
+        "figure": headline(workspace.run(run_id)) if ended else "",
+    }
+
+
+def figures_of(folder: Path) -> dict:
+    """A run's figures (``figures.json``; empty where there are none)."""
+    path = folder / "figures.json"
+    try:
+        figures = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    return figures if isinstance(figures, dict) else {}
+
+
+def headline(folder: Path) -> str:
+    """A finished run's figure for the list of runs: a risk run's worst case
+    (``proven 38.75 %``, ``38.75 % – 94.25 %``), an update attack's verdict, a map's
+    number of cells ("" where there is none)."""
+    figures = figures_of(folder)
+    worst = figures.get("headline") or {}
+    rate, upper = worst.get("rate"), worst.get("upper_rate")
+    if isinstance(rate, int | float):
+        if worst.get("status") == "proven":
+            return f"proven {100 * rate:.2f} %"
+        return (
+            f"{100 * rate:.2f} % – {100 * upper:.2f} %"
+            if isinstance(upper, int | float)
+            else f"at least {100 * rate:.2f} %"
+        )
+    if "integrally_private" in figures:
+        return "integrally private" if figures["integrally_private"] else "not integrally private"
+    results = folder / "results.csv"
+    if results.is_file():
+        with results.open(encoding="utf-8") as lines:
+            cells = sum(1 for _ in lines) - 1
+        return f"{cells} cell{'' if cells == 1 else 's'}"
+    return ""
 
 
 def file_names(workspace: Workspace, spec: dict) -> list[str]:

@@ -146,6 +146,9 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
         page.click("a[href$='/files/report.html'][download]")
     report = Path(download.value.path()).read_text()
     assert "<html" in report and "wm" in report
+    page.click("header a.brand")  # the list of runs gives the run's figure
+    proven = figures["headline"]["rate"]
+    assert f"proven {100 * proven:.2f} %" in page.locator("table.runs tbody tr").first.inner_text()
 
 
 def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):

@@ -276,3 +276,4 @@ def test_the_update_attack_and_the_private_model_run_as_their_commands_and_show_
     assert "Private model of line.csv" in choice_page and "the chosen model: y = 0 + 2 x" in choice_page
     assert "rlopt private-model " in choice_page and "No report" not in choice_page
     assert "private-model" in listed and "integral" in listed
+    assert '<td class="figure">not integrally private</td>' in listed

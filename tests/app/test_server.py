@@ -301,6 +301,7 @@ def test_the_live_view_counts_on_draws_to_now_and_tags_how_each_family_ended(cli
     assert re.search(r'class="axis end">(4|5)\.\d s<', sb)
     assert "The axis runs from 12 records, the first count verified (neutral start (AM))" in html.unescape(sb)
     figures = {
+        "headline": {"rate": 0.3875, "status": "interval", "upper_rate": 0.9425},
         "families": [
             {"family": "wm", "status": "time_limit", "seconds": 10.05},
             {"family": "sb", "status": "optimal", "seconds": 6.5},
@@ -319,3 +320,4 @@ def test_the_live_view_counts_on_draws_to_now_and_tags_how_each_family_ended(cli
     assert 'class="axis end">10.1 s<' in wm and 'class="axis end">6.5 s<' in sb
     assert '<span class="proven">proven</span>' in sb[: sb.index("</h3>")]
     assert 'id="step"' not in ended and "running for" not in ended
+    assert '<td class="figure">38.75 % – 94.25 %</td>' in client.get("/").text  # the list of runs
