@@ -120,6 +120,9 @@ def test_a_run_is_reproduced_on_the_officers_files_in_a_new_folder_to_the_same_f
         capture_output=True,
     )
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == left  # the run's folder untouched
+    inputs = (folder / "report.html").read_text().split("<h2>Inputs</h2>")[1]
+    assert '<td class="text">wm, sb</td>' in inputs  # the report's inputs as a reader writes them
+    assert "[" not in inputs and "None" not in inputs and "'" not in inputs
     repeated = json.loads((mine / f"rlopt-{run_id}-rerun" / "figures.json").read_text())
     for row, other in zip(figures["families"], repeated["families"], strict=True):
         assert (row["family"], row["n_correct"], row["bound"]) == (
@@ -273,6 +276,7 @@ def test_the_update_attack_and_the_private_model_run_as_their_commands_and_show_
         runner.close()
     assert "Update attack of before.csv and after.csv" in update_page
     assert "report.html?view=1" in update_page and "removed in every one: r1" in update_page
+    assert "removes record r1." in (workspace.run(update) / "report.html").read_text()  # not "removes r1"
     assert "Private model of line.csv" in choice_page and "the chosen model: y = 0 + 2 x" in choice_page
     assert "rlopt private-model " in choice_page and "No report" not in choice_page
     assert "private-model" in listed and "integral" in listed

@@ -305,7 +305,7 @@ def test_the_live_view_counts_on_draws_to_now_and_tags_how_each_family_ended(cli
         "families": [
             {"family": "wm", "status": "time_limit", "seconds": 10.05},
             {"family": "sb", "status": "optimal", "seconds": 6.5},
-        ]
+        ],
     }
     _events(
         folder,
