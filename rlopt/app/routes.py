@@ -10,6 +10,7 @@ the page through Jinja2's escaping."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -29,7 +30,7 @@ from rlopt.app.forms import asked_map, asked_risk, command_defaults, map_options
 from rlopt.app.live import live_view
 from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, privacy_models
 from rlopt.app.runs import ChoiceSpec, CompareSpec, RunSpec, UpdateSpec, run_state, spec_of
-from rlopt.app.security import form, posted_to
+from rlopt.app.security import REPORT_POLICY, form, posted_to
 from rlopt.app.stream import event_stream
 from rlopt.app.views import (
     DOWNLOADS,
@@ -376,7 +377,13 @@ async def download(request: Request) -> Response:
         media_type=DOWNLOADS[name],
         filename=None if inline else f"{folder.name}-{name}",
         content_disposition_type="inline" if inline else "attachment",
+        headers={"Content-Security-Policy": REPORT_POLICY} if DOWNLOADS[name] == "text/html" else None,
     )
+
+
+async def favicon(request: Request) -> Response:
+    """The icon a browser asks for (``static/favicon.svg``)."""
+    return FileResponse(Path(__file__).parent / "static" / "favicon.svg", media_type="image/svg+xml")
 
 
 async def records(request: Request) -> Response:
@@ -394,6 +401,7 @@ async def records(request: Request) -> Response:
 
 ROUTES: list[BaseRoute] = [
     Route("/", index),
+    Route("/favicon.ico", favicon),
     Route("/load", load, methods=["POST"]),
     Route("/prepare", prepare, methods=["POST"]),
     Route("/declare", declare, methods=["POST"]),

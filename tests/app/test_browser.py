@@ -56,9 +56,12 @@ def browser():
 def page(browser, server):
     context = browser.new_context(viewport={"width": 1100, "height": 900}, accept_downloads=True)
     page = context.new_page()
-    # every swap of an event into the page, counted from the first one
+    # every swap of an event into the page, counted from the first one, and anything the
+    # Content-Security-Policy refused
     page.add_init_script(
         "window.swaps = 0; document.addEventListener('htmx:sseMessage', () => window.swaps++);"
+        "window.refused = []; document.addEventListener('securitypolicyviolation',"
+        " (e) => window.refused.push(e.violatedDirective + ' ' + e.blockedURI));"
     )
     page.goto(f"{server['base']}/?token={server['token']}")
     yield page
@@ -108,6 +111,11 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
     page.wait_for_selector("#status.complete", timeout=240_000)
     assert page.evaluate("window.swaps") >= 4  # at least two updates of each family's interval
     _shot(page, "4-results")
+    # the report under its own sandboxed policy: its data: images drawn
+    page.frame_locator("iframe.report").locator("img[data-rendered]").first.wait_for(state="attached")
+    drawn = page.frame_locator("iframe.report").locator("img").first.get_attribute("data-rendered")
+    assert drawn and not drawn.startswith("0x"), drawn
+    assert page.evaluate("window.refused") == []  # the page's own policy refused nothing
     shown = {f: page.locator(f"#family-{f} h3").inner_text() for f in ("wm", "ci")}
     # the command the page shows, run where the files are: the same figures, in a new
     # folder, and the run's own folder as it was
@@ -141,11 +149,12 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
     cells = [row.split("\t")[column] for row in page.locator("table.records tbody tr").all_inner_texts()]
     assert cells == sorted(cells) and cells[0] == "False"  # ascending: the records ci misses first
     page.fill("#find", "399")
-    page.wait_for_function("document.querySelector('#records p').innerText.startsWith('1 record ')")
+    page.wait_for_function("() => document.querySelector('#records p').innerText.startsWith('1 record ')")
     with page.expect_download() as download:
         page.click("a[href$='/files/report.html'][download]")
     report = Path(download.value.path()).read_text()
     assert "<html" in report and "wm" in report
+    assert page.evaluate("window.refused") == []  # the records table's requests too
     page.click("header a.brand")  # the list of runs gives the run's figure
     proven = figures["headline"]["rate"]
     assert f"proven {100 * proven:.2f} %" in page.locator("table.runs tbody tr").first.inner_text()

@@ -321,3 +321,30 @@ def test_the_live_view_counts_on_draws_to_now_and_tags_how_each_family_ended(cli
     assert '<span class="proven">proven</span>' in sb[: sb.index("</h3>")]
     assert 'id="step"' not in ended and "running for" not in ended
     assert '<td class="figure">38.75 % – 94.25 %</td>' in client.get("/").text  # the list of runs
+
+
+def test_every_response_has_a_content_security_policy_the_pages_satisfy_and_an_icon(client, tmp_path):
+    """Scripts and styles from the server only (no inline one in any page), a run's
+    report sandboxed under its own policy (its inline style, script and data: images),
+    and /favicon.ico served (it was a 404)."""
+    import json
+
+    from rlopt.app.security import PAGE_POLICY, REPORT_POLICY
+
+    assert client.get("/").headers["content-security-policy"] == PAGE_POLICY  # the 403 too
+    client.get(f"/?token={TOKEN}")
+    pair = client.post("/load", data={"csrf": _csrf(client)}, files=_files(tmp_path))
+    for response in [client.get("/"), client.get("/models"), client.get("/published"), pair]:
+        assert response.headers["content-security-policy"] == PAGE_POLICY
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert re.findall(r"<script(?![^>]*\ssrc=)[^>]*>", response.text) == []  # no inline script
+        assert "<style" not in response.text and " style=" not in response.text
+        assert not re.search(r"\son[a-z]+=", response.text)  # no inline handler
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    folder = client.app.state.workspace.runs / "20260101-120000-abcdef"
+    folder.mkdir()
+    (folder / "spec.json").write_text(json.dumps({"kind": "risk", "original": "x", "masked": "y"}))
+    (folder / "report.html").write_text("<html><body>report</body></html>")
+    report = client.get(f"/runs/{folder.name}/files/report.html?view=1")
+    assert report.status_code == 200 and report.headers["content-security-policy"] == REPORT_POLICY
