@@ -3,7 +3,13 @@ on every request, the CSRF field on every form, the upload limit, downloads by t
 names only, a bad form said on the page; and the pieces the pages draw."""
 
 import html
+import os
 import re
+import select
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -348,3 +354,26 @@ def test_every_response_has_a_content_security_policy_the_pages_satisfy_and_an_i
     (folder / "report.html").write_text("<html><body>report</body></html>")
     report = client.get(f"/runs/{folder.name}/files/report.html?view=1")
     assert report.status_code == 200 and report.headers["content-security-policy"] == REPORT_POLICY
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="a display is a Linux/BSD variable")
+def test_serve_without_a_display_says_to_open_the_address_by_hand(tmp_path):
+    """It used to say nothing: webbrowser found no browser, or started a console one."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rlopt", "serve", "--workspace", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=environment,
+    )
+    said, deadline = b"", time.monotonic() + 60
+    try:  # what it says until it says where to go (or says nothing more for a minute)
+        while b"in a browser" not in said and time.monotonic() < deadline:
+            if select.select([server.stderr], [], [], 1)[0]:
+                said += os.read(server.stderr.fileno(), 4096) or b"(ended)"
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(30)
+    text = said.decode()
+    address = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", text).group(0)
+    assert f"rlopt serve: no display found: open {address} in a browser\n" in text
