@@ -75,7 +75,7 @@ def asked_map(values) -> dict:
 
 
 def _asked(values, defaults: dict, fields: tuple[str, ...]) -> dict:
-    asked = {"families": [str(f) for f in values.getlist("families")]}
+    asked: dict[str, str | list[str]] = {"families": [str(f) for f in values.getlist("families")]}
     for name in fields:
         value = values.get(name)
         if value is None:
