@@ -89,7 +89,7 @@ def risk_options(asked: dict, n_records: int) -> dict:
     """The options of :class:`~rlopt.app.runs.RunSpec` from the assess form, checked for
     a pair of ``n_records`` records: the families, the time limit, the folds and the
     published masking of the transparency attack (parsed as ``rlopt risk`` parses it)."""
-    from rlopt.app.prepare import parameter_flags
+    from rlopt.app.prepare import masking_parameters
     from rlopt.cli._masking import ATTACKED
     from rlopt.masking.grammar import spec_from_text
 
@@ -101,10 +101,7 @@ def risk_options(asked: dict, n_records: int) -> dict:
             f"generalisation folds {folds} for {n_records} records; expected at most {n_records}"
         )
     method = asked["attack_method"] or None
-    flags = parameter_flags(asked["attack_parameters"])
-    parameters = {
-        flags[i].removeprefix("--").replace("-", "_"): flags[i + 1] for i in range(0, len(flags), 2)
-    }
+    parameters = masking_parameters(asked["attack_parameters"])
     if parameters and method is None:
         raise InputError(
             f"published parameters {asked['attack_parameters']!r} without a published method; "

@@ -17,7 +17,16 @@ from rlopt.app.workspace import StoredFile, Workspace
 from rlopt.data._bundled import BUNDLED_FILES
 from rlopt.exceptions import InputError
 
-__all__ = ["BUNDLED", "Made", "make_original", "make_pair", "mask_cell", "parameter_flags", "privacy_models"]
+__all__ = [
+    "BUNDLED",
+    "Made",
+    "make_original",
+    "make_pair",
+    "mask_cell",
+    "masking_parameters",
+    "parameter_flags",
+    "privacy_models",
+]
 
 BUNDLED = tuple(BUNDLED_FILES)
 """The files ``rlopt data`` writes (:data:`rlopt.data._bundled.BUNDLED_FILES`)."""
@@ -46,6 +55,12 @@ def parameter_flags(text: str) -> list[str]:
     return flags
 
 
+def masking_parameters(text: str) -> dict[str, str]:
+    """``p=10 variant=plain`` as ``{"p": "10", "variant": "plain"}`` (checked)."""
+    flags = parameter_flags(text)
+    return {flags[i].removeprefix("--").replace("-", "_"): flags[i + 1] for i in range(0, len(flags), 2)}
+
+
 def make_pair(
     workspace: Workspace,
     source: str,
@@ -60,7 +75,10 @@ def make_pair(
     ``preset:NAME`` (a published test pair, e.g. ``preset:M4-33``) or ``file:ID`` (a
     loaded file, masked here; its masked file named after ``cell`` when given)."""
     from rlopt.masking import PUBLISHED_FILES
+    from rlopt.masking.grammar import spec_from_text
 
+    if method:  # checked as rlopt mask reads it, before any command runs
+        spec_from_text(method, masking_parameters(parameters))
     commands: list[list[str]] = []
     if source.startswith("file:"):  # a loaded file, masked here
         loaded = workspace.file(source.removeprefix("file:"))

@@ -158,16 +158,24 @@ async def load(request: Request, values) -> Response:
 
 @posted
 async def prepare(request: Request, values) -> Response:
-    records = str(values.get("records") or "").strip()
-    made = await run_in_threadpool(
-        make_pair,
-        request.app.state.workspace,
-        str(values.get("source", "")),
-        method=str(values.get("method") or "") or None,
-        parameters=str(values.get("parameters") or ""),
-        records=int(records) if records else None,
-        seed=int(str(values.get("seed") or 0)),
-    )
+    """A pair made in the page (``rlopt data`` and ``rlopt mask``), or the form again
+    as given with what the commands refused."""
+    asked = {
+        name: str(values.get(name) or "").strip()
+        for name in ("source", "records", "method", "parameters", "seed")
+    }
+    try:
+        made = await run_in_threadpool(
+            make_pair,
+            request.app.state.workspace,
+            asked["source"],
+            method=asked["method"] or None,
+            parameters=asked["parameters"],
+            records=int(asked["records"]) if asked["records"] else None,
+            seed=int(asked["seed"] or 0),
+        )
+    except (RloptError, ValueError) as exc:
+        return front(request, 400, str(exc), asked={"prepare": asked})
     return pair_page(request, made.original, made.masked, {}, made.commands)
 
 

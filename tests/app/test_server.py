@@ -183,6 +183,10 @@ def test_a_missing_or_wrong_input_is_refused_at_submission_and_the_form_kept(cli
         assert refused.status_code == 400 and said in refused.said, (changed, refused.said[-2000:])
         assert 'name="time_limit" value="' + changed.get("time_limit", "9") + '"' in refused.said
     assert len(_queued(client)) == 1
+    made = {"csrf": csrf, "source": "census", "method": "noise", "parameters": "sd=0.2", "records": "50"}
+    refused = _post(client, "/prepare", data=made)  # rlopt mask's own message, the form kept
+    assert refused.status_code == 400 and "--sd: not a parameter of noise" in refused.said
+    assert 'name="parameters" value="sd=0.2"' in refused.said and 'value="noise" selected' in refused.said
 
 
 def test_an_upload_refused_says_the_files_role_and_keeps_the_other_file(client, tmp_path):
