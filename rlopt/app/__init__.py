@@ -18,8 +18,13 @@ Modules, in the order a request flows through them:
   the pages share on ``app.state``, the route table behind the token gate;
 - :mod:`rlopt.app.security`: the token gate, the CSRF field, the upload limit, and
   ``posted_to``, which checks a form before its handler reads it;
+- :mod:`rlopt.app.forms`: the assess and map forms: their defaults, read from the
+  commands they run, and their fields checked as those commands check them before a
+  run is queued (a refused form is drawn again as given);
 - :mod:`rlopt.app.routes`: one module-level endpoint per address, and the route table;
 - :mod:`rlopt.app.views`: what the pages draw, as values for the templates (the pair,
   a run, a map's cells, the per-record table, the SVG geometry of the charts);
+- :mod:`rlopt.app.live`: what a run's page shows while it runs: each family's panel
+  (its time axis to now, a tag saying how it ended) and the step line's clocks;
 - :mod:`rlopt.app.stream`: a run's server-sent events.
 """

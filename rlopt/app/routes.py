@@ -10,6 +10,7 @@ the page through Jinja2's escaping."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -25,9 +26,11 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, parameter_flags, privacy_models
+from rlopt.app.forms import asked_map, asked_risk, command_defaults, map_options, risk_families, risk_options
+from rlopt.app.live import live_view
+from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, privacy_models
 from rlopt.app.runs import ChoiceSpec, CompareSpec, RunSpec, UpdateSpec, run_state, spec_of
-from rlopt.app.security import form, posted_to
+from rlopt.app.security import REPORT_POLICY, form, posted_to
 from rlopt.app.stream import event_stream
 from rlopt.app.views import (
     DOWNLOADS,
@@ -35,7 +38,6 @@ from rlopt.app.views import (
     grid_view,
     listed_run,
     pair_view,
-    panels,
     records_view,
     run_view,
 )
@@ -52,11 +54,33 @@ def page(request: Request, name: str, status_code: int = 200, **values) -> HTMLR
     return HTMLResponse(html, status_code=status_code)
 
 
-def front(request: Request, status_code: int = 200, error: str | None = None) -> HTMLResponse:
-    """The front page: the forms and the runs so far, with ``error`` said."""
+def front(
+    request: Request,
+    status_code: int = 200,
+    error: str | None = None,
+    *,
+    asked: dict | None = None,
+    kept: dict | None = None,
+) -> HTMLResponse:
+    """The front page: the forms and the runs so far, with ``error`` said; a refused
+    form drawn again with what was given (``asked``: its fields by form, ``kept``: the
+    files it had loaded, by form and field)."""
     workspace = request.app.state.workspace
     runs = [listed_run(workspace, run_id) for run_id in workspace.run_ids()]
-    return page(request, "index.html", status_code, runs=runs, error=error, **choices())
+    defaults = {
+        name: f"{value:g}" if isinstance(value, float) else value
+        for name, value in command_defaults()["map"].items()
+    }
+    return page(
+        request,
+        "index.html",
+        status_code,
+        runs=runs,
+        error=error,
+        asked={"map": defaults, **(asked or {})},
+        kept=kept or {},
+        **choices(),
+    )
 
 
 posted = posted_to(front)
@@ -68,18 +92,38 @@ async def index(request: Request) -> Response:
 
 
 def pair_page(
-    request: Request, original, masked, declared: dict, made: Sequence[str] = (), status_code: int = 200
+    request: Request,
+    original,
+    masked,
+    declared: dict,
+    made: Sequence[str] = (),
+    status_code: int = 200,
+    *,
+    asked: dict | None = None,
+    refused: str | None = None,
+    checked: bool = False,
 ) -> HTMLResponse:
-    """The files as rlopt reads them with what the officer declared, and the form."""
-    error: str | None = None
+    """The files as rlopt reads them with what the officer declared, and the assess
+    form: its fields as ``asked`` (default: what ``rlopt risk`` takes on this pair), a
+    ``refused`` submission said; ``checked``: say that the declared kinds hold."""
+    error: str | None = refused
     try:
         pair = pair_view(original.path, masked.path, declared)
     except RloptError as exc:  # a declaration that does not fit: said, the form kept
         error = str(exc)
+        checked = False
         try:
             pair = pair_view(original.path, masked.path, {})
         except RloptError:  # the files themselves do not pair
             return front(request, 400, error)
+    defaults = command_defaults()["risk"]
+    form = {
+        "families": risk_families(len(pair["used"])),
+        "time_limit": f"{defaults['time_limit']:g}",
+        "folds": str(defaults["folds"]),
+        "attack_method": "",
+        "attack_parameters": "",
+    } | (asked or {})
     return page(
         request,
         "pair.html",
@@ -90,102 +134,126 @@ def pair_page(
         declared=declared,
         made=list(made),
         error=error,
+        asked=form,
+        checked=checked and error is None,
         **choices(),
     )
 
 
 @posted
 async def load(request: Request, values) -> Response:
+    """The two files, each uploaded or kept from a refused load; a file refused is said
+    with its role, and the other one kept on the form."""
     workspace = request.app.state.workspace
-    original = await _stored(workspace, values.get("original"), "original")
-    masked = await _stored(workspace, values.get("masked"), "masked")
-    return pair_page(request, original, masked, {})
+    kept, errors = {}, []
+    for role in ("original", "masked"):
+        try:
+            kept[role] = await _chosen(workspace, values, role, f"the {role} file")
+        except InputError as exc:
+            errors.append(str(exc))
+    if errors:
+        return front(request, 400, "; ".join(errors), kept={"load": kept})
+    return pair_page(request, kept["original"], kept["masked"], {})
 
 
 @posted
 async def prepare(request: Request, values) -> Response:
-    records = str(values.get("records") or "").strip()
-    made = await run_in_threadpool(
-        make_pair,
-        request.app.state.workspace,
-        str(values.get("source", "")),
-        method=str(values.get("method") or "") or None,
-        parameters=str(values.get("parameters") or ""),
-        records=int(records) if records else None,
-        seed=int(str(values.get("seed") or 0)),
-    )
+    """A pair made in the page (``rlopt data`` and ``rlopt mask``), or the form again
+    as given with what the commands refused."""
+    asked = {
+        name: str(values.get(name) or "").strip()
+        for name in ("source", "records", "method", "parameters", "seed")
+    }
+    try:
+        made = await run_in_threadpool(
+            make_pair,
+            request.app.state.workspace,
+            asked["source"],
+            method=asked["method"] or None,
+            parameters=asked["parameters"],
+            records=int(asked["records"]) if asked["records"] else None,
+            seed=int(asked["seed"] or 0),
+        )
+    except (RloptError, ValueError) as exc:
+        return front(request, 400, str(exc), asked={"prepare": asked})
     return pair_page(request, made.original, made.masked, {}, made.commands)
 
 
 @posted
 async def declare(request: Request, values) -> Response:
-    """The pair page again, with the kinds, columns and id the officer declared."""
+    """The pair page again, with the kinds, columns and id the officer declared (and
+    the assess form as they left it)."""
     workspace = request.app.state.workspace
     original = workspace.file(str(values.get("original", "")))
     masked = workspace.file(str(values.get("masked", "")))
-    return pair_page(request, original, masked, _declared(values))
+    return pair_page(request, original, masked, _declared(values), asked=asked_risk(values), checked=True)
 
 
 @posted
 async def start(request: Request, values) -> Response:
+    """A risk run queued from the assess form, or the form again with what was wrong."""
     state = request.app.state
     declared = _declared(values)
     original = state.workspace.file(str(values["original"]))
     masked = state.workspace.file(str(values["masked"]))
+    asked = asked_risk(values)
     try:  # the declarations checked as the command will check them, before it is queued
-        pair_view(original.path, masked.path, declared)
+        pair = pair_view(original.path, masked.path, declared)
     except RloptError:
-        return pair_page(request, original, masked, declared)
+        return pair_page(request, original, masked, declared, asked=asked)
+    try:
+        options = risk_options(asked, pair["n_records"])
+    except (RloptError, ValueError) as exc:
+        return pair_page(request, original, masked, declared, asked=asked, refused=str(exc))
     spec = RunSpec(
         original=original.id,
         masked=masked.id,
-        families=[str(f) for f in values.getlist("families")] or ["wm"],
-        time_limit=float(str(values.get("time_limit") or 60)),
-        folds=int(str(values.get("folds") or 0)),
         columns=declared.get("columns"),
         id_column=declared.get("id_column"),
         ordinal=declared.get("ordinal"),
         nominal=declared.get("nominal"),
-        attack_method=str(values.get("attack_method") or "") or None,
-        attack_params=_pairs(str(values.get("attack_parameters") or "")),
+        **options,
     )
     return RedirectResponse(f"/runs/{state.runner.submit(spec)}", status_code=303)
 
 
 @posted
 async def compare(request: Request, values) -> Response:
-    """A risk-utility map of one file (uploaded or bundled), queued as a run."""
+    """A risk-utility map of one file (uploaded, kept from a refused form, or bundled),
+    queued as a run; or the form again with what was wrong."""
+    from rlopt.data import load_table
+
     state = request.app.state
-    upload = values.get("original")
-    if isinstance(upload, UploadFile) and upload.filename:
-        original = await _stored(state.workspace, upload, "original")
-    else:
-        original = await run_in_threadpool(make_original, state.workspace, str(values.get("source", "")))
-    spec = CompareSpec(
-        original=original.id,
-        methods=str(values.get("methods") or ""),
-        families=[str(f) for f in values.getlist("families")] or ["wm"],
-        time_limit=float(str(values.get("time_limit") or 60)),
-        loss=str(values.get("loss") or "il1s"),
-        seed=int(str(values.get("seed") or 0)),
-        jobs=int(str(values.get("jobs") or 1)),
-    )
+    asked = asked_map(values)
+    kept: dict = {}
+    try:
+        original = await _map_file(state.workspace, values, asked["source"], kept)
+        n_records = len(await run_in_threadpool(load_table, original.path))
+        spec = CompareSpec(original=original.id, **map_options(asked, n_records))
+    except (RloptError, ValueError) as exc:
+        return front(request, 400, str(exc), asked={"map": asked}, kept={"map": kept})
     return RedirectResponse(f"/runs/{state.runner.submit(spec)}", status_code=303)
 
 
 @posted
 async def cell(request: Request, values) -> Response:
-    """One cell of a map as a pair (its masked file made by rlopt mask), to assess."""
+    """One cell of a map as a pair (its masked file made by rlopt mask and named after
+    the cell), on the assess form with the map's families and time limit."""
     workspace = request.app.state.workspace
     folder = workspace.run(request.path_params["run_id"])
     spec = spec_of(run_state(folder)["spec"])
     if not isinstance(spec, CompareSpec):
         raise InputError("this run is not a map; expected a map's cell")
-    row = grid_view(folder, spec)["rows"][int(str(values.get("row", "")))]
+    key = str(values.get("cell", ""))
+    rows = [row for row in grid_view(folder, spec)["rows"] if str(row.get("key")) == key]
+    if not rows:
+        raise InputError(f"no cell {key!r} in this map")
+    row = rows[0]
     made = await run_in_threadpool(
-        mask_cell, workspace, spec.original, row["method"], row["parameters"], int(row["seed"])
+        mask_cell, workspace, spec.original, row["method"], row["parameters"], int(row["seed"]), row["label"]
     )
-    return pair_page(request, made.original, made.masked, {}, made.commands)
+    asked = {"families": list(spec.families), "time_limit": f"{spec.time_limit:g}"}
+    return pair_page(request, made.original, made.masked, {}, made.commands, asked=asked)
 
 
 async def models(request: Request) -> Response:
@@ -198,7 +266,7 @@ async def models(request: Request) -> Response:
     fields = ("quasi_identifiers", "confidential", "k", "p", "l", "t", "epsilon")
     asked = {name: str(values.get(name) or "") for name in fields}
     try:
-        released = await _stored(request.app.state.workspace, values.get("released"), "released")
+        released = await _stored(request.app.state.workspace, values.get("released"), "the released file")
         summary, command = await run_in_threadpool(privacy_models, released, asked)
     except RloptError as exc:
         return page(request, "models.html", 400, error=str(exc), asked=asked)
@@ -260,11 +328,12 @@ async def choose(request: Request, values) -> Response:
         "mask": str(values.get("mask") or "").strip() or None,
         **model_fields(values),
     }
-    upload = values.get("data")
-    if isinstance(upload, UploadFile) and upload.filename:
-        data = await _stored(state.workspace, upload, "the data")
-    else:
-        data = await run_in_threadpool(make_original, state.workspace, str(values.get("source", "")))
+    try:
+        data = await _map_file(
+            state.workspace, values, str(values.get("source") or ""), {}, "data", "the data"
+        )
+    except RloptError as exc:
+        return published_page(request, 400, str(exc))
     return RedirectResponse(
         f"/runs/{state.runner.submit(ChoiceSpec(data=data.id, **options))}", status_code=303
     )
@@ -276,8 +345,11 @@ async def run_page(request: Request) -> Response:
         folder = state.workspace.run(request.path_params["run_id"])
     except RloptError as exc:
         return front(request, 404, str(exc))
-    shown = panels(folder, state.templates.get_template("_family.html"))
-    return page(request, "run.html", panels=shown, **run_view(state.workspace, folder))
+    view = run_view(state.workspace, folder)
+    families, step = live_view(folder, view["run"]["status"], view["run"]["spec"].get("time_limit"))
+    panel = state.templates.get_template("_family.html")
+    shown = {family: panel.render(**values) for family, values in families.items()}
+    return page(request, "run.html", panels=shown, step=step, **view)
 
 
 @posted
@@ -313,7 +385,13 @@ async def download(request: Request) -> Response:
         media_type=DOWNLOADS[name],
         filename=None if inline else f"{folder.name}-{name}",
         content_disposition_type="inline" if inline else "attachment",
+        headers={"Content-Security-Policy": REPORT_POLICY} if DOWNLOADS[name] == "text/html" else None,
     )
+
+
+async def favicon(request: Request) -> Response:
+    """The icon a browser asks for (``static/favicon.svg``)."""
+    return FileResponse(Path(__file__).parent / "static" / "favicon.svg", media_type="image/svg+xml")
 
 
 async def records(request: Request) -> Response:
@@ -331,6 +409,7 @@ async def records(request: Request) -> Response:
 
 ROUTES: list[BaseRoute] = [
     Route("/", index),
+    Route("/favicon.ico", favicon),
     Route("/load", load, methods=["POST"]),
     Route("/prepare", prepare, methods=["POST"]),
     Route("/declare", declare, methods=["POST"]),
@@ -351,18 +430,58 @@ ROUTES: list[BaseRoute] = [
 """Every address the server answers (behind :class:`~rlopt.app.security.TokenGate`)."""
 
 
-async def _stored(workspace: Workspace, upload, name: str):
-    """An uploaded file kept in the workspace and read as ``rlopt risk`` would read it."""
+async def _stored(workspace: Workspace, upload, role: str):
+    """An uploaded file kept in the workspace and read as ``rlopt risk`` would read it;
+    a file it refuses is said with its ``role`` (the original file, ...)."""
     from rlopt.data import load_table
 
     if not isinstance(upload, UploadFile) or not upload.filename:
-        raise InputError(f"no file chosen for {name}; choose one")
+        raise InputError(f"no file chosen for {role}; choose one")
     stored = workspace.store(upload.filename, await upload.read())
     try:
-        load_table(stored.path)  # the command line's checks and messages (0 bytes, no header, ...)
+        await run_in_threadpool(load_table, stored.path)  # the command line's checks and messages
     except InputError as exc:  # named as the officer named the file
-        raise InputError(str(exc).replace(str(stored.path), upload.filename)) from None
+        raise InputError(f"{role}: {str(exc).replace(str(stored.path), upload.filename)}") from None
     return stored
+
+
+async def _chosen(workspace: Workspace, values, field: str, role: str):
+    """The file of ``field``: uploaded now, or kept from a refused form (``kept_FIELD``,
+    a loaded file's identifier)."""
+    upload = values.get(field)
+    if isinstance(upload, UploadFile) and upload.filename:
+        return await _stored(workspace, upload, role)
+    kept = str(values.get(f"kept_{field}") or "")
+    if kept:
+        return workspace.file(kept)
+    raise InputError(f"no file chosen for {role}; choose one")
+
+
+async def _map_file(
+    workspace: Workspace,
+    values,
+    source: str,
+    kept: dict,
+    field: str = "original",
+    role: str = "the file to mask",
+):
+    """The one file of a map (or of a private model): uploaded, kept, or bundled, and
+    only one of them (none is an error, never a bundled file in its place); a file
+    loaded here is put in ``kept`` for a refused form."""
+    upload = values.get(field)
+    given = isinstance(upload, UploadFile) and bool(upload.filename)
+    if not given and not values.get(f"kept_{field}") and not source:
+        raise InputError(
+            f"no file chosen; choose the file to mask or one of the bundled files ({', '.join(BUNDLED)})"
+        )
+    if source:
+        if given or values.get(f"kept_{field}"):
+            name = upload.filename if given else workspace.file(str(values.get(f"kept_{field}"))).name
+            raise InputError(f"both {name!r} and the bundled file {source!r} chosen; expected one of them")
+        return await run_in_threadpool(make_original, workspace, source)
+    chosen = await _chosen(workspace, values, field, role)
+    kept[field] = chosen
+    return chosen
 
 
 def _declared(values) -> dict:
@@ -377,9 +496,3 @@ def _declared(values) -> dict:
         "nominal": str(values.get("nominal") or "").strip() or None,
     }
     return {key: value for key, value in declared.items() if value is not None}
-
-
-def _pairs(text: str) -> dict[str, str]:
-    """``p=10 variant=plain`` as ``{"p": "10", "variant": "plain"}`` (checked)."""
-    flags = parameter_flags(text)
-    return {flags[i].removeprefix("--").replace("-", "_"): flags[i + 1] for i in range(0, len(flags), 2)}

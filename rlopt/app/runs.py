@@ -3,7 +3,9 @@
 arguments (:class:`RunSpec`, :meth:`RunSpec.argv`), it runs as a child process in the
 run's folder, writes its events (``--events``), figures, report and per-record table
 there, and a Stop is its Ctrl-C (the interval reached is kept, as on the command line).
-So the command the page shows is the one that ran, and nothing is computed twice.
+The page shows the same command on the officer's own file names, writing into a new
+folder (:func:`reproduction`): run again, it gives the same figures and leaves the run's
+folder as it was; nothing is computed twice.
 
 :class:`Runner` starts queued runs, at most ``slots`` at a time, stops them, and, after a
 restart, queues again the runs that had not started; :func:`run_state` reads what a
@@ -12,6 +14,7 @@ run's folder says."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import subprocess
@@ -23,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from rlopt.app.workspace import Workspace
+from rlopt.app.workspace import StoredFile, Workspace
 from rlopt.exceptions import InputError
 
 __all__ = [
@@ -34,15 +37,18 @@ __all__ = [
     "RunSpec",
     "UpdateSpec",
     "Runner",
-    "command_line",
     "error_line",
     "read_events",
+    "reproduction",
+    "rerun_folder",
     "run_state",
     "spec_of",
 ]
 
 OUTPUTS = {"--json": "figures.json", "--report": "report.html", "--records-csv": "records.csv"}
 EVENTS = "events.jsonl"
+RERUN = "rlopt-{run_id}-rerun"
+"""The folder a run's reproduce command writes into (new: it never touches the run's own)."""
 STOP_GRACE_SECONDS = 30.0
 """How long a stopped run may take to write the figures it reached."""
 
@@ -66,10 +72,11 @@ class RunSpec:
     attack_params: dict[str, str] = field(default_factory=dict)
     seed: int = 0
 
-    def argv(self, workspace: Workspace) -> list[str]:
-        """The ``rlopt`` arguments of this run (the outputs in the run's folder)."""
-        files = [str(workspace.file(self.original).path), str(workspace.file(self.masked).path)]
-        args = ["risk", *files, "--families", ",".join(self.families), "--time-limit", f"{self.time_limit:g}"]
+    def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
+        """The ``rlopt`` arguments of this run (the outputs in the run's folder), or with
+        ``rerun`` those of its reproduction (:func:`reproduction`)."""
+        args = ["risk", *_inputs(workspace, [self.original, self.masked], rerun)]
+        args += ["--families", ",".join(self.families), "--time-limit", f"{self.time_limit:g}"]
         args += ["--folds", str(self.folds), "--seed", str(self.seed)]
         for flag, value in [
             ("--columns", None if self.columns is None else ",".join(self.columns)),
@@ -84,13 +91,13 @@ class RunSpec:
             for name, value in self.attack_params.items():
                 args += [f"--{name.replace('_', '-')}", str(value)]
         for flag, name in OUTPUTS.items():
-            args += [flag, name]
-        return [*args, "--events", EVENTS, "--quiet"]
+            args += [flag, _output(name, rerun)]
+        return args if rerun else [*args, "--events", EVENTS, "--quiet"]
 
-    def python(self, workspace: Workspace) -> str:
+    def python(self, workspace: Workspace, rerun: str) -> str:
         """The Python that makes the same figures (``rlopt.risk.assess_risk``, the
-        function ``rlopt risk`` calls)."""
-        original, masked = workspace.file(self.original).path, workspace.file(self.masked).path
+        function ``rlopt risk`` calls), its report written into the folder ``rerun``."""
+        original, masked = _inputs(workspace, [self.original, self.masked], rerun)
         options = {
             "families": self.families,
             "time_limit": self.time_limit,
@@ -101,13 +108,15 @@ class RunSpec:
             "id_column": self.id_column,
         }
         lines = [
+            "from pathlib import Path",
+            "",
             "from rlopt.data import load_table",
             "from rlopt.report import render_risk_report",
             "from rlopt.risk import assess_risk",
             "",
             "result = assess_risk(",
-            f"    load_table({str(original)!r}),",
-            f"    load_table({str(masked)!r}),",
+            f"    load_table({original!r}),",
+            f"    load_table({masked!r}),",
             *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
         ]
         if self.ordinal or self.nominal:
@@ -115,7 +124,13 @@ class RunSpec:
             lines.append(f"    kinds={ {k: v for k, v in kinds.items() if v}!r},")
         if self.attack_method:
             lines.append(f"    attack={ {'method': self.attack_method, **self.attack_params}!r},")
-        lines += [")", "print(result.headline)", 'render_risk_report(result, "report.html")']
+        lines += [
+            ")",
+            "print(result.headline)",
+            f"out = Path({rerun!r})",
+            "out.mkdir()",
+            'render_risk_report(result, out / "report.html")',
+        ]
         return "\n".join(lines)
 
 
@@ -135,23 +150,23 @@ class CompareSpec:
     seed: int = 0
     jobs: int = 1
 
-    def argv(self, workspace: Workspace) -> list[str]:
-        original = str(workspace.file(self.original).path)
+    def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
+        (original,) = _inputs(workspace, [self.original], rerun)
         args = ["compare", original, "--methods", self.methods, "--families", ",".join(self.families)]
         args += ["--time-limit", f"{self.time_limit:g}", "--loss", self.loss, "--seed", str(self.seed)]
-        return [*args, "--jobs", str(self.jobs), "--out-dir", ".", "--no-progress"]
+        args += ["--jobs", str(self.jobs), "--out-dir", rerun or "."]
+        return args if rerun else [*args, "--no-progress"]
 
-    def python(self, workspace: Workspace) -> str:
-        original = workspace.file(self.original).path
+    def python(self, workspace: Workspace, rerun: str) -> str:
+        (original,) = _inputs(workspace, [self.original], rerun)
         return "\n".join(
             [
-                "from rlopt.data import load_table",
                 "from rlopt.experiments.compare import run_compare",
                 "",
                 "comparison = run_compare(",
-                f"    load_table({str(original)!r}),",
+                f"    {original!r},",
                 f"    {self.methods!r},",
-                '    "compare",  # the results folder',
+                f"    {rerun!r},  # the results folder",
                 f"    families={self.families!r},",
                 f"    time_limit={self.time_limit!r},",
                 f"    loss={self.loss!r},",
@@ -206,25 +221,26 @@ class UpdateSpec(LearnedSpec):
     max_changes: int | None = None
     samples: int = 2000
 
-    def argv(self, workspace: Workspace) -> list[str]:
-        files = [str(workspace.file(self.before).path), str(workspace.file(self.after).path)]
+    def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
+        files = _inputs(workspace, [self.before, self.after], rerun)
         args = ["integral", *files, *self.model_flags(), "--samples", str(self.samples)]
         if self.id_column:
             args += ["--id-column", self.id_column]
         if self.max_changes is not None:
             args += ["--max-changes", str(self.max_changes)]
-        return [*args, "--json", "figures.json", "--report", "report.html", "--no-progress"]
+        args += ["--json", _output("figures.json", rerun), "--report", _output("report.html", rerun)]
+        return args if rerun else [*args, "--no-progress"]
 
-    def python(self, workspace: Workspace) -> str:
-        before, after = workspace.file(self.before).path, workspace.file(self.after).path
+    def python(self, workspace: Workspace, rerun: str) -> str:
+        before, after = _inputs(workspace, [self.before, self.after], rerun)
         options: dict[str, object] = {"id_column": self.id_column or None, "max_changes": self.max_changes}
         return "\n".join(
             [
                 "from rlopt.integral.update import update_attack",
                 "",
                 "attack = update_attack(",
-                f"    {str(before)!r},",
-                f"    {str(after)!r},",
+                f"    {before!r},",
+                f"    {after!r},",
                 *self.model_options(),
                 *[f"    {name}={value!r}," for name, value in options.items() if value is not None],
                 f"    samples={self.samples!r},",
@@ -245,21 +261,24 @@ class ChoiceSpec(LearnedSpec):
     holdout: float = 0.3
     mask: str | None = None
 
-    def argv(self, workspace: Workspace) -> list[str]:
-        args = ["private-model", str(workspace.file(self.data).path), *self.model_flags()]
+    def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
+        (data,) = _inputs(workspace, [self.data], rerun)
+        args = ["private-model", data, *self.model_flags()]
         args += ["--k", str(self.k), "--subsamples", str(self.subsamples), "--holdout", f"{self.holdout:g}"]
         if self.mask:
             args += ["--mask", self.mask]
-        return [*args, "--json", "figures.json", "--no-progress"]
+        args += ["--json", _output("figures.json", rerun)]
+        return args if rerun else [*args, "--no-progress"]
 
-    def python(self, workspace: Workspace) -> str:
+    def python(self, workspace: Workspace, rerun: str) -> str:
+        (data,) = _inputs(workspace, [self.data], rerun)
         options: dict[str, object] = {"k": self.k, "databases": self.subsamples, "holdout": self.holdout}
         return "\n".join(
             [
                 "from rlopt.integral import private_model",
                 "",
                 "choice = private_model(",
-                f"    {str(workspace.file(self.data).path)!r},",
+                f"    {data!r},",
                 *self.model_options(),
                 *[f"    {name}={value!r}," for name, value in options.items()],
                 *([f"    mask={self.mask!r},"] if self.mask else []),
@@ -281,9 +300,48 @@ def spec_of(values: dict) -> Spec:
     return SPECS[fields.pop("kind", "risk")](**fields)
 
 
-def command_line(argv: list[str], folder: Path) -> str:
-    """The shell command that reproduces a run: ``cd`` into its folder, then ``rlopt``."""
-    return f"cd {shlex.quote(str(folder))} && rlopt {shlex.join(argv)}"
+def rerun_folder(run_id: str) -> str:
+    """The new folder the reproduction of run ``run_id`` writes into."""
+    return RERUN.format(run_id=run_id)
+
+
+def reproduction(spec: Spec, workspace: Workspace, run_id: str) -> dict[str, str]:
+    """The shell command and the Python code that reproduce a run on the officer's own
+    files (named as they were loaded), run in the folder that holds them: they write
+    into a new folder (:func:`rerun_folder`), never into the run's; a comment says
+    where the workspace keeps its copies of the files."""
+    rerun = rerun_folder(run_id)
+    stored = [workspace.file(getattr(spec, role)) for role in FILE_ROLES if hasattr(spec, role)]
+    names = _shown_names(stored)
+    where = [
+        f"# run in the folder that holds {' and '.join(names)}; it writes into a new folder, {rerun}",
+        f"# the copies of your files are in: {', '.join(str(s.path) for s in stored)}",
+    ]
+    return {
+        "command": "\n".join(
+            [*where, f"mkdir {shlex.quote(rerun)} && rlopt {shlex.join(spec.argv(workspace, rerun))}"]
+        ),
+        "python": "\n".join([*where, spec.python(workspace, rerun)]),
+    }
+
+
+def _shown_names(stored: list[StoredFile]) -> list[str]:
+    """The files as the officer named them (the last part of each upload's name), or
+    the workspace's copies where two share a name."""
+    names = [re.split(r"[\\/]", s.name)[-1] or s.path.name for s in stored]
+    return names if len(set(names)) == len(names) else [str(s.path) for s in stored]
+
+
+def _inputs(workspace: Workspace, ids: list[str], rerun: str | None) -> list[str]:
+    """The input files of a command: the workspace's copies, or for a reproduction
+    (``rerun`` given) the officer's own names."""
+    stored = [workspace.file(file_id) for file_id in ids]
+    return [str(s.path) for s in stored] if rerun is None else _shown_names(stored)
+
+
+def _output(name: str, rerun: str | None) -> str:
+    """An output file: in the run's folder, or in the reproduction's new one."""
+    return name if rerun is None else f"{rerun}/{name}"
 
 
 def read_events(folder: Path, offset: int = 0) -> tuple[list[dict], int]:

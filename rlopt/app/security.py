@@ -1,5 +1,5 @@
 """The guards of ``rlopt serve``: the token on every request, the CSRF field and the
-upload limit on every form.
+upload limit on every form, and a Content-Security-Policy on every response.
 
 Every request carries the server's secret token, first in the address it printed
 (``?token=``), then in a cookie it sets (``SameSite=Strict``, ``HttpOnly``); every form
@@ -20,10 +20,35 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from rlopt.exceptions import RloptError
 
-__all__ = ["COOKIE", "TokenGate", "csrf_token", "form", "new_token", "posted_to"]
+__all__ = [
+    "COOKIE",
+    "PAGE_POLICY",
+    "REPORT_POLICY",
+    "Headers",
+    "TokenGate",
+    "csrf_token",
+    "form",
+    "new_token",
+    "posted_to",
+]
 
 COOKIE = "rlopt_token"
 """The cookie's name, followed by the server's port."""
+
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'self'"
+)
+"""The Content-Security-Policy of the application's pages: scripts, styles and frames
+from the server itself, none inline."""
+REPORT_POLICY = (
+    "sandbox allow-scripts allow-downloads allow-popups; default-src 'none'; img-src data:; "
+    "style-src 'unsafe-inline'; script-src 'unsafe-inline'; frame-ancestors 'self'"
+)
+"""The policy of a report a run wrote (self-contained: its figures as data: images, its
+style and its one script inline, as its own meta tag says), sandboxed: its script runs
+apart from the application's pages."""
 
 FormHandler = Callable[[Request, Any], Awaitable[Response]]
 """A form's handler: the request and its checked fields."""
@@ -74,6 +99,31 @@ class TokenGate:
             await forbidden(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+class Headers:
+    """Every response with a Content-Security-Policy (:data:`PAGE_POLICY` unless the
+    endpoint set its own) and ``X-Content-Type-Options: nosniff``."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", PAGE_POLICY.encode()))
+                headers.append((b"x-content-type-options", b"nosniff"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 async def form(request: Request) -> tuple[Any, str | None]:

@@ -12,9 +12,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from rlopt.app.live import duration
 from rlopt.app.routes import ROUTES
 from rlopt.app.runs import Runner
-from rlopt.app.security import TokenGate, csrf_token, new_token
+from rlopt.app.security import Headers, TokenGate, csrf_token, new_token
 from rlopt.app.workspace import Workspace
 
 __all__ = ["AppState", "create_app", "new_token"]
@@ -37,12 +38,13 @@ def create_app(state: AppState) -> Starlette:
     ``app.state`` holds ``workspace``, ``runner``, ``max_upload_bytes``, ``templates``
     (the package's autoescaping Jinja2 environment) and ``csrf`` (the forms' field);
     the token itself stays with the gate."""
-    app = Starlette(routes=ROUTES, middleware=[Middleware(TokenGate, token=state.token)])
+    app = Starlette(routes=ROUTES, middleware=[Middleware(Headers), Middleware(TokenGate, token=state.token)])
     app.state.workspace = state.workspace
     app.state.runner = state.runner
     app.state.max_upload_bytes = state.max_upload_bytes
     app.state.templates = Environment(
         loader=PackageLoader("rlopt.app", "templates"), autoescape=select_autoescape()
     )
+    app.state.templates.filters["duration"] = duration
     app.state.csrf = csrf_token(state.token)
     return app

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from rlopt.app.prepare import BUNDLED
-from rlopt.app.runs import FILE_ROLES, CompareSpec, command_line, read_events, run_state, spec_of
+from rlopt.app.runs import FILE_ROLES, CompareSpec, reproduction, run_state, spec_of
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import RloptError
 
@@ -18,12 +18,13 @@ __all__ = [
     "RECORDS_SHOWN",
     "chart",
     "choices",
+    "figures_of",
     "file_names",
+    "headline",
     "grid_view",
     "listed_run",
     "map_points",
     "pair_view",
-    "panels",
     "records_view",
     "run_answer",
     "run_view",
@@ -171,19 +172,6 @@ def records_view(path: Path, sort: str | None, descending: bool, find: str) -> d
     }
 
 
-def panels(folder: Path, template) -> dict[str, str]:
-    """Each family's interval panel as its events so far draw it (rendered by the
-    autoescaping template): a page shows them at once, the event stream then goes on."""
-    histories: dict[str, list[dict]] = {}
-    for event in read_events(folder)[0]:
-        if event["event"] == "interval":
-            histories.setdefault(event["family"], []).append(event)
-    return {
-        family: template.render(family=family, history=history, chart=chart(history))
-        for family, history in histories.items()
-    }
-
-
 def listed_run(workspace: Workspace, run_id: str) -> dict:
     """A run's state for the list: with when it was made and the names of its files."""
     started = f"{run_id[:4]}-{run_id[4:6]}-{run_id[6:8]} {run_id[9:11]}:{run_id[11:13]}:{run_id[13:15]}"
@@ -195,11 +183,53 @@ def listed_run(workspace: Workspace, run_id: str) -> dict:
             "id": run_id,
             "started": started,
             "status": "unreadable",
+            "figure": "",
             "error": str(exc),
             "spec": {},
             "files": [],
         }
-    return {**state, "started": started, "files": names}
+    ended = state["status"] not in ("queued", "running")
+    return {
+        **state,
+        "started": started,
+        "files": names,
+        "figure": headline(workspace.run(run_id)) if ended else "",
+    }
+
+
+def figures_of(folder: Path) -> dict:
+    """A run's figures (``figures.json``; empty where there are none)."""
+    path = folder / "figures.json"
+    try:
+        figures = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    return figures if isinstance(figures, dict) else {}
+
+
+def headline(folder: Path) -> str:
+    """A finished run's figure for the list of runs: a risk run's worst case
+    (``proven 38.75 %``, ``38.75 % – 94.25 %``), an update attack's verdict, a map's
+    number of cells ("" where there is none)."""
+    figures = figures_of(folder)
+    worst = figures.get("headline") or {}
+    rate, upper = worst.get("rate"), worst.get("upper_rate")
+    if isinstance(rate, int | float):
+        if worst.get("status") == "proven":
+            return f"proven {100 * rate:.2f} %"
+        return (
+            f"{100 * rate:.2f} % – {100 * upper:.2f} %"
+            if isinstance(upper, int | float)
+            else f"at least {100 * rate:.2f} %"
+        )
+    if "integrally_private" in figures:
+        return "integrally private" if figures["integrally_private"] else "not integrally private"
+    results = folder / "results.csv"
+    if results.is_file():
+        with results.open(encoding="utf-8") as lines:
+            cells = sum(1 for _ in lines) - 1
+        return f"{cells} cell{'' if cells == 1 else 's'}"
+    return ""
 
 
 def file_names(workspace: Workspace, spec: dict) -> list[str]:
@@ -210,15 +240,13 @@ def file_names(workspace: Workspace, spec: dict) -> list[str]:
 def run_view(workspace: Workspace, folder: Path) -> dict:
     """A run's page: its state, files, command, Python code, summary and downloads."""
     state = run_state(folder)
-    argv = json.loads((folder / "argv.json").read_text(encoding="utf-8"))
     spec = spec_of(state["spec"])
     ended = state["status"] not in ("queued", "running")
     log = folder / "output.log"
     return {
         "run": state,
         "files": file_names(workspace, state["spec"]),
-        "command": command_line(argv, folder),
-        "python": spec.python(workspace),
+        **reproduction(spec, workspace, folder.name),
         "ended": ended,
         "summary": log.read_text(encoding="utf-8", errors="replace") if ended and log.exists() else "",
         "downloads": [name for name in DOWNLOADS if (folder / name).is_file()],
@@ -233,30 +261,32 @@ def run_answer(folder: Path) -> dict | None:
     attack's or private model's figures have no worst case of a pair)."""
     from rlopt.report.answer import answer, map_answer
 
-    try:
-        if (folder / "compare.csv").is_file():
-            import pandas as pd
+    if (folder / "compare.csv").is_file():
+        import pandas as pd
 
+        try:
             rows = pd.read_csv(folder / "compare.csv").to_dict(orient="records")
-            proven = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
-            return {"text": map_answer(rows), "proven": proven}
-        figures = json.loads((folder / "figures.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    headline = figures.get("headline") if isinstance(figures, dict) else None
+        except (OSError, ValueError):
+            return None
+        proven = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
+        return {"text": map_answer(rows), "proven": proven}
+    figures = figures_of(folder)
+    headline = figures.get("headline")
     if not isinstance(headline, dict):
         return None
     proven = headline.get("status") == "proven" and not headline.get("stopped") and not headline.get("failed")
     return {"text": answer(figures), "proven": proven}
 
 
-def chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
-    """The step lines of one family's interval over its run, in SVG coordinates (the
-    vertical axis from the lowest end seen to the highest)."""
+def chart(history: list[dict], width: int = 480, height: int = 160, end: float | None = None) -> dict:
+    """The step lines of one family's interval over its run, in SVG coordinates: the
+    time axis to ``end`` (seconds of the family: now while it runs, its end once it has
+    ended; default its last change), the vertical one from the lowest end seen (its
+    first verified count, the neutral start's) to the highest (its first ceiling)."""
     values = [e[key] for e in history for key in ("lower", "upper") if e[key] is not None]
     top, bottom = max(values), min(values)
     span = max(top - bottom, 1)
-    end = max(max(e["seconds"] for e in history), 1e-9)
+    end = max(end or 0.0, max(e["seconds"] for e in history), 1e-9)
 
     def x(seconds: float) -> float:
         return round(50 + (width - 60) * seconds / end, 1)
@@ -277,6 +307,9 @@ def chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
             points.append(f"{x(end)},{y(previous)}")
         return " ".join(points)
 
+    def source(key: str, value: int) -> str:
+        return next((str(e.get(f"{key}_source") or "") for e in history if e[key] == value), "")
+
     return {
         "width": width,
         "height": height,
@@ -284,5 +317,7 @@ def chart(history: list[dict], width: int = 480, height: int = 160) -> dict:
         "upper": steps("upper"),
         "top": top,
         "bottom": bottom,
+        "top_source": source("upper", top) or source("lower", top),
+        "bottom_source": source("lower", bottom) or source("upper", bottom),
         "end": end,
     }

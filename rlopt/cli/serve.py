@@ -66,9 +66,7 @@ def serve(
     address = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/?token={token}"
     typer.echo(f"rlopt serve: {address}\n  workspace: {folder.root}\n  Ctrl-C stops the server", err=True)
     if browser:
-        import webbrowser
-
-        webbrowser.open(address)
+        _open(address)
     folder.announce(address)
     _served(
         uvicorn.Server(uvicorn.Config(application, log_level="warning", lifespan="off")),
@@ -76,6 +74,28 @@ def serve(
         runner,
         folder,
     )
+
+
+def _open(address: str) -> None:
+    """The page in the user's browser; where there is no display (Linux or BSD with
+    neither DISPLAY nor WAYLAND_DISPLAY, and no $BROWSER), or no browser opens, a line
+    saying to open the address by hand (a console browser is never started)."""
+    import os
+    import sys
+    import webbrowser
+
+    shown = sys.platform in ("win32", "darwin") or any(
+        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")
+    )
+    opened = False
+    if shown:
+        try:
+            opened = webbrowser.open(address)
+        except webbrowser.Error:
+            opened = False
+    if not opened:
+        why = "no browser could be opened" if shown else "no display found"
+        typer.echo(f"rlopt serve: {why}: open {address} in a browser", err=True)
 
 
 def _warn_if_reachable(host: str) -> None:

@@ -29,7 +29,22 @@ def _environment() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.globals["pct"] = lambda x: "" if x is None else f"{100 * x:.2f}%"
+    env.filters["readable"] = _readable
     return env
+
+
+def _readable(value) -> str:
+    """An input as a reader writes it: a list as its items, a dict as ``key: value``
+    pairs, None as "none" (not Python's reprs)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(_readable(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_readable(v)}" for k, v in value.items()) or "none"
+    return str(value)
 
 
 def _table(frame: pd.DataFrame, limit: int | None = None) -> dict:
@@ -370,7 +385,7 @@ def render_integral_report(figures: dict, path: str | Path, *, learner: str, pre
             title=f"rlopt integral: {learner}",
             figures=figures,
             surely=" and ".join(
-                f"{verb} {', '.join(map(str, figures[key]))}"
+                f"{verb} record{'s' if len(figures[key]) > 1 else ''} {', '.join(map(str, figures[key]))}"
                 for verb, key in (("removes", "removed_surely"), ("adds", "added_surely"))
                 if figures[key]
             ),

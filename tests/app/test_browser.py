@@ -56,9 +56,12 @@ def browser():
 def page(browser, server):
     context = browser.new_context(viewport={"width": 1100, "height": 900}, accept_downloads=True)
     page = context.new_page()
-    # every swap of an event into the page, counted from the first one
+    # every swap of an event into the page, counted from the first one, and anything the
+    # Content-Security-Policy refused
     page.add_init_script(
         "window.swaps = 0; document.addEventListener('htmx:sseMessage', () => window.swaps++);"
+        "window.refused = []; document.addEventListener('securitypolicyviolation',"
+        " (e) => window.refused.push(e.violatedDirective + ' ' + e.blockedURI));"
     )
     page.goto(f"{server['base']}/?token={server['token']}")
     yield page
@@ -82,10 +85,11 @@ def _load(page, original, masked):
     page.click("#load button")
 
 
-def _run(page, families, time_limit):
+def _run(page, families, time_limit, folds=0):
     for box in page.locator("input[name=families]").all():
         box.set_checked(box.get_attribute("value") in families)
     page.fill("input[name=time_limit]", str(time_limit))
+    page.fill("input[name=folds]", str(folds))
     page.click("#run")
     page.wait_for_url(re.compile(r"/runs/\d{8}-\d{6}-[0-9a-f]{6}$"))
 
@@ -107,14 +111,29 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
     page.wait_for_selector("#status.complete", timeout=240_000)
     assert page.evaluate("window.swaps") >= 4  # at least two updates of each family's interval
     _shot(page, "4-results")
+    # the report under its own sandboxed policy: its data: images drawn
+    page.frame_locator("iframe.report").locator("img[data-rendered]").first.wait_for(state="attached")
+    drawn = page.frame_locator("iframe.report").locator("img").first.get_attribute("data-rendered")
+    assert drawn and not drawn.startswith("0x"), drawn
+    assert page.evaluate("window.refused") == []  # the page's own policy refused nothing
     shown = {f: page.locator(f"#family-{f} h3").inner_text() for f in ("wm", "ci")}
-    # the command the page shows, run here: the same figures
+    # the command the page shows, run where the files are: the same figures, in a new
+    # folder, and the run's own folder as it was
     command = page.locator("#command").inner_text()
-    argv = command.split(" && rlopt ", 1)[1]
+    assert "rlopt risk original.csv masked.csv " in command
+    run_id = page.url.rsplit("/", 1)[1]
+    folder = server["workspace"] / "runs" / run_id
+    left = {p.name: p.read_bytes() for p in folder.iterdir()}
+    rlopt = f"{sys.executable} -m rlopt "
     subprocess.run(
-        f"{sys.executable} -m rlopt {argv}", shell=True, check=True, cwd=tmp_path, capture_output=True
+        command.replace("&& rlopt ", f"&& {rlopt}"),
+        shell=True,
+        check=True,
+        cwd=tmp_path / "m433",
+        capture_output=True,
     )
-    figures = json.loads((tmp_path / "figures.json").read_text())
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == left
+    figures = json.loads((tmp_path / "m433" / f"rlopt-{run_id}-rerun" / "figures.json").read_text())
     for row in figures["families"]:
         assert row["status"] == "optimal"
         assert shown[row["family"]].startswith(f"{row['family']}: [{row['n_correct']}, {row['bound']}]")
@@ -130,11 +149,15 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
     cells = [row.split("\t")[column] for row in page.locator("table.records tbody tr").all_inner_texts()]
     assert cells == sorted(cells) and cells[0] == "False"  # ascending: the records ci misses first
     page.fill("#find", "399")
-    page.wait_for_function("document.querySelector('#records p').innerText.startsWith('1 record ')")
+    page.wait_for_function("() => document.querySelector('#records p').innerText.startsWith('1 record ')")
     with page.expect_download() as download:
         page.click("a[href$='/files/report.html'][download]")
     report = Path(download.value.path()).read_text()
     assert "<html" in report and "wm" in report
+    assert page.evaluate("window.refused") == []  # the records table's requests too
+    page.click("header a.brand")  # the list of runs gives the run's figure
+    proven = figures["headline"]["rate"]
+    assert f"proven {100 * proven:.2f} %" in page.locator("table.runs tbody tr").first.inner_text()
 
 
 def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
@@ -143,7 +166,9 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
     page.fill("input[name=parameters]", "p=10")
     page.click("#prepare button")
     made = page.locator("pre.command").first.inner_text()
-    assert "rlopt data census --out original.csv" in made and "--method rank_swap --p 10 --seed 0" in made
+    assert (
+        "rlopt data census --out census-original.csv" in made and "--method rank_swap --p 10 --seed 0" in made
+    )
     assert page.locator("table.columns tbody tr").count() == 13
     _run(page, {"wm"}, 600)
     # until the interval has narrowed from both ends (a verified count, a proven ceiling)
@@ -155,22 +180,40 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
         }""",
         timeout=240_000,
     )
+    # the clocks count on and the running family's time axis reaches now between changes
+    clocks = page.locator("#step .clock").all_inner_texts()
+    end = page.locator("#family-wm text.end").text_content()
+    assert "running" in page.locator("#family-wm h3").inner_text()
+    page.wait_for_timeout(2500)
+    assert page.locator("#step .clock").all_inner_texts() != clocks
+    assert float(page.locator("#family-wm text.end").text_content().removesuffix(" s")) > float(
+        end.removesuffix(" s")
+    )
     _shot(page, "3-run-live")
     page.click("#stop button")
     page.wait_for_selector("#status.interrupted", timeout=120_000)
+    page.wait_for_selector("#results")  # the page drawn again once the run has ended
+    page.wait_for_timeout(1000)  # what the event stream says after the page was drawn again
+    assert "interval when stopped" in page.locator("#family-wm h3").inner_text()
     _shot(page, "5-stopped")
     reached = re.search(r"wm: between (\d+) and (\d+)", page.locator("pre.summary").inner_text())
     assert reached and int(reached.group(2)) < 1080  # the ceiling proven before the stop is kept
 
 
-def test_an_empty_file_gets_the_command_lines_message(page, tmp_path):
+def test_an_empty_file_gets_the_command_lines_message_with_its_role_and_the_other_file_is_kept(
+    page, tmp_path
+):
     (tmp_path / "empty.csv").write_bytes(b"")
-    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "other.csv").write_text("a,b\n" + "".join(f"{i},{2 * i}\n" for i in range(5)))
     _load(page, tmp_path / "empty.csv", tmp_path / "other.csv")
     assert (
-        "'empty.csv' is empty (0 bytes); expected a header row and records"
+        "the original file: 'empty.csv' is empty (0 bytes); expected a header row and records"
         in page.locator(".error").inner_text()
     )
+    assert "keep the masked file loaded: other.csv" in page.locator("#load").inner_text()
+    page.set_input_files("input[name=original]", str(tmp_path / "other.csv"))  # only the refused one again
+    page.click("#load button")
+    assert "5 records" in page.locator("main").inner_text()
 
 
 def test_a_hostile_column_name_is_shown_as_text(page, tmp_path):
@@ -220,8 +263,13 @@ def test_a_map_of_masking_methods_fills_in_and_a_cell_opens_for_assessment(page,
     _shot(page, "6-map")
     rows.first.locator("button").click()
     made = page.locator("pre.command").first.inner_text()
-    assert "rlopt mask" in made and "--method mdav --k 3" in made
+    # the pair of the cell shown, named after it, on the form with the map's settings
+    assert "rlopt mask mine.csv --method mdav --k 3 --seed 0 --out mine-mdav-k=3-masked.csv" in made
+    assert "mine.csv and mine-mdav-k=3-masked.csv" in page.locator("main p").first.inner_text()
     assert page.locator("table.columns tbody tr").count() == 3
+    assert page.input_value("#assess input[name=time_limit]") == "10"
+    ticked = page.locator("#assess input[name=families]:checked").all()
+    assert [box.get_attribute("value") for box in ticked] == ["wm"]
 
 
 def test_privacy_models_of_a_released_file(page, tmp_path):

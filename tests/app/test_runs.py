@@ -4,6 +4,7 @@ reached, runs queue, a restarted server queues again what had not started, and n
 request names reaches the file system unchecked."""
 
 import json
+import shlex
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import time
 
 import pytest
 
-from rlopt.app.runs import Runner, RunSpec, command_line, read_events, run_state, spec_of
+from rlopt.app.runs import Runner, RunSpec, read_events, reproduction, run_state, spec_of
 from rlopt.app.workspace import Workspace
 from rlopt.exceptions import InputError
 from tests._helpers import noisy_file
@@ -76,12 +77,18 @@ def test_one_server_holds_a_workspace(tmp_path):
     Workspace(tmp_path).lock()  # released when its holder died
 
 
-def test_a_run_is_the_command_it_shows_and_gives_the_same_figures_again(tmp_path):
+def test_a_run_is_reproduced_on_the_officers_files_in_a_new_folder_to_the_same_figures(tmp_path):
+    """The reproduce command and code name the files as the officer loaded them (the
+    workspace's copies in a comment), and the command, run where those files are, writes
+    into a new folder: the run's own folder is left as it was (it used to be the
+    command's working folder, which a re-run overwrote)."""
     workspace = Workspace(tmp_path / "ws")
-    original, masked = _loaded(workspace)
+    original, masked = noisy_file(4, 30, 3)
+    files = {"my original.csv": _csv(original), "released.csv": _csv(masked)}
+    stored = [workspace.store(name, content) for name, content in files.items()]
     runner = Runner(workspace)
     try:
-        run_id = runner.submit(RunSpec(original, masked, families=["wm", "sb"], time_limit=20))
+        run_id = runner.submit(RunSpec(stored[0].id, stored[1].id, families=["wm", "sb"], time_limit=20))
         state = _wait(workspace, run_id, {"complete", "incomplete", "failed"})
     finally:
         runner.close()
@@ -90,21 +97,39 @@ def test_a_run_is_the_command_it_shows_and_gives_the_same_figures_again(tmp_path
     figures = json.loads((folder / "figures.json").read_text())
     events, _ = read_events(folder)
     assert {e["family"] for e in events if e["event"] == "interval"} == {"wm", "sb"}
-    argv = json.loads((folder / "argv.json").read_text())
-    assert command_line(argv, folder).startswith(f"cd {folder} && rlopt risk ")
-    again = tmp_path / "again"
-    again.mkdir()
-    subprocess.run([sys.executable, "-m", "rlopt", *argv], cwd=again, check=True, capture_output=True)
-    repeated = json.loads((again / "figures.json").read_text())
+    shown = reproduction(spec_of(state["spec"]), workspace, run_id)
+    *comments, command = shown["command"].splitlines()
+    assert command.startswith(f"mkdir rlopt-{run_id}-rerun && rlopt risk 'my original.csv' released.csv ")
+    assert str(workspace.root) not in command and all(line.startswith("# ") for line in comments)
+    assert all(str(s.path) in comments[-1] for s in stored)  # where the copies are
+    code = shown["python"]
+    assert "load_table('my original.csv')" in code and "load_table('released.csv')" in code
+    assert "assess_risk(" in code and "families=['wm', 'sb']" in code
+    compile(code, "reproduce.py", "exec")
+    mine = tmp_path / "mine"  # the officer's folder, with the files under their names
+    mine.mkdir()
+    for name, content in files.items():
+        (mine / name).write_bytes(content)
+    left = {p.name: p.read_bytes() for p in folder.iterdir()}
+    rlopt = f"{shlex.quote(sys.executable)} -m rlopt "
+    subprocess.run(
+        shown["command"].replace("&& rlopt ", f"&& {rlopt}"),
+        shell=True,
+        cwd=mine,
+        check=True,
+        capture_output=True,
+    )
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == left  # the run's folder untouched
+    inputs = (folder / "report.html").read_text().split("<h2>Inputs</h2>")[1]
+    assert '<td class="text">wm, sb</td>' in inputs  # the report's inputs as a reader writes them
+    assert "[" not in inputs and "None" not in inputs and "'" not in inputs
+    repeated = json.loads((mine / f"rlopt-{run_id}-rerun" / "figures.json").read_text())
     for row, other in zip(figures["families"], repeated["families"], strict=True):
         assert (row["family"], row["n_correct"], row["bound"]) == (
             other["family"],
             other["n_correct"],
             other["bound"],
         )
-    code = spec_of(state["spec"]).python(workspace)
-    assert "assess_risk(" in code and "families=['wm', 'sb']" in code
-    compile(code, "reproduce.py", "exec")
 
 
 @pytest.mark.parametrize("server_ignores_ctrl_c", [False, True], ids=["", "server started in background"])
@@ -240,8 +265,8 @@ def test_the_update_attack_and_the_private_model_run_as_their_commands_and_show_
         assert figures["modifications"] == ["{-r1}"] and figures["removed_surely"] == ["r1"]
         chosen = json.loads((workspace.run(choice) / "figures.json").read_text())["choices"][0]
         assert chosen["model"] == "y = 0 + 2 x" and chosen["generators"] == 40
-        for spec in (s["spec"] for s in states):
-            compile(spec_of(spec).python(workspace), "reproduce.py", "exec")
+        for run, spec in zip((update, choice), (s["spec"] for s in states), strict=True):
+            compile(reproduction(spec_of(spec), workspace, run)["python"], "reproduce.py", "exec")
         app = create_app(AppState(workspace, runner, "t", max_upload_bytes=10**6))
         with TestClient(app, base_url="http://127.0.0.1") as client:
             client.get("/?token=t")
@@ -251,6 +276,8 @@ def test_the_update_attack_and_the_private_model_run_as_their_commands_and_show_
         runner.close()
     assert "Update attack of before.csv and after.csv" in update_page
     assert "report.html?view=1" in update_page and "removed in every one: r1" in update_page
+    assert "removes record r1." in (workspace.run(update) / "report.html").read_text()  # not "removes r1"
     assert "Private model of line.csv" in choice_page and "the chosen model: y = 0 + 2 x" in choice_page
     assert "rlopt private-model " in choice_page and "No report" not in choice_page
     assert "private-model" in listed and "integral" in listed
+    assert '<td class="figure">not integrally private</td>' in listed

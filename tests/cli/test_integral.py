@@ -41,7 +41,7 @@ def test_an_update_with_one_explanation_is_named(tmp_path, monkeypatch, capsys):
     assert run_main([*args, "--report", "attack.html"]) == 0
     out = capsys.readouterr().out
     page = (tmp_path / "attack.html").read_text()
-    assert "Not integrally private" in page and "removes r1." in page and "<code>{-r1}</code>" in page
+    assert "Not integrally private" in page and "removes record r1." in page and "<code>{-r1}</code>" in page
     assert '<td class="text"><code>{-r1}</code></td>' in page  # the update made
     assert (
         "removed in every one: r1" in out
