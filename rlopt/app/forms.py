@@ -40,22 +40,10 @@ def command_defaults() -> dict[str, dict]:
 
 def risk_families(n_attributes: int) -> list[str]:
     """The families ``rlopt risk`` learns on a file of ``n_attributes`` when
-    ``--families`` is not given: :data:`~rlopt.risk.assess.DEFAULT_FAMILIES`, ``ci_k``
-    in place of ``ci`` above :data:`~rlopt.risk.assess.DEFAULT_CI_ATTRIBUTES`
-    attributes, less those the width does not suit."""
-    from rlopt.families import get_learned_family
-    from rlopt.risk.assess import DEFAULT_CI_ATTRIBUTES
+    ``--families`` is not given (:func:`rlopt.risk.assess.default_families`)."""
+    from rlopt.risk.assess import default_families
 
-    wide = n_attributes > DEFAULT_CI_ATTRIBUTES
-    chosen = ["ci_k" if wide and name == "ci" else name for name in command_defaults()["risk"]["families"]]
-    suited = []
-    for name in chosen:
-        try:
-            get_learned_family(name).check_attributes(n_attributes)
-        except InputError:
-            continue
-        suited.append(name)
-    return suited
+    return default_families(n_attributes)
 
 
 def asked_risk(values) -> dict:

@@ -42,7 +42,7 @@ from rlopt.validation import (
     validate_params,
 )
 
-__all__ = ["assess_risk", "DEFAULT_FAMILIES"]
+__all__ = ["assess_risk", "default_families", "DEFAULT_FAMILIES"]
 
 DEFAULT_FAMILIES = ("wm", "owa", "ci", "sb")
 
@@ -288,26 +288,37 @@ def assess_risk(
     return _assessment(measured, inputs, generalisation, interval_p, tradeoff_table, drivers=found)
 
 
-def _suited(families: list[str], explicit: bool, data: LinkageData, notes: list[str]) -> list[str]:
-    """The families checked against the file's width before the first solve (no
-    finished work is lost to a later one): an explicit one that does not suit is an
-    error, a default one is left out with a note; ci_k in place of a default ci on
-    wide files."""
-    if not explicit and "ci" in families and data.n_attributes > DEFAULT_CI_ATTRIBUTES:
+def default_families(n_attributes: int, notes: list[str] | None = None) -> list[str]:
+    """The families ``rlopt risk`` learns on a file of ``n_attributes`` when none are
+    named (what the app's form offers too): :data:`DEFAULT_FAMILIES`, ``ci_k`` in place
+    of ``ci`` above :data:`DEFAULT_CI_ATTRIBUTES` attributes, less those the width does
+    not suit; what was changed is said in ``notes``."""
+    notes = [] if notes is None else notes
+    families = list(DEFAULT_FAMILIES)
+    if n_attributes > DEFAULT_CI_ATTRIBUTES:
         families = _learned_names([f for f in families if f != "ci"] + ["ci_k"], "families")
         notes.append(
             f"ci_k (2-additive measures: a lower end for ci) in place of ci in the default "
-            f"families: ci's full measure on {data.n_attributes} attributes has "
-            f"{2**data.n_attributes - 2} parameters; name ci in --families to learn it"
+            f"families: ci's full measure on {n_attributes} attributes has "
+            f"{2**n_attributes - 2} parameters; name ci in --families to learn it"
         )
     for name in list(families):
         try:
-            get_learned_family(name).check_attributes(data.n_attributes)
+            get_learned_family(name).check_attributes(n_attributes)
         except InputError as exc:
-            if explicit:
-                raise
             families.remove(name)
             notes.append(f"{name} left out of the default families: {exc}")
+    return families
+
+
+def _suited(families: list[str], explicit: bool, data: LinkageData, notes: list[str]) -> list[str]:
+    """The families checked against the file's width before the first solve (no
+    finished work is lost to a later one): an explicit one that does not suit is an
+    error; the default ones are :func:`default_families`."""
+    if not explicit:
+        return default_families(data.n_attributes, notes)
+    for name in families:
+        get_learned_family(name).check_attributes(data.n_attributes)
     return families
 
 

@@ -4,6 +4,7 @@ reached, runs queue, a restarted server queues again what had not started, and n
 request names reaches the file system unchecked."""
 
 import json
+import re
 import shlex
 import signal
 import subprocess
@@ -163,7 +164,11 @@ def test_a_stop_is_a_ctrl_c_that_keeps_the_interval_reached(tmp_path, server_ign
     assert state["status"] == "interrupted", state
     reached = [e for e in read_events(folder)[0] if e["event"] == "interval"][-1]
     assert reached["lower"] is not None and reached["lower"] <= reached["upper"] <= 60
-    assert "sb: between" in (folder / "output.log").read_text()  # the interval, as Ctrl-C prints it
+    said = (folder / "output.log").read_text()  # the interval, as Ctrl-C prints it
+    assert re.search(r"^  sb: [\d.]+% interrupted \(bound [\d.]+%, \d+ records\)", said, re.M), said
+    figures = json.loads((folder / "figures.json").read_text())  # a stopped run has its figures and report
+    assert figures["headline"]["stopped"] == ["sb"] and figures["families"][0]["n_correct"] == reached["lower"]
+    assert 'id="answer">At least' in (folder / "report.html").read_text()
 
 
 def test_runs_queue_a_queued_one_can_be_cancelled_and_a_restart_queues_what_had_not_started(tmp_path):
