@@ -111,6 +111,16 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
     page.wait_for_selector("#status.complete", timeout=240_000)
     assert page.evaluate("window.swaps") >= 4  # at least two updates of each family's interval
     _shot(page, "4-results")
+    # the answer first: one line under the title, above every panel and chart, as in the report
+    answer = page.locator("#answer")
+    assert re.fullmatch(
+        r"Worst case: [\d.]+ % of the records \(\d+ of 400\) re-identified, by \w+, proven\.",
+        answer.inner_text(),
+    )
+    assert "proven" in answer.get_attribute("class")
+    top = answer.bounding_box()["y"]
+    assert top < 200 and top < page.locator("#families").bounding_box()["y"]
+    assert page.frame_locator("iframe.report").locator("#answer").inner_text() == answer.inner_text()
     # the report under its own sandboxed policy: its data: images drawn
     page.frame_locator("iframe.report").locator("img[data-rendered]").first.wait_for(state="attached")
     drawn = page.frame_locator("iframe.report").locator("img").first.get_attribute("data-rendered")
@@ -155,7 +165,9 @@ def test_m433_wm_and_ci_close_live_and_the_page_reproduces_rlopt_risk(page, serv
     report = Path(download.value.path()).read_text()
     assert "<html" in report and "wm" in report
     assert page.evaluate("window.refused") == []  # the records table's requests too
+    page.locator("header a.brand").scroll_into_view_if_needed()
     page.click("header a.brand")  # the list of runs gives the run's figure
+    page.wait_for_url(re.compile(r".*/$"))
     proven = figures["headline"]["rate"]
     assert f"proven {100 * proven:.2f} %" in page.locator("table.runs tbody tr").first.inner_text()
 
@@ -196,8 +208,19 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
     page.wait_for_timeout(1000)  # what the event stream says after the page was drawn again
     assert "interval when stopped" in page.locator("#family-wm h3").inner_text()
     _shot(page, "5-stopped")
-    reached = re.search(r"wm: between (\d+) and (\d+)", page.locator("pre.summary").inner_text())
-    assert reached and int(reached.group(2)) < 1080  # the ceiling proven before the stop is kept
+    # the answer first: at least the lower end, the worst case maybe higher; the report of what finished
+    answer = page.locator("#answer")
+    said = answer.inner_text()
+    assert (
+        said.startswith("At least ")
+        and "wm did not finish" in said
+        and "proven" not in answer.get_attribute("class")
+    )
+    assert page.frame_locator("iframe.report").locator("#answer").inner_text() == said
+    reached = re.search(
+        r"wm: [\d.]+% interrupted \(bound [\d.]+%, (\d+) records\)", page.locator("pre.summary").text_content()
+    )
+    assert reached and int(reached.group(1)) < 1080  # the ceiling proven before the stop is kept
 
 
 def test_an_empty_file_gets_the_command_lines_message_with_its_role_and_the_other_file_is_kept(
