@@ -49,9 +49,10 @@ def risk_families(n_attributes: int) -> list[str]:
 def asked_risk(values) -> dict:
     """The assess form's fields as given (text; the families as a list); a field not
     sent at all is the command's default, as an option not given is."""
-    return _asked(
+    asked = _asked(
         values, command_defaults()["risk"], ("time_limit", "folds", "attack_method", "attack_parameters")
     )
+    return {**asked, "drivers": "on" if values.get("drivers") else ""}  # a box not ticked is not sent
 
 
 def asked_map(values) -> dict:
@@ -111,6 +112,7 @@ def risk_options(asked: dict, n_records: int) -> dict:
         "folds": folds,
         "attack_method": method,
         "attack_params": parameters,
+        "drivers": bool(asked.get("drivers")),
     }
 
 

@@ -71,6 +71,7 @@ class RunSpec:
     attack_method: str | None = None
     attack_params: dict[str, str] = field(default_factory=dict)
     seed: int = 0
+    drivers: bool = False
 
     def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
         """The ``rlopt`` arguments of this run (the outputs in the run's folder), or with
@@ -78,6 +79,7 @@ class RunSpec:
         args = ["risk", *_inputs(workspace, [self.original, self.masked], rerun)]
         args += ["--families", ",".join(self.families), "--time-limit", f"{self.time_limit:g}"]
         args += ["--folds", str(self.folds), "--seed", str(self.seed)]
+        args += ["--drivers"] if self.drivers else []
         for flag, value in [
             ("--columns", None if self.columns is None else ",".join(self.columns)),
             ("--id-column", self.id_column),
@@ -106,6 +108,7 @@ class RunSpec:
             "seed": self.seed,
             "columns": self.columns,
             "id_column": self.id_column,
+            "drivers": self.drivers or None,
         }
         lines = [
             "from pathlib import Path",

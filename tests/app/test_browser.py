@@ -218,7 +218,8 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
     )
     assert page.frame_locator("iframe.report").locator("#answer").inner_text() == said
     reached = re.search(
-        r"wm: [\d.]+% interrupted \(bound [\d.]+%, (\d+) records\)", page.locator("pre.summary").text_content()
+        r"wm: [\d.]+% interrupted \(bound [\d.]+%, (\d+) records\)",
+        page.locator("pre.summary").text_content(),
     )
     assert reached and int(reached.group(1)) < 1080  # the ceiling proven before the stop is kept
 

@@ -167,7 +167,9 @@ def test_a_stop_is_a_ctrl_c_that_keeps_the_interval_reached(tmp_path, server_ign
     said = (folder / "output.log").read_text()  # the interval, as Ctrl-C prints it
     assert re.search(r"^  sb: [\d.]+% interrupted \(bound [\d.]+%, \d+ records\)", said, re.M), said
     figures = json.loads((folder / "figures.json").read_text())  # a stopped run has its figures and report
-    assert figures["headline"]["stopped"] == ["sb"] and figures["families"][0]["n_correct"] == reached["lower"]
+    assert (
+        figures["headline"]["stopped"] == ["sb"] and figures["families"][0]["n_correct"] == reached["lower"]
+    )
     assert 'id="answer">At least' in (folder / "report.html").read_text()
 
 

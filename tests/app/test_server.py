@@ -381,3 +381,16 @@ def test_serve_without_a_display_says_to_open_the_address_by_hand(tmp_path):
     text = said.decode()
     address = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", text).group(0)
     assert f"rlopt serve: no display found: open {address} in a browser\n" in text
+
+
+def test_the_drivers_box_adds_drivers_to_the_command_and_the_code(client, tmp_path):
+    client.get(f"/?token={TOKEN}")
+    csrf = _csrf(client)
+    pair = client.post("/load", data={"csrf": csrf}, files=_files(tmp_path)).text
+    assert 'name="drivers"' in pair and 'name="drivers" checked' not in pair  # offered, not ticked
+    ids = dict(re.findall(r'name="(original|masked)" value="([0-9a-f]{16})"', pair))
+    plain = client.post("/runs", data={"csrf": csrf, **ids, "families": "wm"}, follow_redirects=False)
+    assert "--drivers" not in client.get(plain.headers["location"]).text
+    asked = {"csrf": csrf, **ids, "families": "wm", "drivers": "on"}
+    page = client.get(client.post("/runs", data=asked, follow_redirects=False).headers["location"]).text
+    assert "--drivers" in page and "drivers=True" in page
