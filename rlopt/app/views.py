@@ -259,7 +259,7 @@ def run_answer(folder: Path) -> dict | None:
     :func:`rlopt.report.map_answer`) from the figures it wrote, and whether it is proven
     (a run stopped or partly failed never is); ``None`` when it wrote none (an update
     attack's or private model's figures have no worst case of a pair)."""
-    from rlopt.report.answer import answer, map_answer
+    from rlopt.report.answer import answer, integral_answer, map_answer
 
     if (folder / "compare.csv").is_file():
         import pandas as pd
@@ -271,6 +271,8 @@ def run_answer(folder: Path) -> dict | None:
         proven = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
         return {"text": map_answer(rows), "proven": proven}
     figures = figures_of(folder)
+    if "integrally_private" in figures:  # an update attack's
+        return {"text": integral_answer(figures), "proven": bool(figures["integrally_private"])}
     headline = figures.get("headline")
     if not isinstance(headline, dict):
         return None

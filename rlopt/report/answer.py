@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rlopt.status import Status
 
-__all__ = ["answer", "map_answer"]
+__all__ = ["answer", "integral_answer", "map_answer"]
 
 
 def answer(figures: dict) -> str:
@@ -83,3 +83,22 @@ def _cell(row: dict) -> str:
     if row["risk_status"] == Status.PROVEN:
         return f"{100 * row['risk']:.2f} % (proven)"
     return f"between {100 * row['risk']:.2f} % and {100 * row['risk_upper']:.2f} % (not proven)"
+
+
+def integral_answer(figures: dict) -> str:
+    """The answer of an update attack on two published models (``rlopt integral``'s
+    figures) in one line: integrally private, or the records every explanation of the
+    update removes or adds."""
+    if figures.get("integrally_private"):
+        return (
+            f"Integrally private: no record is removed or added in every one of the {figures['size']} "
+            f"modifications of at most {figures['max_changes']} record(s) that explain the two models."
+        )
+    if not figures.get("size"):
+        return f"No modification of at most {figures['max_changes']} record(s) explains the two models."
+    surely = " and ".join(
+        f"{verb} record{'s' if len(figures[key]) > 1 else ''} {', '.join(map(str, figures[key]))}"
+        for verb, key in (("removes", "removed_surely"), ("adds", "added_surely"))
+        if figures[key]
+    )
+    return f"Not integrally private: every modification that explains the two models {surely}."

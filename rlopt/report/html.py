@@ -16,7 +16,7 @@ from rlopt.exceptions import InputError
 from rlopt.families import BASELINES, FAMILIES, BaselineFamily, Chart, family_of, generic_view
 from rlopt.milp.certificate import describe_blocks, describe_lower
 from rlopt.report import plots
-from rlopt.report.answer import answer, map_answer
+from rlopt.report.answer import answer, integral_answer, map_answer
 
 __all__ = ["render_risk_report", "render_results_report", "render_compare_report", "render_integral_report"]
 
@@ -384,11 +384,7 @@ def render_integral_report(figures: dict, path: str | Path, *, learner: str, pre
         .render(
             title=f"rlopt integral: {learner}",
             figures=figures,
-            surely=" and ".join(
-                f"{verb} record{'s' if len(figures[key]) > 1 else ''} {', '.join(map(str, figures[key]))}"
-                for verb, key in (("removes", "removed_surely"), ("adds", "added_surely"))
-                if figures[key]
-            ),
+            answer=integral_answer(figures),
             learner=learner,
             precision=precision,
             shown=MAX_RECORD_ROWS,

@@ -44,6 +44,18 @@ def test_a_maps_answer_and_none_without_a_pairs_worst_case(tmp_path):
     )
     other = tmp_path / "update"
     other.mkdir()
-    (other / "figures.json").write_text(json.dumps({"removed": ["r1"]}))  # an update attack's
+    (other / "figures.json").write_text(json.dumps({"removed": ["r1"]}))  # figures of no kind it knows
     assert run_answer(other) is None
     assert run_answer(tmp_path / "nothing") is None
+    update = {
+        "integrally_private": False,
+        "size": 1,
+        "max_changes": 1,
+        "removed_surely": ["r1"],
+        "added_surely": [],
+    }
+    (other / "figures.json").write_text(json.dumps(update))  # an update attack's
+    assert run_answer(other) == {
+        "text": "Not integrally private: every modification that explains the two models removes record r1.",
+        "proven": False,
+    }
