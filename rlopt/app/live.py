@@ -133,3 +133,13 @@ def live_view(folder: Path, status: str, time_limit: float | None) -> tuple[dict
     figures = {} if status in ("queued", "running") else figures_of(folder)
     views = family_views(events, time_limit=time_limit or math.inf, now=now, figures=figures)
     return views, step_view(folder, events, now)
+
+
+STATUS_WORDS = {"complete": "finished"}
+"""A run's status as the pages say it: "complete" read as all-clear on an unproven
+result, so a run that ended with every figure says it finished (its answer says whether
+it is proven)."""
+
+
+def status_word(status: str) -> str:
+    return STATUS_WORDS.get(status, status)

@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from rlopt.app.live import duration
+from rlopt.app.live import duration, status_word
 from rlopt.app.routes import ROUTES
 from rlopt.app.runs import Runner
 from rlopt.app.security import Headers, TokenGate, csrf_token, new_token
@@ -46,5 +46,6 @@ def create_app(state: AppState) -> Starlette:
         loader=PackageLoader("rlopt.app", "templates"), autoescape=select_autoescape()
     )
     app.state.templates.filters["duration"] = duration
+    app.state.templates.filters["status_word"] = status_word
     app.state.csrf = csrf_token(state.token)
     return app

@@ -14,7 +14,7 @@ from pathlib import Path
 from jinja2 import Environment
 from starlette.requests import Request
 
-from rlopt.app.live import command_start, family_views, figures_of, step_view
+from rlopt.app.live import command_start, family_views, figures_of, status_word, step_view
 from rlopt.app.runs import read_events, run_state, spec_of
 from rlopt.app.views import grid_view
 
@@ -67,7 +67,7 @@ async def event_stream(
             yield _sse("step", step.render(step=step_view(folder, events, clock)))
         if now != status:
             status = now
-            yield _sse("status", now)
+            yield _sse("status", status_word(now))
         if (folder / "exit.json").exists():
             more, offset = read_events(folder, offset)
             events += more

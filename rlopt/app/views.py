@@ -277,7 +277,10 @@ def run_answer(folder: Path) -> dict | None:
     if not isinstance(headline, dict):
         return None
     proven = headline.get("status") == "proven" and not headline.get("stopped") and not headline.get("failed")
-    return {"text": answer(figures), "proven": proven}
+    try:
+        return {"text": answer(figures), "proven": proven}
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):  # figures a user edited by hand
+        return None
 
 
 def chart(history: list[dict], width: int = 480, height: int = 160, end: float | None = None) -> dict:

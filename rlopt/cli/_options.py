@@ -150,7 +150,7 @@ TimeLimit = Annotated[
     float,
     typer.Option(
         metavar="SECONDS",
-        help="seconds per MILP, 0 for none; a MILP stopped by it reports an interval",
+        help="seconds per family (its MILP and the searches beside it), 0 for none; a family stopped by it reports an interval",
         min=0,
         rich_help_panel=FAMILIES,
     ),

@@ -132,7 +132,12 @@ def _print_family(row: FamilyRow, say: Callable[[str], None]) -> None:
         )
         return
     if row.status == Status.INTERRUPTED and row.n_correct is None:
-        say(f"  {row.family}: stopped before it had a verified count (no figure)")
+        why = (
+            "stopped before it had a verified count"
+            if row.history
+            else "not started: the run was stopped before it"
+        )
+        say(f"  {row.family}: {why} (no figure)")
         return
     bound = (
         ""

@@ -56,6 +56,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, yla
 def family_chart(rows: list[dict], baselines: dict) -> str:
     """Rates of the families (bar: verified; whisker up to the proven bound) and baselines."""
     baselines = {k: b for k, b in baselines.items() if b["rate"] is not None}
+    rows = [r for r in rows if r["rate"] is not None]  # a failed family, one stopped before a count
     labels = [r["family"] for r in rows] + list(baselines)
     low = [100 * (r["rate"] or 0) for r in rows] + [100 * b["rate"] for b in baselines.values()]
     high = [100 * (r["bound_rate"] if r["bound_rate"] is not None else (r["rate"] or 0)) for r in rows] + low[
@@ -71,7 +72,7 @@ def family_chart(rows: list[dict], baselines: dict) -> str:
     )
     ax.set_xticks(x, labels, rotation=30 if len(labels) > 6 else 0)
     ax.set_ylabel("correct re-identifications (%)")
-    ax.set_ylim(max(0, min(low) - 10), 100)
+    ax.set_ylim(0, 100)  # bars from zero: a cut axis made small differences look large
     ax.set_title("Families (blue: proven; orange: interval up to the bound) and baselines (grey)")
     ax.grid(axis="y", alpha=0.3)
     return png_data_uri(figure)

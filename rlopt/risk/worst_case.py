@@ -83,7 +83,7 @@ def _ceiling(
     if unbounded:
         if identical is not None:
             return identical, f"{IDENTICAL_RECORDS} (no other ceiling from {', '.join(unbounded)})"
-        return n_records, f"no ceiling from {', '.join(unbounded)}: the number of records"
+        return n_records, f"the number of records (no ceiling from {', '.join(unbounded)})"
     ceiling, who = max(
         ((c, w) for c, w in ceilings if c is not None), default=(0, None), key=lambda cw: cw[0]
     )

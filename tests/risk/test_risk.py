@@ -435,7 +435,7 @@ def test_the_worst_case_rule_by_hand():
     assert (w.upper, w.upper_source) == (9, "ci's proven bound")
     # a family without a ceiling (failed) bounds nothing
     w = worst_case([(7, "wm")], [], [(7, "wm"), (None, "ci")], 10)
-    assert w.upper == 10 and w.upper_source == "no ceiling from ci: the number of records"
+    assert w.upper == 10 and w.upper_source == "the number of records (no ceiling from ci)"
 
 
 def test_the_ceiling_of_identical_records_in_the_worst_case_rule():
