@@ -11,7 +11,12 @@ and each must exit 0. Changes to what is written, all of them here:
 - ``SKIPPED`` commands never run here (a cluster address, or hours of solving);
 - ``SLOW`` commands (half a minute to minutes each) run as written, without the
   time-limit change, only in ``test_readme_long_examples`` (``python -m pytest -m
-  slow``), which runs the whole sequence again since they read earlier files.
+  slow``), which runs the whole sequence again since they read earlier files;
+- ``SECONDS`` commands (several seconds each even at ``--time-limit 5``) run with the
+  time-limit change, but only in ``test_readme_long_examples`` too. The default test
+  keeps README's first example whole (its main job: data, mask, risk) and every other
+  command that takes under a second (data, mask, link, attack, models); none of them
+  reads what a ``SECONDS`` command writes.
 
 The sets name whole commands and must each match a README line, so a reworded
 example cannot be skipped by accident and no stale entry stays behind.
@@ -65,6 +70,25 @@ SLOW = {
 }
 """``rlopt`` commands run, as written, only by the slow test."""
 
+SECONDS = {
+    "rlopt risk original.csv masked.csv --families wm,owa,ci,sb --time-limit 60 --attack-method "
+    "microaggregation --groups AFNLWGT,AGI:3;EMCONTRB,FEDTAX:3 --report report.html --json risk.json "
+    "--records-csv records.csv": "four families and the MDAV attack: 26 s measured at --time-limit 5",
+    "rlopt compare original.csv --methods mdav:k=3|5; rank_swap:p=5 --time-limit 5 --out-dir runs/compare": "three masked files assessed: 14 s measured",
+    "rlopt risk acs12.csv acs12-pram.csv --columns age,race,gender,married,edu --ordinal edu:hs or "
+    "lower<college<grad --families wm --folds 0 --attack-method pram --theta 0.7 --time-limit 10 "
+    "--report acs12-pram.html": "7 s measured at --time-limit 5",
+    "rlopt private-model cps.csv --model tree --target union --features wage,education,experience,age "
+    "--max-depth 2 --precision 0 --subsamples 500 --k 5 --mask mdav:k=5": "500 subsamples: 4 s measured",
+    "rlopt learn runs/M4-33/original.csv runs/M4-33/masked.csv --family ci --margin 1e-5 --json "
+    "ci-figures.json --params-out ci.json": "1.3 s measured",
+    "rlopt learn data.csv masked-rs.csv --family ci --columns AGI,FEDTAX,PTOTVAL --time-limit 30": "5 s measured at --time-limit 5",
+}
+"""``rlopt`` commands of several seconds each (measured on a loaded 2-core machine), run
+with ``--time-limit 5`` only by the slow test; the commands they stand for are tested
+apart (risk: tests/risk and tests/data/test_mixed.py; compare: tests/experiments/test_compare.py;
+private-model: tests/cli/test_integral.py; learn: tests/cli/test_cli.py)."""
+
 
 def readme_lines(text: str | None = None) -> list[list[str]]:
     """The command lines of the README's ```bash blocks as token lists (comments
@@ -79,6 +103,14 @@ def readme_lines(text: str | None = None) -> list[list[str]]:
                 commands.append(part)
                 tokens = tokens[len(part) + 1 :]
     return commands
+
+
+def first_example() -> list[list[str]]:
+    """The commands of README's first ```bash block of ``rlopt`` commands."""
+    text = README.read_text()
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
+    first = next(block for block in blocks if "\nrlopt " in "\n" + block)
+    return readme_lines(f"```bash\n{first}```\n")
 
 
 def key(tokens: list[str]) -> str:
@@ -114,7 +146,7 @@ def test_every_readme_line_is_classified():
     keys = {key(tokens) for tokens in lines}
     unknown = [k for k in keys if not k.startswith("rlopt ") and k not in NOT_RLOPT]
     assert not unknown, f"README lines that are neither rlopt commands nor listed in NOT_RLOPT: {unknown}"
-    stale = [k for k in {**NOT_RLOPT, **SKIPPED, **SLOW} if k not in keys]
+    stale = [k for k in {**NOT_RLOPT, **SKIPPED, **SLOW, **SECONDS} if k not in keys]
     assert not stale, f"entries that match no README line (reworded example?): {stale}"
     assert sum(k.startswith("rlopt ") for k in keys) >= 20
 
@@ -134,11 +166,14 @@ def test_parser_joins_continuations_and_splits_chains():
 
 
 def test_readme_examples(tmp_path, monkeypatch, capsys):
+    """README's first example whole, then every command of under a second (``SECONDS``
+    and ``SLOW`` run in ``test_readme_long_examples``)."""
     commands = [
         with_time_limit(tokens, TIME_LIMIT)
         for tokens in readme_lines()
-        if tokens[0] == "rlopt" and key(tokens) not in SKIPPED and key(tokens) not in SLOW
+        if tokens[0] == "rlopt" and key(tokens) not in {**SKIPPED, **SLOW, **SECONDS}
     ]
+    assert commands[:3] == [with_time_limit(tokens, TIME_LIMIT) for tokens in first_example()]
     failures = run_all(commands, tmp_path, monkeypatch, capsys)
     assert not failures, "README examples that did not exit 0:\n" + "\n".join(failures)
 
@@ -153,5 +188,6 @@ def test_readme_long_examples(tmp_path, monkeypatch, capsys):
         if tokens[0] == "rlopt" and key(tokens) not in SKIPPED
     ]
     assert sum(key(tokens) in SLOW for tokens in commands) == len(SLOW)
+    assert sum(key(tokens) in SECONDS for tokens in commands) == len(SECONDS)
     failures = run_all(commands, tmp_path, monkeypatch, capsys)
     assert not failures, "README examples that did not exit 0:\n" + "\n".join(failures)
