@@ -21,6 +21,7 @@ __all__ = [
     "family_views",
     "live_view",
     "running_since",
+    "status_word",
     "step_view",
 ]
 

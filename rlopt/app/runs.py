@@ -30,6 +30,7 @@ from rlopt.app.workspace import StoredFile, Workspace
 from rlopt.exceptions import InputError
 
 __all__ = [
+    "EVENTS",
     "FILE_ROLES",
     "ChoiceSpec",
     "LearnedSpec",

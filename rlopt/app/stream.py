@@ -14,9 +14,9 @@ from pathlib import Path
 from jinja2 import Environment
 from starlette.requests import Request
 
-from rlopt.app.live import command_start, family_views, figures_of, status_word, step_view
+from rlopt.app.live import command_start, family_views, status_word, step_view
 from rlopt.app.runs import read_events, run_state, spec_of
-from rlopt.app.views import grid_view
+from rlopt.app.views import figures_of, grid_view
 
 __all__ = ["POLL_SECONDS", "TICK_SECONDS", "event_stream"]
 

@@ -255,11 +255,11 @@ def run_view(workspace: Workspace, folder: Path) -> dict:
 
 
 def run_answer(folder: Path) -> dict | None:
-    """A finished run's answer in one line (:func:`rlopt.report.answer`; a map's,
-    :func:`rlopt.report.map_answer`) from the figures it wrote, and whether it is proven
+    """A finished run's answer in one line (:func:`rlopt.report.answers.answer`; a map's,
+    :func:`rlopt.report.answers.map_answer`) from the figures it wrote, and whether it is proven
     (a run stopped or partly failed never is); ``None`` when it wrote none (an update
     attack's or private model's figures have no worst case of a pair)."""
-    from rlopt.report.answer import answer, integral_answer, map_answer
+    from rlopt.report.answers import answer, integral_answer, map_answer
 
     if (folder / "compare.csv").is_file():
         import pandas as pd

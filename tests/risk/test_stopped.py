@@ -6,7 +6,7 @@ import pytest
 
 import rlopt.risk.pair as pair_module
 from rlopt.exceptions import Interrupted
-from rlopt.report import answer
+from rlopt.report.answers import answer
 from rlopt.risk import assess_risk
 from tests._helpers import noisy_file
 
@@ -75,7 +75,7 @@ def test_the_answer_in_one_line_worked_by_hand():
 
 
 def test_the_answer_of_a_map_ranks_its_cells_by_their_upper_end():
-    from rlopt.report import map_answer
+    from rlopt.report.answers import map_answer
 
     rows = [
         {"label": "noise 0.05", "risk": 0.9833, "risk_upper": 0.9833, "risk_status": "proven"},
