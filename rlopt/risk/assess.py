@@ -183,6 +183,14 @@ def assess_risk(
     drivers_time_limit : float, default=None
         Each family's time limit without one attribute (CLI ``--drivers-limit``); ``None``: ``time_limit`` over the
         number of attributes, at least 1 s (:func:`rlopt.risk.drivers.drivers_limit`).
+
+    Raises
+    ------
+    Interrupted
+        On Ctrl-C once the baselines are counted: its ``partial`` is the
+        :class:`RiskAssessment` of what finished (each stopped family with the interval
+        it had reached, the headline ``interrupted`` over them, :attr:`~RiskAssessment.stopped`
+        naming what did not finish), written by ``rlopt risk`` as any run's figures.
     """
     explicit = families is not None
     families = _learned_names(
