@@ -54,6 +54,7 @@ def test_the_unmasked_attribute_carries_the_risk(unmasked_a):
             "family": "wm",
             "lower": 30,
             "upper": 30,
+            "upper_source": "number of records",  # 30 of 30: nothing lower is needed
             "status": "optimal",
             "drop": 0,
             "drop_exact": True,
