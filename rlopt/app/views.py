@@ -259,7 +259,7 @@ def run_answer(folder: Path) -> dict | None:
     :func:`rlopt.report.answers.map_answer`) from the figures it wrote, and whether it is proven
     (a run stopped or partly failed never is); ``None`` when it wrote none (an update
     attack's or private model's figures have no worst case of a pair)."""
-    from rlopt.report.answers import answer, integral_answer, map_answer
+    from rlopt.report.answers import answer, integral_answer, map_answer, proven
 
     if (folder / "compare.csv").is_file():
         import pandas as pd
@@ -268,17 +268,15 @@ def run_answer(folder: Path) -> dict | None:
             rows = pd.read_csv(folder / "compare.csv").to_dict(orient="records")
         except (OSError, ValueError):
             return None
-        proven = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
-        return {"text": map_answer(rows), "proven": proven}
+        every = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
+        return {"text": map_answer(rows), "proven": every}
     figures = figures_of(folder)
     if "integrally_private" in figures:  # an update attack's
         return {"text": integral_answer(figures), "proven": bool(figures["integrally_private"])}
-    headline = figures.get("headline")
-    if not isinstance(headline, dict):
+    if not isinstance(figures.get("headline"), dict):
         return None
-    proven = headline.get("status") == "proven" and not headline.get("stopped") and not headline.get("failed")
     try:
-        return {"text": answer(figures), "proven": proven}
+        return {"text": answer(figures), "proven": proven(figures)}
     except (KeyError, TypeError, ValueError, ZeroDivisionError):  # figures a user edited by hand
         return None
 

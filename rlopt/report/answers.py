@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rlopt.status import Status
 
-__all__ = ["answer", "integral_answer", "map_answer"]
+__all__ = ["answer", "integral_answer", "map_answer", "proven"]
 
 
 def answer(figures: dict) -> str:
@@ -48,6 +48,13 @@ def answer(figures: dict) -> str:
             f"Worst case not proven: {ceiling}; {upper_family}'s time limit{limit_text} left it open{also}."
         )
     return f"Worst case not proven: {ceiling}; the upper end is {h.get('upper_source')}."
+
+
+def proven(figures: dict) -> bool:
+    """Whether a risk run's answer is a proven worst case over everything asked for
+    (a run stopped or partly failed never is): what colours the line green."""
+    h = figures["headline"]
+    return h.get("status") == Status.PROVEN and not h.get("stopped") and not h.get("failed")
 
 
 def _pct(count: int, n: int) -> str:
