@@ -10,7 +10,7 @@
 - commands: :mod:`~rlopt.cli.risk`, :mod:`~rlopt.cli.tradeoff`, :mod:`~rlopt.cli.link`
   (link, attack), :mod:`~rlopt.cli.learn`, :mod:`~rlopt.cli.mask` (mask, data),
   :mod:`~rlopt.cli.release` (compare, models, intersect), :mod:`~rlopt.cli.integral`
-  (integral, private-model), :mod:`~rlopt.cli.grids` (run, reproduce, report),
+  (integral, private-model), :mod:`~rlopt.cli.membership`, :mod:`~rlopt.cli.grids` (run, reproduce, report),
   :mod:`~rlopt.cli.serve`.
 
 Exit codes: 0 done; 1 a figure is missing (a failed family or cell, a solver error);

@@ -38,6 +38,7 @@ COMMANDS: dict[str, Entry] = {
     "intersect": Entry("release", "Intersection attack on k-anonymous releases."),
     "integral": Entry("integral", "What two published models reveal of a database's update."),
     "private-model": Entry("integral", "The most useful integrally private model of a file."),
+    "membership": Entry("membership", "The worst-case membership attack on a fully synthetic release."),
     "run": Entry("grids", "Run an experiment grid (resumable)."),
     "reproduce": Entry("grids", "Regenerate the published tables."),
     "report": Entry("grids", "HTML report of an experiment run."),

@@ -1,0 +1,158 @@
+"""``rlopt membership``: the worst-case membership attack on a fully synthetic release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlopt.cli._app import Command, commands, summary
+from rlopt.cli._masking import masking_options
+from rlopt.cli._options import Columns, JsonOut, Threads, check_outputs, emit_json, split, write_table
+from rlopt.cli._options import summary as summary_to
+from rlopt.exceptions import InputError
+
+app = commands()
+
+
+# (over 60 lines by its signature: typer declares the command's options as its parameters)
+@app.command(
+    cls=Command,
+    short_help=summary("membership"),
+    epilog="Example: rlopt membership data.csv --method synthetic_copula --holdout-share 0.3 "
+    "--families wm,owa --time-limit 60; rlopt membership train.csv --holdout held_out.csv "
+    "--synthetic release.csv",
+)
+@masking_options("Generator parameters")
+def membership(
+    original: Annotated[
+        Path,
+        typer.Argument(
+            metavar="ORIGINAL",
+            help="the file to split and synthesise (with --method), or the generator's training "
+            "file (with --holdout and --synthetic); CSV, TSV or Parquet",
+        ),
+    ],
+    method: Annotated[
+        str | None,
+        typer.Option(metavar="METHOD", help="a fully synthetic generator: synthetic_copula, dp_histogram"),
+    ] = None,
+    holdout_share: Annotated[
+        float,
+        typer.Option(metavar="SHARE", help="with --method: the share of records held out of the training"),
+    ] = 0.3,
+    holdout: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="records not in the training file (the non-members)"),
+    ] = None,
+    synthetic: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="the synthetic release made from ORIGINAL")
+    ] = None,
+    families: Annotated[
+        str, typer.Option(metavar="F,G,...", help="the distance families searched: wm, wm_m, owa")
+    ] = "wm",
+    columns: Columns = None,
+    time_limit: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            help="seconds per family (region search, then MILP), 0 for none; "
+            "a family stopped by it reports an interval",
+            min=0,
+        ),
+    ] = 60.0,
+    threads: Threads = 1,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="seed of the split, the generator and the search")] = 0,
+    synthetic_out: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="with --method: write the synthetic file made")
+    ] = None,
+    json_out: JsonOut = None,
+    *,
+    masking: dict[str, Any],
+) -> None:
+    """How well an intruder holding records can tell the generator's training records
+    from others, with the best distance of a family and the best threshold: the
+    advantage TPR - FPR (0: nothing; 1: every member given away), proven or bracketed,
+    beside the fixed Euclidean distance to the closest record (DCR) other tools use."""
+    from rlopt.data import load_table
+    from rlopt.masking.grammar import spec_from_text
+    from rlopt.risk.membership import membership_risk, split_release
+
+    check_outputs(synthetic_out=synthetic_out, json=json_out)
+    say = summary_to(json_out)
+    frame = load_table(original)
+    if method is not None:
+        if holdout is not None or synthetic is not None:
+            raise InputError("give --method (rlopt splits and synthesises) or --holdout with --synthetic, not both")
+        spec = spec_from_text(method, masking, seed=seed)
+        _check_fully_synthetic(spec.method)
+        members, held_out, released = split_release(
+            frame, spec, holdout_share=holdout_share, seed=seed, columns=split(columns)
+        )
+        if synthetic_out is not None:
+            write_table(released, synthetic_out)
+            say(f"synthetic file ({len(released)} records) -> {synthetic_out}")
+    elif holdout is not None and synthetic is not None:
+        members, held_out, released = frame, load_table(holdout), load_table(synthetic)
+    else:
+        raise InputError(
+            "give --method GENERATOR (ORIGINAL is split and synthesised), or --holdout FILE and "
+            "--synthetic FILE (ORIGINAL is the generator's training file)"
+        )
+    result = membership_risk(
+        members,
+        held_out,
+        released,
+        families=split(families) or ["wm"],
+        columns=split(columns),
+        time_limit=time_limit or None,
+        threads=threads,
+        seed=seed,
+    )
+    for line in membership_lines(result):
+        say(line)
+    if json_out is not None:
+        emit_json(json_out, result.to_dict())
+
+
+def _check_fully_synthetic(name: str) -> None:
+    from rlopt.masking import MASKING_METHODS
+
+    registered = MASKING_METHODS[name]
+    if getattr(registered, "synthetic", "") != "full":
+        raise InputError(
+            f"{name} releases one record per original record: measure it by record linkage "
+            "(rlopt risk ORIGINAL --method ...); rlopt membership takes a fully synthetic generator"
+        )
+
+
+def membership_lines(result) -> list[str]:
+    """The answer first, then each family's figure and the fixed-distance test."""
+    worst = result.worst
+    if result.status == "proven":
+        head = f"membership advantage (TPR - FPR): {worst.advantage:.3f}, proven"
+    else:
+        head = (
+            f"membership advantage (TPR - FPR): between {worst.advantage:.3f} and {result.upper:.3f} "
+            "(not proven: the worst case may be up to the upper end)"
+        )
+    lines = [
+        f"{head}; {worst.family}: TPR {worst.tpr:.3f}, FPR {worst.fpr:.3f} "
+        f"({result.n_members} members, {result.n_holdout} held out, {result.n_synthetic} synthetic records)"
+    ]
+    for name, figure in result.families.items():
+        interval = (
+            f"{figure.lower.advantage:.3f}"
+            if figure.status == "optimal"
+            else f"[{figure.lower.advantage:.3f}, {figure.ceiling:.3f}]"
+        )
+        lines.append(f"  {name}: {interval} {figure.status} ({figure.source}, {figure.seconds:.1f} s)")
+    fixed = result.fixed
+    expected = result.n_members / (result.n_members + result.n_holdout)
+    lines.append(
+        f"  fixed Euclidean DCR attack: {fixed.advantage:.3f} (TPR {fixed.tpr:.3f}, FPR {fixed.fpr:.3f}); "
+        f"synthetic records nearest a member: {result.dcr_share:.3f} ({expected:.3f} if the release "
+        "favoured no one)"
+    )
+    return lines

@@ -1,0 +1,388 @@
+"""The worst case of a fully synthetic release: a distance-based membership attack
+(docs/method.md §9).
+
+A fully synthetic record is nobody's, so record linkage does not apply. What an
+intruder can still learn is whether a record they hold was in the generator's
+training file: they call it a member when its nearest synthetic record, under a
+distance of a family, is within a threshold. With records held out of the training
+file as non-members, the attack's advantage is ``TPR - FPR`` (0: the release says
+nothing of membership; 1: it gives every member away). Tools of the field report it
+for one fixed distance (the distance to the closest record, DCR, Euclidean); rlopt
+reports the best distance and threshold of a family, proven by a MILP
+(:mod:`rlopt.milp.membership`) or bracketed, beside that fixed figure.
+
+- :func:`split_release`: a file split into members and held-out records, the members
+  given to a generator of the masking registry (a fully synthetic one);
+- :func:`membership_risk`: the three files in, :class:`MembershipRisk` out: the fixed
+  Euclidean attack, the share of synthetic records nearer a member than a held-out
+  record (the DCR test of SDMetrics and SynthEval), and each family's worst case;
+- :func:`recount`: the attack of one parameter counted in plain numpy at its best
+  threshold, the only source of a lower end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, Standardisation, chunk_rows
+from rlopt.exceptions import InputError, RecountMismatchError
+from rlopt.families import Distance, get_learned_family
+from rlopt.status import Status
+
+__all__ = [
+    "MILP_PAIRS",
+    "Attack",
+    "FamilyFigure",
+    "MembershipRisk",
+    "split_release",
+    "membership_risk",
+    "recount",
+    "best_threshold",
+]
+
+MILP_PAIRS = 250_000
+"""The most (member + held-out) x synthetic record pairs a family's MILP is built for;
+above it a family's figure is the best verified attack of the search, its ceiling 1."""
+
+SEARCH_DRAWS = 48
+"""Random parameters (Dirichlet, seeded) the search recounts besides the neutral one and
+the simplex's vertices."""
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One distance's attack, recounted: call a record a member when its nearest
+    synthetic record is within ``threshold``; ``units = n_h TP - n_m FP``, so
+    ``advantage = units / (n_m n_h) = TPR - FPR``."""
+
+    family: str
+    params: dict
+    threshold: float
+    units: int
+    tpr: float
+    fpr: float
+    advantage: float
+
+
+@dataclass(frozen=True)
+class FamilyFigure:
+    """A family's worst case: ``lower`` the best verified attack, ``ceiling`` the proven
+    advantage no parameter of the family exceeds, ``status`` ``optimal`` when they meet."""
+
+    family: str
+    lower: Attack
+    ceiling: float
+    status: Status
+    seconds: float
+    source: str  # what proves the ceiling: "regions", "milp", or "none" (the trivial 1)
+    solver: dict = field(default_factory=dict)
+    model: dict = field(default_factory=dict)  # what the builder kept
+
+
+@dataclass(frozen=True)
+class MembershipRisk:
+    """The membership figures of one release. ``fixed`` is the Euclidean distance to
+    the closest record (the DCR other tools use) at its best threshold on the same
+    split; ``dcr_share`` the share of synthetic records whose closest original is a
+    member (about ``n_m / (n_m + n_h)`` when the release does not favour its training
+    records); ``families`` each family's worst case; ``worst`` the largest verified
+    advantage and ``upper`` the largest ceiling over them."""
+
+    columns: tuple[str, ...]
+    n_members: int
+    n_holdout: int
+    n_synthetic: int
+    fixed: Attack
+    dcr_share: float
+    families: dict[str, FamilyFigure]
+
+    @property
+    def worst(self) -> Attack:
+        attacks = [self.fixed] + [f.lower for f in self.families.values()]
+        return max(attacks, key=lambda a: a.units)
+
+    @property
+    def upper(self) -> float:
+        """The ceiling of the worst case over the families (1 without a family: no
+        distance but the fixed one was searched)."""
+        return max((f.ceiling for f in self.families.values()), default=1.0)
+
+    @property
+    def status(self) -> Status:
+        proven = self.families and all(f.status == Status.OPTIMAL for f in self.families.values())
+        return Status.PROVEN if proven and self.worst.advantage >= self.upper else Status.INTERVAL
+
+    def to_dict(self) -> dict:
+        return {
+            "columns": list(self.columns),
+            "n_members": self.n_members,
+            "n_holdout": self.n_holdout,
+            "n_synthetic": self.n_synthetic,
+            "advantage": self.worst.advantage,
+            "advantage_upper": self.upper,
+            "status": str(self.status),
+            "source": self.worst.family,
+            "fixed_dcr": asdict(self.fixed),
+            "dcr_share": self.dcr_share,
+            "families": {
+                name: asdict(figure) | {"status": str(figure.status)} for name, figure in self.families.items()
+            },
+        }
+
+
+def split_release(
+    frame: pd.DataFrame,
+    spec,
+    *,
+    holdout_share: float,
+    seed: int = 0,
+    columns: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(members, holdout, synthetic)``: ``frame``'s records split at random (``seed``)
+    with ``holdout_share`` of them held out, and the members given to ``spec`` (a fully
+    synthetic generator of the masking registry, or any object whose ``apply(frame,
+    columns)`` returns a synthetic file)."""
+    if not (isinstance(holdout_share, (int, float)) and 0 < holdout_share < 1):
+        raise InputError(
+            f"held-out share {holdout_share!r}; expected a share in (0, 1): the records kept out of "
+            "the generator's training are the attack's non-members, and without them no "
+            "false-positive rate exists"
+        )
+    n = len(frame)
+    n_holdout = int(round(holdout_share * n))
+    if n_holdout < 2 or n - n_holdout < 2:
+        raise InputError(
+            f"held-out share {holdout_share:g} of {n} records leaves {n_holdout} held out and "
+            f"{n - n_holdout} members; expected at least 2 of each"
+        )
+    order = np.random.default_rng(seed).permutation(n)
+    holdout = frame.iloc[np.sort(order[:n_holdout])].reset_index(drop=True)
+    members = frame.iloc[np.sort(order[n_holdout:])].reset_index(drop=True)
+    synthetic = spec.apply(members, list(columns) if columns else None)
+    return members, holdout, synthetic
+
+
+def _numeric(frame: pd.DataFrame, columns: Sequence[str], name: str) -> np.ndarray:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{name}: column(s) {missing} not in the file; its columns: {list(map(str, frame.columns))}"
+        )
+    for c in columns:
+        if not pd.api.types.is_numeric_dtype(frame[c]):
+            raise InputError(
+                f"{name}: column {c!r} is not numeric; the membership attack takes numeric "
+                "attributes (choose them with --columns, Python: columns=[...])"
+            )
+    values = frame[list(columns)].to_numpy(dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise InputError(f"{name}: a blank or non-finite value in {list(columns)}; expected finite numbers")
+    if len(values) < 2:
+        raise InputError(f"{name}: {len(values)} record(s); expected at least 2")
+    return values
+
+
+def nearest(distance: Distance, records: np.ndarray, synthetic: np.ndarray) -> np.ndarray:
+    """Each record's distance to its nearest synthetic record (in chunks of rows)."""
+    step = chunk_rows(synthetic.shape[0], synthetic.shape[1], max_bytes=DEFAULT_CHUNK_BYTES)
+    out = np.empty(records.shape[0])
+    for start in range(0, records.shape[0], step):
+        out[start : start + step] = distance.pairwise(records[start : start + step], synthetic).min(axis=1)
+    return out
+
+
+def best_threshold(member_d: np.ndarray, holdout_d: np.ndarray) -> tuple[float, int, int, int]:
+    """``(threshold, units, TP, FP)`` of the threshold that maximises ``n_h TP - n_m FP``
+    when a record is called a member at distance ``<= threshold`` (of equal units the
+    smallest threshold; ``-inf`` when no threshold calls anyone with advantage)."""
+    n_m, n_h = member_d.size, holdout_d.size
+    values = np.concatenate([member_d, holdout_d])
+    is_member = np.concatenate([np.ones(n_m, dtype=np.int64), np.zeros(n_h, dtype=np.int64)])
+    order = np.argsort(values, kind="stable")
+    values, is_member = values[order], is_member[order]
+    tp = np.cumsum(is_member)
+    fp = np.cumsum(1 - is_member)
+    last = np.flatnonzero(np.append(values[1:] != values[:-1], True))  # the end of each tie
+    units = n_h * tp[last] - n_m * fp[last]
+    k = int(np.argmax(units))
+    if units[k] <= 0:
+        return -math.inf, 0, 0, 0
+    i = last[k]
+    return float(values[i]), int(units[k]), int(tp[i]), int(fp[i])
+
+
+def recount(
+    family_name: str, distance: Distance, members: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray
+) -> Attack:
+    """The attack of ``distance`` counted in plain numpy at its best threshold."""
+    threshold, units, tp, fp = best_threshold(nearest(distance, members, synthetic), nearest(distance, holdout, synthetic))
+    n_m, n_h = members.shape[0], holdout.shape[0]
+    return Attack(family_name, distance.params(), threshold, units, tp / n_m, fp / n_h, units / (n_m * n_h))
+
+
+def _search(family, columns, members, holdout, synthetic, seed: int) -> Attack:
+    """The best recounted attack of the neutral parameter, the simplex's vertices and
+    :data:`SEARCH_DRAWS` seeded random parameters of ``family``."""
+    n = len(columns)
+    vertices = family.simplex_vertices(n)
+    rng = np.random.default_rng(seed)
+    candidates = [family.neutral(n), *vertices, *(rng.dirichlet(np.ones(len(vertices)), SEARCH_DRAWS) @ vertices)]
+    attacks = [recount(family.name, family.distance(theta, columns), members, holdout, synthetic) for theta in candidates]
+    return max(attacks, key=lambda a: a.units)
+
+
+REGION_PARAMS = 6
+"""Families with at most this many parameters get the region search
+(:mod:`rlopt.milp.membership_regions`) before the MILP."""
+
+REGION_SHARE = 0.5
+"""The share of a family's time limit the region search may take when the MILP follows."""
+
+
+def _solve_family(family, columns, members, holdout, synthetic, start: Attack, options) -> FamilyFigure:
+    """The family's worst case: the region search (few parameters), then the MILP in the
+    time left (up to :data:`MILP_PAIRS`); every parameter either finds is recounted, and the
+    lower of their ceilings is the family's."""
+    from rlopt.milp.membership_regions import region_search
+
+    t0 = time.perf_counter()
+    deadline = None if options.time_limit is None else t0 + options.time_limit
+    n_m, n_h, n_s = members.shape[0], holdout.shape[0], synthetic.shape[0]
+    scale = n_m * n_h
+    n_params = family.n_params(len(columns))
+    lower, ceilings, notes = start, {}, {}
+    if n_params <= REGION_PARAMS:
+        phi_m, _ = family.features(members, synthetic)
+        phi_h, _ = family.features(holdout, synthetic)
+        theta0 = family.theta_from_params(start.params, columns) if start.family == family.name else None
+        milp_too = (n_m + n_h) * n_s <= MILP_PAIRS
+        share = None if deadline is None else t0 + (deadline - t0) * (REGION_SHARE if milp_too else 1.0)
+        found = region_search(
+            phi_m, phi_h, family.simplex_vertices(len(columns)), deadline=share,
+            best_units=start.units if theta0 is not None else 0, best_theta=theta0,
+        )  # fmt: skip
+        lower = _recounted(family, columns, found.best_theta, lower, members, holdout, synthetic)
+        ceilings["regions"] = found.ceiling_units
+        notes["regions"] = {"regions": found.regions, "seconds": found.seconds, "proven": found.proven}
+    solver: dict = {}
+    if (n_m + n_h) * n_s > MILP_PAIRS:
+        notes["milp"] = {"why": f"{(n_m + n_h) * n_s} record pairs > {MILP_PAIRS}: no MILP"}
+    elif deadline is None or time.perf_counter() < deadline:
+        milp_units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, deadline)
+        lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
+        ceilings["milp"] = milp_units
+        notes["milp"] = {"termination": solver.get("termination")}
+    ceiling = min(ceilings.values(), default=scale)
+    if lower.units > ceiling:
+        raise RecountMismatchError(
+            f"membership {family.name}: a verified attack of advantage {lower.advantage:.6f} above "
+            f"the ceiling {ceiling / scale:.6f} ({ceilings})"
+        )
+    if solver.get("interrupted"):
+        status = Status.INTERRUPTED
+    elif lower.units == ceiling:
+        status = Status.OPTIMAL
+    else:
+        status = Status.TIME_LIMIT
+    source = min(ceilings, key=ceilings.get) if ceilings else "none"
+    return FamilyFigure(
+        family.name, lower, ceiling / scale, status, time.perf_counter() - t0, source,
+        solver=solver, model={"ceilings": {k: v / scale for k, v in ceilings.items()}, **notes},
+    )  # fmt: skip
+
+
+def _recounted(family, columns, theta, lower: Attack, members, holdout, synthetic) -> Attack:
+    """The better of ``lower`` and the recount of ``theta`` (none: ``lower``)."""
+    if theta is None:
+        return lower
+    found = recount(family.name, family.distance(np.asarray(theta, dtype=float), columns), members, holdout, synthetic)
+    return found if found.units > lower.units else lower
+
+
+def _milp(family, members, holdout, synthetic, lower: Attack, options, deadline):
+    """``(ceiling units, parameter, solver summary)`` of the membership MILP within ``deadline``."""
+    from dataclasses import replace
+
+    from rlopt.milp.membership import build_membership_model
+    from rlopt.milp.solvers.mip import solve_model
+    from rlopt.milp.solvers.options import Termination
+
+    scale = members.shape[0] * holdout.shape[0]
+    built = build_membership_model(family, members, holdout, synthetic, objective_at_most=scale - lower.units)
+    if deadline is not None:
+        options = replace(options, time_limit=max(1e-3, deadline - time.perf_counter()))
+    result = solve_model(built.model, options)
+    if result.termination == Termination.INFEASIBLE:
+        units = lower.units  # the row objective <= the start's: nothing better than the start
+    elif result.objective_bound is None:
+        units = scale
+    else:
+        units = scale - math.ceil(result.objective_bound - 1e-6)
+    solver = result.solver | {
+        "termination": str(result.termination),
+        "interrupted": result.interrupted,
+        "tau_max": built.tau_max,
+        "witnesses": built.n_witnesses,
+        "holdout_rows": built.n_rows,
+    }
+    return units, result.theta, solver
+
+
+def membership_risk(
+    members: pd.DataFrame,
+    holdout: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    *,
+    families: Sequence[str] = ("wm",),
+    columns: Sequence[str] | None = None,
+    time_limit: float | None = None,
+    threads: int = 1,
+    seed: int = 0,
+) -> MembershipRisk:
+    """The worst-case membership attack on ``synthetic`` (generated from ``members``, not
+    from ``holdout``), over each family in ``families`` (wm, wm_m, owa), beside the fixed
+    Euclidean one.
+
+    The three files are standardised with the synthetic file's moments (what is
+    published). ``time_limit`` is per family; a family stopped by it is an interval.
+    """
+    from rlopt.milp import SolverOptions
+    from rlopt.milp.membership import membership_families
+
+    columns = tuple(map(str, columns or synthetic.columns))
+    allowed = membership_families()
+    unknown = [f for f in families if f not in allowed]
+    if unknown:
+        raise InputError(f"membership families {unknown}; expected some of {', '.join(allowed)}")
+    raw = {name: _numeric(frame, columns, name) for name, frame in
+           (("members", members), ("held-out", holdout), ("synthetic", synthetic))}  # fmt: skip
+    scaling = Standardisation.fit(raw["synthetic"])
+    zm, zh, zs = (scaling.apply(raw[name], name=name) for name in ("members", "held-out", "synthetic"))
+    euclid = get_learned_family("wm")
+    fixed = recount("euclidean", euclid.distance(euclid.neutral(len(columns)), columns), zm, zh, zs)
+    fixed = Attack(**(asdict(fixed) | {"params": {"family": "euclidean"}}))
+    closer = nearest_is_member(zm, zh, zs)
+    options = SolverOptions(time_limit=time_limit, threads=threads, seed=seed)
+    figures = {}
+    for name in families:
+        family = get_learned_family(name)
+        family.check_attributes(len(columns))
+        start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
+        figures[name] = _solve_family(family, columns, zm, zh, zs, start, options)
+    return MembershipRisk(columns, len(zm), len(zh), len(zs), fixed, closer, figures)
+
+
+def nearest_is_member(members: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray) -> float:
+    """The share of synthetic records whose nearest original (Euclidean) is a member, of
+    equal distances counted half (the DCR test of SDMetrics and SynthEval)."""
+    euclid = get_learned_family("wm")
+    distance = euclid.distance(euclid.neutral(members.shape[1]), ())
+    to_member = nearest(distance, synthetic, members)
+    to_holdout = nearest(distance, synthetic, holdout)
+    return float(np.mean((to_member < to_holdout) + 0.5 * (to_member == to_holdout)))
