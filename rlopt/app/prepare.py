@@ -76,9 +76,10 @@ def make_pair(
     loaded file, masked here; its masked file named after ``cell`` when given)."""
     from rlopt.masking import PUBLISHED_FILES
     from rlopt.masking.grammar import spec_from_text
+    from rlopt.masking.methods import check_linkable
 
     if method:  # checked as rlopt mask reads it, before any command runs
-        spec_from_text(method, masking_parameters(parameters))
+        check_linkable(spec_from_text(method, masking_parameters(parameters)))  # a pair to link
     commands: list[list[str]] = []
     if source.startswith("file:"):  # a loaded file, masked here
         loaded = workspace.file(source.removeprefix("file:"))

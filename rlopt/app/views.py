@@ -84,7 +84,9 @@ def choices() -> dict:
         "families": [(name, FAMILIES[name].title) for name in LEARNED],
         "bundled": list(BUNDLED),
         "presets": list(PUBLISHED_FILES),
-        "methods": list(MASKING_METHODS),
+        # a pair for linkage: no fully synthetic method, and no partial synthesis (the form
+        # names no columns to synthesize)
+        "methods": [name for name, method in MASKING_METHODS.items() if not method.synthetic],
         "attacks": list(ATTACKS),
         "losses": list(LOSSES),
     }

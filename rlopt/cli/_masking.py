@@ -40,6 +40,9 @@ MASKING_OPTIONS = (
     MaskingOption("top", "--top", str, "'income:100000'", "recoding: top-code, ';' between attributes"),
     MaskingOption("bottom", "--bottom", str, "'age:18'", "recoding: bottom-code, ';' between attributes"),
     MaskingOption("base", "--base", str, "'age:5'", "recoding: round to a base, ';' between attributes"),
+    MaskingOption("min_leaf", "--min-leaf", int, "N", "partial synthesis (CART): the fewest records in a leaf (default 5)"),
+    MaskingOption("n_records", "--n-records", int, "N", "fully synthetic: records to draw (default: the input's)"),
+    MaskingOption("bins", "--bins", int, "BINS", "DP histogram: equal-width bins per attribute (default 4)"),
 )  # fmt: skip
 """Every masking parameter the command line takes: its spec field, flag and help."""
 

@@ -15,7 +15,7 @@ from rlopt.data._bundled import BUNDLED_FILES
 from rlopt.exceptions import InputError
 from rlopt.masking import MASKING_METHODS, PUBLISHED_FILES, build, load_recipe, published_recipe
 from rlopt.masking.grammar import spec_from_text
-from rlopt.masking.methods import RandomizedResponseSpec
+from rlopt.masking.methods import RandomizedResponseSpec, fully_synthetic
 
 app = commands()
 
@@ -49,7 +49,8 @@ def mask(
         typer.Option(
             metavar="A,B,...",
             help="the columns to mask (default: all; PRAM: the categorical ones; suppression: "
-            "the quasi-identifiers)",
+            "the quasi-identifiers; partial synthesis: those to synthesize, required; fully "
+            "synthetic: those to model and release)",
         ),
     ] = None,
     seed: Seed = 0,
@@ -100,7 +101,10 @@ def mask(
     masked = spec.apply(frame, split(columns))
     lines = _randomized_response(spec, frame, masked, split(columns))  # a singular matrix: before writing
     write_table(masked, out)
-    typer.echo(f"masked {len(masked)} records with {spec.method} -> {out}")
+    if fully_synthetic(spec):
+        typer.echo(f"wrote {len(masked)} fully synthetic records with {spec.method} -> {out}")
+    else:
+        typer.echo(f"masked {len(masked)} records with {spec.method} -> {out}")
     if spec.method == "mdav" and len(frame) > EXACT_MDAV_RECORDS:
         typer.echo(
             f"note: {len(frame)} records > {EXACT_MDAV_RECORDS}: partitioned MDAV (exact MDAV inside "

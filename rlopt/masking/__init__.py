@@ -9,6 +9,9 @@
   :mod:`~rlopt.masking.fuzzy` (fuzzy microaggregation), :mod:`~rlopt.masking.dp`
   (DP microaggregation, Laplace noise), :mod:`~rlopt.masking.categorical` (PRAM,
   randomized response, global recoding, local suppression);
+- the synthetic data generators, :mod:`~rlopt.masking.synthesis`: partial synthesis by
+  CART (records kept, linkage applies), and fully synthetic files from a Gaussian
+  copula or a DP histogram (records nobody's: a membership attack measures them);
 - :mod:`~rlopt.masking._groups`: attribute groups, the rule MDAV and fuzzy
   microaggregation share (one size, or groups that partition the attributes);
 - :mod:`~rlopt.masking.recipes`: the published files M4-33 ... M6-853 and recipe YAMLs.

@@ -18,6 +18,9 @@ from rlopt.masking.mdav import group_means
 from rlopt.validation import SEED, Interval, validate_params
 
 __all__ = [
+    "EPSILON",
+    "Bounds",
+    "prepare_domain",
     "insensitive_microaggregation",
     "dp_microaggregate",
     "dp_microaggregation_scale",
@@ -82,11 +85,11 @@ def _domain(values: np.ndarray, cols: list[str], bounds: Bounds | None) -> tuple
     if bounds is None:
         warnings.warn(
             "bounds=None: each attribute's domain is taken from the data's min and max, which are "
-            "not differentially private by themselves (and make the cluster order depend on the "
-            "data); give a published domain, bounds={column: (lower, upper)} (CLI: --bounds 'A:0:100;B:0:1'), for a formal "
+            "not differentially private by themselves (and make the cluster order, or a histogram's "
+            "bins, depend on the data); give a published domain, bounds={column: (lower, upper)} (CLI: --bounds 'A:0:100;B:0:1'), for a formal "
             "epsilon-DP guarantee",
             DataWarning,
-            stacklevel=4,  # _domain <- _prepare <- the public function <- its caller
+            stacklevel=4,  # _domain <- prepare_domain <- the public function <- its caller
         )
         return values.min(axis=0), values.max(axis=0)
     if isinstance(bounds, Mapping):
@@ -114,7 +117,10 @@ def _domain(values: np.ndarray, cols: list[str], bounds: Bounds | None) -> tuple
     return lower, upper
 
 
-def _prepare(data, columns, bounds, *, min_records: int):
+def prepare_domain(data, columns, bounds, *, min_records: int):
+    """The frame, its numeric ``columns`` (validated), their names and the domain
+    ``(lower, upper)`` of each (:func:`_domain`): what every DP method starts from. Call
+    it from the public function itself: the warning of ``bounds=None`` names its caller."""
     frame = as_frame(data, name="input")
     values, cols = validate_table(frame, columns=columns, name="input", min_records=min_records)
     lower, upper = _domain(values, cols, bounds)
@@ -316,7 +322,7 @@ def dp_microaggregate(
     utility in differential privacy via microaggregation-based k-anonymity",
     VLDB Journal 23(5):771-794, 2014.
     """
-    frame, values, cols, lower, upper = _prepare(data, columns, bounds, min_records=2)
+    frame, values, cols, lower, upper = prepare_domain(data, columns, bounds, min_records=2)
     k = _check_cluster_size(k, values.shape[0])
     labels = _order_labels(values, lower, upper, k)
     scale = dp_microaggregation_scale(values.shape[0], k, epsilon, upper - lower)
@@ -375,7 +381,7 @@ def laplace_noise(
     that record's row changes distribution. :func:`dp_microaggregate` multiplies
     this scale by ``(n_records // k) / k``.
     """
-    frame, values, cols, lower, upper = _prepare(data, columns, bounds, min_records=1)
+    frame, values, cols, lower, upper = prepare_domain(data, columns, bounds, min_records=1)
     scale = laplace_scale(epsilon, upper - lower)
     rng = np.random.default_rng(seed)
     released = values + rng.laplace(size=values.shape) * scale

@@ -31,6 +31,7 @@ from rlopt.masking.fuzzy import check_c, fuzzy_microaggregate
 from rlopt.masking.mdav import check_k, microaggregate
 from rlopt.masking.noise import additive_noise
 from rlopt.masking.swapping import rank_swap
+from rlopt.masking.synthesis import cart_synthesis, dp_histogram, gaussian_copula
 
 __all__ = [
     "AttributeGroup",
@@ -44,12 +45,17 @@ __all__ = [
     "RandomizedResponseSpec",
     "RecodingSpec",
     "SuppressionSpec",
+    "CartSynthesisSpec",
+    "GaussianCopulaSpec",
+    "DPHistogramSpec",
     "MaskingSpec",
     "MaskingMethod",
     "MASKING_METHODS",
     "masking_method",
     "masking_spec",
     "mask",
+    "fully_synthetic",
+    "check_linkable",
 ]
 
 
@@ -341,6 +347,61 @@ class SuppressionSpec(_Strict):
         return local_suppression(frame, list(columns) if columns else list(map(str, frame.columns)), self.k)
 
 
+class CartSynthesisSpec(_Strict):
+    """Partial synthesis by CART (:func:`rlopt.masking.synthesis.cart_synthesis`): the
+    given columns replaced by draws from the leaves of trees with at least
+    ``min_leaf`` records; the other columns and the record order kept."""
+
+    method: Literal["synthetic_cart"] = "synthetic_cart"
+    min_leaf: int = Field(default=5, ge=1)
+    seed: int = 0
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        if not columns:
+            raise InputError(
+                "partial synthesis needs the attributes to replace: --columns A,B (Python: columns=[...])"
+            )
+        return cart_synthesis(frame, columns, min_leaf=self.min_leaf, seed=self.seed)
+
+
+class GaussianCopulaSpec(_Strict):
+    """A fully synthetic file of ``n_records`` records (default: as many as the
+    original) from a Gaussian copula with the empirical marginals
+    (:func:`rlopt.masking.synthesis.gaussian_copula`), of the given numeric columns."""
+
+    method: Literal["synthetic_copula"] = "synthetic_copula"
+    n_records: int | None = Field(default=None, ge=2)
+    seed: int = 0
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return gaussian_copula(frame, n_records=self.n_records, columns=columns or None, seed=self.seed)
+
+
+class DPHistogramSpec(_Strict):
+    """A fully synthetic file drawn from an epsilon-DP histogram of ``bins`` equal-width
+    bins per attribute over the published domain ``bounds`` (default: the data's range,
+    with a warning that it is not private):
+    :func:`rlopt.masking.synthesis.dp_histogram`."""
+
+    method: Literal["dp_histogram"] = "dp_histogram"
+    epsilon: float = Field(gt=0, allow_inf_nan=False)
+    bins: int = Field(default=4, ge=2)
+    bounds: Domain | None = None
+    n_records: int | None = Field(default=None, ge=2)
+    seed: int = 0
+
+    def apply(self, frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        return dp_histogram(
+            frame,
+            self.epsilon,
+            bins=self.bins,
+            bounds=self.bounds,
+            n_records=self.n_records,
+            columns=columns or None,
+            seed=self.seed,
+        )
+
+
 MaskingSpec = Annotated[
     MDAVSpec
     | RankSwapSpec
@@ -351,7 +412,10 @@ MaskingSpec = Annotated[
     | PramSpec
     | RandomizedResponseSpec
     | RecodingSpec
-    | SuppressionSpec,
+    | SuppressionSpec
+    | CartSynthesisSpec
+    | GaussianCopulaSpec
+    | DPHistogramSpec,
     Field(discriminator="method"),
 ]
 
@@ -359,8 +423,12 @@ MaskingSpec = Annotated[
 @dataclass(frozen=True)
 class MaskingMethod:
     """A registered masking method: ``name`` (canonical), ``aliases``, its ``spec``
-    class, ``parameter``, the spec field a trade-off varies, and whether it masks
-    ``categorical`` attributes (else numeric ones)."""
+    class, ``parameter``, the spec field a trade-off varies, whether it masks
+    ``categorical`` attributes (else numeric ones), and whether it is a ``synthetic``
+    data generator: ``""`` (it masks the records), ``"partial"`` (chosen attributes
+    synthesized, the records and their order kept: record linkage applies) or
+    ``"full"`` (new records, nobody's: record linkage does not apply, and the file's
+    risk is that of a membership attack, ``rlopt membership``)."""
 
     name: str
     title: str
@@ -368,6 +436,7 @@ class MaskingMethod:
     parameter: str
     aliases: tuple[str, ...] = ()
     categorical: bool = False
+    synthetic: Literal["", "partial", "full"] = ""
 
     def spec_at(self, value: float, seed: int = 0) -> MaskingSpec:
         """The spec with ``parameter = value`` (a trade-off's point), seeded if seedable."""
@@ -431,6 +500,30 @@ MASKING_METHODS: dict[str, MaskingMethod] = {
             ("local-suppression", "local_suppression"),
             categorical=True,
         ),
+        MaskingMethod(
+            "synthetic_cart",
+            "partially synthetic (CART)",
+            CartSynthesisSpec,
+            "min_leaf",
+            ("cart", "partial-synthesis", "partially-synthetic"),
+            synthetic="partial",
+        ),
+        MaskingMethod(
+            "synthetic_copula",
+            "fully synthetic (Gaussian copula)",
+            GaussianCopulaSpec,
+            "n_records",
+            ("copula", "gaussian-copula", "gaussian_copula"),
+            synthetic="full",
+        ),
+        MaskingMethod(
+            "dp_histogram",
+            "fully synthetic (DP histogram)",
+            DPHistogramSpec,
+            "epsilon",
+            ("dp-histogram", "histogram"),
+            synthetic="full",
+        ),
     )
 }
 
@@ -442,6 +535,24 @@ def masking_method(name: str) -> MaskingMethod:
         if key == method.name or key in method.aliases:
             return method
     raise InputError(f"masking method {name!r}; expected one of {', '.join(MASKING_METHODS)}")
+
+
+def fully_synthetic(spec_or_name: MaskingSpec | str) -> bool:
+    """Whether a method (its spec, or a name or alias) makes a fully synthetic file."""
+    name = spec_or_name if isinstance(spec_or_name, str) else spec_or_name.method
+    return masking_method(name).synthetic == "full"
+
+
+def check_linkable(spec_or_name: MaskingSpec | str) -> None:
+    """Refuse a fully synthetic method where record linkage would measure its file
+    (``risk``, ``tradeoff``, a pair of the app): its records are nobody's."""
+    if fully_synthetic(spec_or_name):
+        name = spec_or_name if isinstance(spec_or_name, str) else spec_or_name.method
+        raise InputError(
+            f"{masking_method(name).name} makes a fully synthetic file: its records are nobody's, so "
+            "record linkage does not apply; measure it with `rlopt membership` (a membership attack "
+            "with held-out records)"
+        )
 
 
 def _validated(spec: type[BaseModel], fields: dict, name: str) -> BaseModel:

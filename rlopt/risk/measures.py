@@ -10,13 +10,15 @@ import pandas as pd
 
 from rlopt.data import LinkageData, validate_pair
 from rlopt.data._standardise import Standardisation, column_sd
-from rlopt.exceptions import NonFiniteError
+from rlopt.data._validate import as_frame, validate_table
+from rlopt.exceptions import InputError, NonFiniteError
 from rlopt.validation import PERCENTAGE, validate_params
 
 __all__ = [
     "interval_disclosure",
     "information_loss",
     "propensity_mse",
+    "distribution_loss",
 ]
 
 
@@ -127,7 +129,25 @@ _NUMERIC_LOSS = (
 
 
 def _numeric_loss(data: LinkageData) -> dict:
-    original, masked = data.original, data.masked
+    moments, z_original, z_masked = _moment_loss(data.original, data.masked)
+    return _in_order(
+        moments
+        | {
+            "sse": float(((z_original - z_masked) ** 2).sum() / (z_original**2).sum()),
+            "il1s": float(np.mean(np.abs(z_original - z_masked)) / np.sqrt(2)),
+        }
+    )
+
+
+def _in_order(figures: dict) -> dict:
+    """The numeric figures in the order :func:`information_loss` documents them."""
+    return {key: figures[key] for key in _NUMERIC_LOSS}
+
+
+def _moment_loss(original: np.ndarray, masked: np.ndarray) -> tuple[dict, np.ndarray, np.ndarray]:
+    """The numeric measures that need no record alignment (every one but ``sse`` and
+    ``il1s``), and both files in the original's z-scores; the files may differ in their
+    number of records."""
     # both files in the original's z-scores (not each its own, unlike za/zb of linkage);
     # every moment in the original's unit (a power of two per column): no overflow
     unit = Standardisation.fit(original)
@@ -151,21 +171,74 @@ def _numeric_loss(data: LinkageData) -> dict:
     else:
         corr_change = 0.0
     cov_change = np.abs(np.atleast_2d(np.cov(z_masked, rowvar=False) - np.cov(z_original, rowvar=False)))
-    return {
+    moments = {
         "mean_change": float(np.mean(np.abs(mean_masked - unit.mean) / unit.sd)),
         "variance_change": float(np.mean(np.abs(sd_masked**2 - unit.sd**2) / unit.sd**2)),
         "correlation_change": corr_change,
         "covariance_change": float(np.mean(cov_change[np.triu_indices(n_attributes)])),
-        "sse": float(((z_original - z_masked) ** 2).sum() / (z_original**2).sum()),
-        "il1s": float(np.mean(np.abs(z_original - z_masked)) / np.sqrt(2)),
         "pmse": propensity_mse(z_original, z_masked),
     }
+    return moments, z_original, z_masked
+
+
+def distribution_loss(original, synthetic, *, columns: Sequence[str] | None = None) -> dict:
+    """How far a file's distribution departs from the original's, records unaligned:
+    the information loss of a fully synthetic file (0 = the same distribution).
+
+    Parameters
+    ----------
+    original, synthetic : DataFrame or array-like
+        The two files, with the same columns; their records need not correspond and
+        their numbers may differ (each at least 2).
+    columns : list of str, default=None
+        Attributes to compare (default: every column of ``original``).
+
+    Returns
+    -------
+    dict
+        The keys of :func:`information_loss`. ``mean_change``, ``variance_change``,
+        ``correlation_change``, ``covariance_change`` come from each file's moments,
+        ``pmse`` from a propensity model on the stacked files (its baseline the
+        synthetic file's share of the stacked records); ``sse`` and ``il1s``, which
+        compare a record with its own masked version, are None. On a file with
+        categorical (non-numeric) columns, ``categorical_tv`` is the mean
+        total-variation distance of their frequencies (a blank is a value) and
+        ``categorical_changed``, record by record, is None.
+    """
+    original = as_frame(original, name="original")
+    synthetic = as_frame(synthetic, name="synthetic")
+    cols = [str(c) for c in original.columns] if columns is None else list(columns)
+    for frame, name in ((original, "original"), (synthetic, "synthetic")):
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise InputError(
+                f"{name}: unknown column(s) {missing}; available: {list(map(str, frame.columns))}"
+            )
+    numeric = [
+        c
+        for c in cols
+        if pd.api.types.is_numeric_dtype(original[c]) and not pd.api.types.is_bool_dtype(original[c])
+    ]
+    categorical = [c for c in cols if c not in numeric]
+    figures: dict = dict.fromkeys(_NUMERIC_LOSS)
+    if numeric:
+        a, _ = validate_table(original, columns=numeric, name="original", min_records=2)
+        b, _ = validate_table(synthetic, columns=numeric, name="synthetic", min_records=2)
+        figures = _in_order(_moment_loss(a, b)[0] | {"sse": None, "il1s": None})
+    if not categorical:
+        return figures
+    distance = []
+    for column in categorical:
+        share_a = original[column].astype(str).value_counts(normalize=True, dropna=False)
+        share_b = synthetic[column].astype(str).value_counts(normalize=True, dropna=False)
+        distance.append(float(share_a.sub(share_b, fill_value=0).abs().sum() / 2))
+    return figures | {"categorical_changed": None, "categorical_tv": float(np.mean(distance))}
 
 
 def propensity_mse(z_original: np.ndarray, z_masked: np.ndarray) -> float:
     """The pMSE of two files in the same units: a logistic regression separating the
-    stacked records, then the mean of ``(p_hat - 1/2)^2`` (both files have the same
-    number of records). Its terms are the attributes, their squares and pairwise
+    stacked records, then the mean of ``(p_hat - c)^2``, ``c`` the masked file's share of
+    the stacked records (1/2 when both have the same number of records). Its terms are the attributes, their squares and pairwise
     products (degree 2: main effects alone cannot tell a file from one with the same
     means, such as every microaggregated file), standardised, with scikit-learn's
     default L2 penalty."""
@@ -175,10 +248,10 @@ def propensity_mse(z_original: np.ndarray, z_masked: np.ndarray) -> float:
 
     stacked = np.vstack([z_original, z_masked])
     labels = np.r_[np.zeros(len(z_original)), np.ones(len(z_masked))]
-    if np.allclose(z_original, z_masked):
+    if z_original.shape == z_masked.shape and np.allclose(z_original, z_masked):
         return 0.0  # the same records: nothing to tell apart (and no solver noise)
     model = make_pipeline(
         PolynomialFeatures(2, include_bias=False), StandardScaler(), LogisticRegression(max_iter=2000)
     ).fit(stacked, labels)
     p_hat = model.predict_proba(stacked)[:, 1]
-    return float(np.mean((p_hat - 0.5) ** 2))
+    return float(np.mean((p_hat - len(z_masked) / len(stacked)) ** 2))

@@ -12,6 +12,7 @@ from rlopt.data._validate import as_frame, validate_table
 from rlopt.exceptions import InputError
 from rlopt.families import DEFAULT_BASELINE, get_learned_family
 from rlopt.masking import masking_method
+from rlopt.masking.methods import check_linkable
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss
 from rlopt.risk.pair import Measured, measure
@@ -104,6 +105,7 @@ def tradeoff_plan(
     :func:`tradeoff`), solves the
     MILPs. A bad value or family is thus an error before any solving."""
     registered = masking_method(method)
+    check_linkable(registered.name)  # a fully synthetic file has no records to link
     if not values:
         raise InputError("trade-off values: expected at least one parameter value")
     frame = as_frame(original, name="original")
@@ -118,7 +120,9 @@ def tradeoff_plan(
     check_params({"n_jobs": n_jobs}, {"n_jobs": [JOBS]})
     parameter = registered.parameter
     specs = [(value, registered.spec_at(value, seed)) for value in values]  # every value checked first
-    masked_files = [(value, validate_pair(frame, spec.apply(frame))) for value, spec in specs]
+    # partial synthesis replaces the attributes it is given: all of them here, as other methods mask
+    synthesized = cols if registered.synthetic == "partial" else None
+    masked_files = [(value, validate_pair(frame, spec.apply(frame, synthesized))) for value, spec in specs]
 
     def run(
         progress: Callable[[str], None] | None = None, intervals: Callable[[str, dict], None] | None = None

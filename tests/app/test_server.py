@@ -394,3 +394,21 @@ def test_the_drivers_box_adds_drivers_to_the_command_and_the_code(client, tmp_pa
     asked = {"csrf": csrf, **ids, "families": "wm", "drivers": "on"}
     page = client.get(client.post("/runs", data=asked, follow_redirects=False).headers["location"]).text
     assert "--drivers" in page and "drivers=True" in page
+
+
+def test_the_pair_and_the_map_offer_no_fully_synthetic_method(tmp_path):
+    """A pair is measured by record linkage: the form lists masking methods only, and a
+    fully synthetic method typed in the pair's or the map's form is the clear error."""
+    from rlopt.app.forms import map_options
+    from rlopt.app.prepare import make_pair
+    from rlopt.app.views import choices
+    from rlopt.exceptions import InputError
+    from rlopt.masking.methods import MASKING_METHODS
+
+    offered = choices()["methods"]
+    assert "mdav" in offered and not {m for m in offered if MASKING_METHODS[m].synthetic}
+    with pytest.raises(InputError, match="synthetic_copula makes a fully synthetic file"):
+        make_pair(Workspace(tmp_path), "census", method="copula")
+    asked = {"methods": "dp_histogram:epsilon=1", "seed": "0", "loss": "il1s", "jobs": "1"}
+    with pytest.raises(InputError, match="dp_histogram makes a fully synthetic file"):
+        map_options(asked, 100)
