@@ -63,7 +63,9 @@ def membership(
         ),
     ] = 60.0,
     threads: Threads = 1,
-    seed: Annotated[int, typer.Option(metavar="SEED", help="seed of the split, the generator and the search")] = 0,
+    seed: Annotated[
+        int, typer.Option(metavar="SEED", help="seed of the split, the generator and the search")
+    ] = 0,
     synthetic_out: Annotated[
         Path | None, typer.Option(metavar="FILE", help="with --method: write the synthetic file made")
     ] = None,
@@ -84,7 +86,9 @@ def membership(
     frame = load_table(original)
     if method is not None:
         if holdout is not None or synthetic is not None:
-            raise InputError("give --method (rlopt splits and synthesises) or --holdout with --synthetic, not both")
+            raise InputError(
+                "give --method (rlopt splits and synthesises) or --holdout with --synthetic, not both"
+            )
         spec = spec_from_text(method, masking, seed=seed)
         _check_fully_synthetic(spec.method)
         members, held_out, released = split_release(
@@ -117,10 +121,9 @@ def membership(
 
 
 def _check_fully_synthetic(name: str) -> None:
-    from rlopt.masking import MASKING_METHODS
+    from rlopt.masking.methods import fully_synthetic
 
-    registered = MASKING_METHODS[name]
-    if getattr(registered, "synthetic", "") != "full":
+    if not fully_synthetic(name):
         raise InputError(
             f"{name} releases one record per original record: measure it by record linkage "
             "(rlopt risk ORIGINAL --method ...); rlopt membership takes a fully synthetic generator"

@@ -88,7 +88,10 @@ def region_search(
         units = _units((phi_members @ centre).min(axis=1), (phi_holdout @ centre).min(axis=1))
         if units > best_units:
             best_units, best_theta = units, centre
-        edges = [(np.abs(corners[a] - corners[b]).sum(), a, b) for a, b in itertools.combinations(range(len(corners)), 2)]
+        edges = [
+            (np.abs(corners[a] - corners[b]).sum(), a, b)
+            for a, b in itertools.combinations(range(len(corners)), 2)
+        ]
         _, a, b = max(edges)
         middle = (corners[a] + corners[b]) / 2
         for replaced in (a, b):
@@ -98,4 +101,6 @@ def region_search(
             if ceiling > best_units:
                 heapq.heappush(heap, (-ceiling, next(counter), child))
     ceiling = max(best_units, -heap[0][0]) if heap else best_units
-    return RegionOutcome(best_theta, best_units, ceiling, ceiling <= best_units, regions, time.perf_counter() - t0)
+    return RegionOutcome(
+        best_theta, best_units, ceiling, ceiling <= best_units, regions, time.perf_counter() - t0
+    )

@@ -131,7 +131,8 @@ class MembershipRisk:
             "fixed_dcr": asdict(self.fixed),
             "dcr_share": self.dcr_share,
             "families": {
-                name: asdict(figure) | {"status": str(figure.status)} for name, figure in self.families.items()
+                name: asdict(figure) | {"status": str(figure.status)}
+                for name, figure in self.families.items()
             },
         }
 
@@ -221,7 +222,9 @@ def recount(
     family_name: str, distance: Distance, members: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray
 ) -> Attack:
     """The attack of ``distance`` counted in plain numpy at its best threshold."""
-    threshold, units, tp, fp = best_threshold(nearest(distance, members, synthetic), nearest(distance, holdout, synthetic))
+    threshold, units, tp, fp = best_threshold(
+        nearest(distance, members, synthetic), nearest(distance, holdout, synthetic)
+    )
     n_m, n_h = members.shape[0], holdout.shape[0]
     return Attack(family_name, distance.params(), threshold, units, tp / n_m, fp / n_h, units / (n_m * n_h))
 
@@ -232,8 +235,15 @@ def _search(family, columns, members, holdout, synthetic, seed: int) -> Attack:
     n = len(columns)
     vertices = family.simplex_vertices(n)
     rng = np.random.default_rng(seed)
-    candidates = [family.neutral(n), *vertices, *(rng.dirichlet(np.ones(len(vertices)), SEARCH_DRAWS) @ vertices)]
-    attacks = [recount(family.name, family.distance(theta, columns), members, holdout, synthetic) for theta in candidates]
+    candidates = [
+        family.neutral(n),
+        *vertices,
+        *(rng.dirichlet(np.ones(len(vertices)), SEARCH_DRAWS) @ vertices),
+    ]
+    attacks = [
+        recount(family.name, family.distance(theta, columns), members, holdout, synthetic)
+        for theta in candidates
+    ]
     return max(attacks, key=lambda a: a.units)
 
 
@@ -256,7 +266,9 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
     n_m, n_h, n_s = members.shape[0], holdout.shape[0], synthetic.shape[0]
     scale = n_m * n_h
     n_params = family.n_params(len(columns))
-    lower, ceilings, notes = start, {}, {}
+    lower = start
+    ceilings: dict[str, int] = {}
+    notes: dict[str, dict] = {}
     if n_params <= REGION_PARAMS:
         phi_m, _ = family.features(members, synthetic)
         phi_h, _ = family.features(holdout, synthetic)
@@ -290,7 +302,7 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
         status = Status.OPTIMAL
     else:
         status = Status.TIME_LIMIT
-    source = min(ceilings, key=ceilings.get) if ceilings else "none"
+    source = min(ceilings, key=lambda k: ceilings[k]) if ceilings else "none"
     return FamilyFigure(
         family.name, lower, ceiling / scale, status, time.perf_counter() - t0, source,
         solver=solver, model={"ceilings": {k: v / scale for k, v in ceilings.items()}, **notes},
@@ -301,7 +313,9 @@ def _recounted(family, columns, theta, lower: Attack, members, holdout, syntheti
     """The better of ``lower`` and the recount of ``theta`` (none: ``lower``)."""
     if theta is None:
         return lower
-    found = recount(family.name, family.distance(np.asarray(theta, dtype=float), columns), members, holdout, synthetic)
+    found = recount(
+        family.name, family.distance(np.asarray(theta, dtype=float), columns), members, holdout, synthetic
+    )
     return found if found.units > lower.units else lower
 
 
