@@ -31,7 +31,7 @@ from rlopt.experiments.runner import GridRun
 from rlopt.families import BASELINES, get_learned_family
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
 from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
-from rlopt.masking.methods import PramSpec
+from rlopt.masking.methods import PramSpec, check_linkable
 from rlopt.milp import SolverOptions
 from rlopt.risk.measures import information_loss
 from rlopt.risk.pair import measure
@@ -127,6 +127,7 @@ def _cells(
     SolverOptions(time_limit=time_limit, threads=threads)  # raises on a bad limit
     cells = []
     for method, grid in methods:
+        check_linkable(method)  # a fully synthetic file has no record to link: rlopt membership
         names = list(grid)
         for values in itertools.product(*(grid[n] for n in names)):
             cell = CompareCell(
