@@ -120,6 +120,7 @@ def _leaf_draws(
     return order[starts[where] + rng.integers(0, counts[where])]
 
 
+# (over 60 lines by its docstring: the method, its encoding choices and its references)
 @validate_params({"min_leaf": [MIN_LEAF], "seed": [SEED]})
 def cart_synthesis(
     frame: pd.DataFrame, columns: Sequence[str], *, min_leaf: int = 5, seed: int = 0
@@ -289,6 +290,7 @@ def gaussian_copula(
 # ---- fully synthetic: a differentially private histogram ----------------------------
 
 
+# (over 60 lines by its docstring: the mechanism, its sensitivity and the cap on cells)
 @validate_params({"epsilon": [EPSILON], "bins": [BINS], "n_records": [N_RECORDS, None], "seed": [SEED]})
 def dp_histogram(
     frame: pd.DataFrame,

@@ -90,6 +90,57 @@ def _skyline(phi: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~dominated(rows))
 
 
+def _kept(phi_m, phi_h, at_m, at_h, tau_max: float) -> tuple[list, list]:
+    """``(witnesses, rows)``: per member, the synthetic records that may be its witness
+    (within ``tau_max`` for some parameter, on the skyline); per held-out record with any,
+    the synthetic records whose row some parameter violates (on the skyline)."""
+    witness_rows, row_rows = [], []
+    for r in range(phi_m.shape[0]):
+        near = np.flatnonzero(at_m[r].min(axis=1) <= tau_max)
+        witness_rows.append((r, near[_skyline(phi_m[r, near])]))
+    for q in range(phi_h.shape[0]):
+        binding = np.flatnonzero(at_h[q].min(axis=1) < tau_max)
+        if binding.size:
+            row_rows.append((q, binding[_skyline(phi_h[q, binding])]))
+    return witness_rows, row_rows
+
+
+def _add_rows(model, theta: list, witness_rows: list, row_rows: list, arrays: tuple, tau_max: float) -> None:
+    """The rows of the members (``witness``: some witness is near; ``near``: a witness
+    chosen is within ``tau``) and of the held-out records (``far``: every synthetic record
+    at least ``tau`` away, or ``K = 1``)."""
+    phi_m, phi_h, at_m, at_h = arrays
+    model.witness = pyo.ConstraintList()
+    model.near = pyo.ConstraintList()
+    model.far = pyo.ConstraintList()
+    for slot, (r, kept) in enumerate(witness_rows):
+        model.witness.add(pyo.quicksum(model.z[r, int(j)] for j in kept) + model.K[slot] >= 1)
+        for j in kept:
+            big = float(at_m[r, j].max())
+            # phi . theta - tau + M z <= M
+            model.near.add(
+                LinearExpression(
+                    constant=0.0,
+                    linear_coefs=[float(v) for v in phi_m[r, j]] + [-1.0, big],
+                    linear_vars=theta + [model.tau, model.z[r, int(j)]],
+                )
+                <= big
+            )
+    for offset, (q, kept) in enumerate(row_rows):
+        slot = len(witness_rows) + offset
+        for j in kept:
+            big = tau_max - float(at_h[q, j].min())
+            # phi . theta - tau + M K >= 0
+            model.far.add(
+                LinearExpression(
+                    constant=0.0,
+                    linear_coefs=[float(v) for v in phi_h[q, j]] + [-1.0, big],
+                    linear_vars=theta + [model.tau, model.K[slot]],
+                )
+                >= 0.0
+            )
+
+
 def build_membership_model(
     family: LearnedFamily,
     members: np.ndarray,
@@ -123,7 +174,6 @@ def build_membership_model(
     at_h = phi_h @ vertices.T
     tau_max = float(at_m.max(axis=2).min(axis=1).max())
     n_m, n_h = members.shape[0], holdout.shape[0]
-
     model = pyo.ConcreteModel(name=f"rlopt_membership_{family.name}")
     model.P = pyo.RangeSet(0, family.n_params(n_attributes) - 1)
     lower, upper = family.bounds(n_attributes)
@@ -133,64 +183,20 @@ def build_membership_model(
     model.tau = pyo.Var(bounds=(0.0, tau_max))
     model.cuts = pyo.ConstraintList()
 
-    witness_rows, row_rows, k_member, k_holdout = [], [], [], []
-    for r in range(n_m):
-        near = np.flatnonzero(at_m[r].min(axis=1) <= tau_max)
-        kept = near[_skyline(phi_m[r, near])]
-        witness_rows.append((r, kept))
-        k_member.append(r)
-    for q in range(n_h):
-        binding = np.flatnonzero(at_h[q].min(axis=1) < tau_max)
-        if binding.size:
-            kept = binding[_skyline(phi_h[q, binding])]
-            row_rows.append((q, kept))
-            k_holdout.append(q)
-
+    witness_rows, row_rows = _kept(phi_m, phi_h, at_m, at_h, tau_max)
+    k_member = [r for r, _ in witness_rows]
+    k_holdout = [q for q, _ in row_rows]
     n_k = len(k_member) + len(k_holdout)
     model.K = pyo.Var(pyo.RangeSet(0, n_k - 1), within=pyo.Binary)
     weights = [float(n_h)] * len(k_member) + [float(n_m)] * len(k_holdout)
     model.W = pyo.Set(initialize=[(r, int(j)) for r, kept in witness_rows for j in kept], dimen=2)
     model.z = pyo.Var(model.W, within=pyo.Binary)
-    model.witness = pyo.ConstraintList()
-    model.near = pyo.ConstraintList()
-    model.far = pyo.ConstraintList()
-    for slot, (r, kept) in enumerate(witness_rows):
-        model.witness.add(pyo.quicksum(model.z[r, int(j)] for j in kept) + model.K[slot] >= 1)
-        for j in kept:
-            big = float(at_m[r, j].max())
-            # phi . theta - tau + M z <= M
-            model.near.add(
-                LinearExpression(
-                    constant=0.0,
-                    linear_coefs=[float(v) for v in phi_m[r, j]] + [-1.0, big],
-                    linear_vars=theta + [model.tau, model.z[r, int(j)]],
-                )
-                <= big
-            )
-    for offset, (q, kept) in enumerate(row_rows):
-        slot = len(k_member) + offset
-        for j in kept:
-            big = tau_max - float(at_h[q, j].min())
-            # phi . theta - tau + M K >= 0
-            model.far.add(
-                LinearExpression(
-                    constant=0.0,
-                    linear_coefs=[float(v) for v in phi_h[q, j]] + [-1.0, big],
-                    linear_vars=theta + [model.tau, model.K[slot]],
-                )
-                >= 0.0
-            )
+    _add_rows(model, theta, witness_rows, row_rows, (phi_m, phi_h, at_m, at_h), tau_max)
     objective = pyo.quicksum(w * model.K[i] for i, w in enumerate(weights))
     model.objective = pyo.Objective(expr=objective, sense=pyo.minimize)
     if objective_at_most is not None:
         model.cuts.add(objective <= objective_at_most)
+    kept = {"n_witnesses": len(model.W), "n_rows": len(model.far)}
     return MembershipModel(
-        model,
-        n_m,
-        n_h,
-        tau_max,
-        n_witnesses=len(model.W),
-        n_rows=len(model.far),
-        members=np.array(k_member, dtype=int),
-        holdout=np.array(k_holdout, dtype=int),
+        model, n_m, n_h, tau_max, **kept, members=np.array(k_member), holdout=np.array(k_holdout)
     )
