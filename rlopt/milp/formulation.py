@@ -24,7 +24,15 @@ from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, attribute_deltas, chunk
 from rlopt.families import LearnedFamily, LinearRows
 from rlopt.validation import MARGIN, check
 
-__all__ = ["LinkageRows", "linkage_rows", "largest_big_c", "dominated", "build_model", "ModelInfo"]
+__all__ = [
+    "LinkageRows",
+    "linkage_rows",
+    "largest_big_c",
+    "dominated",
+    "build_model",
+    "ModelInfo",
+    "add_family_rows",
+]
 
 
 @dataclass
@@ -291,7 +299,7 @@ def build_model(
         rows = rows.subset(~dominated(rows))
     family_rows = family.constraints(n_attributes)
     model, theta = _variables(family, n_attributes, n_records, lower, upper, fixed)
-    _add_family_rows(model, theta, family_rows)
+    add_family_rows(model, theta, family_rows)
     _add_linkage_rows(model, theta, rows, margin)
     conflicts = np.zeros((0, 2), dtype=int) if conflicts is None else np.asarray(conflicts, dtype=int)
     cliques = [] if cliques is None else [np.asarray(g, dtype=int) for g in cliques]
@@ -332,7 +340,7 @@ def _variables(
     return model, [model.theta[t] for t in model.P]
 
 
-def _add_family_rows(model: pyo.ConcreteModel, theta: list, family_rows: LinearRows) -> None:
+def add_family_rows(model: pyo.ConcreteModel, theta: list, family_rows: LinearRows) -> None:
     """The family's admissible set ``lo <= A @ theta <= hi`` as the constraint ``family_constraints``."""
     matrix = family_rows.matrix()
 

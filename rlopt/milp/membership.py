@@ -41,7 +41,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from rlopt.exceptions import InputError
 from rlopt.families import LearnedFamily
-from rlopt.milp.formulation import LinkageRows, _add_family_rows, dominated
+from rlopt.milp.formulation import LinkageRows, add_family_rows, dominated
 
 __all__ = ["MembershipModel", "membership_families", "build_membership_model"]
 
@@ -179,7 +179,7 @@ def build_membership_model(
     lower, upper = family.bounds(n_attributes)
     model.theta = pyo.Var(model.P, bounds=lambda m, t: (float(lower[t]), float(upper[t])))
     theta = [model.theta[t] for t in model.P]
-    _add_family_rows(model, theta, family.constraints(n_attributes))
+    add_family_rows(model, theta, family.constraints(n_attributes))
     model.tau = pyo.Var(bounds=(0.0, tau_max))
     model.cuts = pyo.ConstraintList()
 

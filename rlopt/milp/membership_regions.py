@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RegionOutcome", "region_search", "ceiling_units"]
+__all__ = ["RegionOutcome", "region_search", "ceiling_units", "best_threshold"]
 
 
 @dataclass
@@ -38,6 +39,26 @@ class RegionOutcome:
     seconds: float
 
 
+def best_threshold(member_d: np.ndarray, holdout_d: np.ndarray) -> tuple[float, int, int, int]:
+    """``(threshold, units, TP, FP)`` of the threshold that maximises ``n_h TP - n_m FP``
+    when a record is called a member at distance ``<= threshold`` (of equal units the
+    smallest threshold; ``-inf`` when no threshold calls anyone with advantage)."""
+    n_m, n_h = member_d.size, holdout_d.size
+    values = np.concatenate([member_d, holdout_d])
+    is_member = np.concatenate([np.ones(n_m, dtype=np.int64), np.zeros(n_h, dtype=np.int64)])
+    order = np.argsort(values, kind="stable")
+    values, is_member = values[order], is_member[order]
+    tp = np.cumsum(is_member)
+    fp = np.cumsum(1 - is_member)
+    last = np.flatnonzero(np.append(values[1:] != values[:-1], True))  # the end of each tie
+    units = n_h * tp[last] - n_m * fp[last]
+    k = int(np.argmax(units))
+    if units[k] <= 0:
+        return -math.inf, 0, 0, 0
+    i = last[k]
+    return float(values[i]), int(units[k]), int(tp[i]), int(fp[i])
+
+
 def ceiling_units(lo_members: np.ndarray, hi_holdout: np.ndarray) -> int:
     """``max_tau n_h #{lo_r <= tau} - n_m #{hi_q <= tau}`` (0 at a threshold below all)."""
     n_m, n_h = lo_members.size, hi_holdout.size
@@ -48,8 +69,6 @@ def ceiling_units(lo_members: np.ndarray, hi_holdout: np.ndarray) -> int:
 
 
 def _units(d_members: np.ndarray, d_holdout: np.ndarray) -> int:
-    from rlopt.risk.membership import best_threshold
-
     return best_threshold(d_members, d_holdout)[1]
 
 

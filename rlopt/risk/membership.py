@@ -33,6 +33,7 @@ import pandas as pd
 from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, Standardisation, chunk_rows
 from rlopt.exceptions import InputError, RecountMismatchError
 from rlopt.families import Distance, get_learned_family
+from rlopt.milp.membership_regions import best_threshold
 from rlopt.status import Status
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "split_release",
     "membership_risk",
     "recount",
-    "best_threshold",
 ]
 
 MILP_PAIRS = 250_000
@@ -196,26 +196,6 @@ def nearest(distance: Distance, records: np.ndarray, synthetic: np.ndarray) -> n
     for start in range(0, records.shape[0], step):
         out[start : start + step] = distance.pairwise(records[start : start + step], synthetic).min(axis=1)
     return out
-
-
-def best_threshold(member_d: np.ndarray, holdout_d: np.ndarray) -> tuple[float, int, int, int]:
-    """``(threshold, units, TP, FP)`` of the threshold that maximises ``n_h TP - n_m FP``
-    when a record is called a member at distance ``<= threshold`` (of equal units the
-    smallest threshold; ``-inf`` when no threshold calls anyone with advantage)."""
-    n_m, n_h = member_d.size, holdout_d.size
-    values = np.concatenate([member_d, holdout_d])
-    is_member = np.concatenate([np.ones(n_m, dtype=np.int64), np.zeros(n_h, dtype=np.int64)])
-    order = np.argsort(values, kind="stable")
-    values, is_member = values[order], is_member[order]
-    tp = np.cumsum(is_member)
-    fp = np.cumsum(1 - is_member)
-    last = np.flatnonzero(np.append(values[1:] != values[:-1], True))  # the end of each tie
-    units = n_h * tp[last] - n_m * fp[last]
-    k = int(np.argmax(units))
-    if units[k] <= 0:
-        return -math.inf, 0, 0, 0
-    i = last[k]
-    return float(values[i]), int(units[k]), int(tp[i]), int(fp[i])
 
 
 def recount(

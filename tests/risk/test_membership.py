@@ -16,7 +16,8 @@ from rlopt.data._standardise import Standardisation
 from rlopt.exceptions import InputError
 from rlopt.families import get_learned_family
 from rlopt.masking import masking_spec
-from rlopt.risk.membership import best_threshold, membership_risk, split_release
+from rlopt.milp.membership_regions import best_threshold
+from rlopt.risk.membership import membership_risk, split_release
 from tests._helpers import run_main
 
 runner = CliRunner()
