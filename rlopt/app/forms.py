@@ -122,14 +122,13 @@ def map_options(asked: dict, n_records: int) -> dict:
     parsed and checked as ``rlopt compare`` checks them before its first cell."""
     from rlopt.experiments.compare import LOSSES, MAX_CELLS
     from rlopt.masking.grammar import parse_methods
-    from rlopt.masking.methods import MASKING_METHODS, check_linkable, masking_spec
+    from rlopt.masking.methods import MASKING_METHODS, masking_spec
 
     if not asked["methods"]:
         raise InputError("no methods for the map; expected e.g. 'mdav:k=3..7:2; rank_swap:p=5|15'")
     seed = _number(asked["seed"], "masking seed", int, "a whole number")
     cells = 0
     for method, grid in parse_methods(asked["methods"]):
-        check_linkable(method)  # the map's risk axis is record linkage
         seeded = {"seed": seed} if "seed" in MASKING_METHODS[method].spec.model_fields else {}
         for values in itertools.product(*grid.values()):
             masking_spec(method, **dict(zip(grid, values, strict=True)), **seeded).check(n_records)

@@ -5,7 +5,10 @@ Each cell masks the original with one method at one parameter setting, then comp
 the worst case (the largest verified count of the learned families, the AM and MD
 baselines and the method's transparency attack; the ceiling the families' MILPs
 prove), the privacy models the released file satisfies, and its information loss.
-Cells run through the grid runner (local processes or Dask, resumable).
+A fully synthetic generator's cell has no record to link: its risk is the worst-case
+membership advantage (``risk_kind`` ``membership``), placed on the same map, its Pareto
+front drawn among cells of its kind. Cells run through the grid runner (local processes
+or Dask, resumable).
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from rlopt.experiments.runner import GridRun
 from rlopt.families import BASELINES, get_learned_family
 from rlopt.masking import MASKING_METHODS, MaskingSpec, masking_spec
 from rlopt.masking.grammar import MAX_VALUES, parse_methods, parse_values
-from rlopt.masking.methods import PramSpec, check_linkable
+from rlopt.masking.methods import PramSpec, fully_synthetic
 from rlopt.milp import SolverOptions
-from rlopt.risk.measures import information_loss
+from rlopt.risk.measures import distribution_loss, information_loss
 from rlopt.risk.pair import measure
 from rlopt.risk.permutation import permutation_analysis
 from rlopt.validation import JOBS, MARGIN, SEED, TIME_LIMIT, Interval, Options, validate_params
@@ -127,7 +130,6 @@ def _cells(
     SolverOptions(time_limit=time_limit, threads=threads)  # raises on a bad limit
     cells = []
     for method, grid in methods:
-        check_linkable(method)  # a fully synthetic file has no record to link: rlopt membership
         names = list(grid)
         for values in itertools.product(*(grid[n] for n in names)):
             cell = CompareCell(
@@ -217,24 +219,84 @@ def _worst_case(cell: CompareCell, data, spec: MaskingSpec) -> dict:
     }
 
 
+SYNTHETIC_HOLDOUT = 0.3
+"""The share of the records a fully synthetic cell keeps out of its generator's training:
+the membership attack's non-members."""
+
+
+def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
+    """A fully synthetic cell's row: its records are nobody's, so its risk is the worst
+    case of the membership attack (:mod:`rlopt.risk.membership`, ``risk_kind``
+    ``membership``, an advantage ``TPR - FPR`` in [0, 1]): the original's records split
+    with :data:`SYNTHETIC_HOLDOUT` held out (the cell's seed), the generator given the rest,
+    the families among wm, wm_m and owa (wm when none is). Its utility is the information
+    loss that needs no record alignment (:func:`rlopt.risk.measures.distribution_loss`)
+    of the synthetic file against its training records."""
+    from rlopt.milp.membership import membership_families
+    from rlopt.risk.membership import membership_risk, split_release
+
+    original = load_table(cell.data_path)
+    qis = [c for c in original.columns if c not in cell.confidential]
+    columns = masked_columns(original[qis], cell.kind_spec(), spec)
+    with warnings.catch_warnings(record=True) as caught:  # said once per run, not per cell
+        warnings.simplefilter("always", DataWarning)
+        members, holdout, synthetic = split_release(
+            original[columns], spec, holdout_share=SYNTHETIC_HOLDOUT, seed=cell.seed
+        )
+    notes = sorted({str(w.message) for w in caught if issubclass(w.category, DataWarning)})
+    families = [f for f in cell.families if f in membership_families()] or ["wm"]
+    result = membership_risk(
+        members, holdout, synthetic, families=families, time_limit=cell.time_limit,
+        threads=cell.threads, seed=cell.seed,
+    )  # fmt: skip
+    row: dict = {"n_records": len(original), "n_attributes": len(columns)}
+    for family, figure in result.families.items():
+        row[f"{family}_rate"] = figure.lower.advantage
+        row[f"{family}_bound_rate"] = figure.ceiling
+        row[f"{family}_status"] = str(figure.status)
+    row |= {
+        "risk": result.worst.advantage,
+        "risk_upper": result.upper,
+        "risk_status": str(result.status),
+        "risk_source": result.worst.family,
+        "risk_kind": "membership",
+        "fixed_dcr": result.fixed.advantage,
+        "dcr_share": result.dcr_share,
+    }
+    row |= distribution_loss(members, synthetic)
+    row |= _model_columns(synthetic, list(synthetic.columns), [])
+    notes.append(
+        f"fully synthetic: membership advantage of {', '.join(families)} with "
+        f"{len(holdout)} of {len(original)} records held out"
+    )
+    return row | {"notes": " | ".join(notes)}
+
+
 def run_compare_cell(cell: CompareCell) -> dict:
-    """Mask, then the worst case, the privacy models and the information loss."""
+    """Mask, then the worst case, the privacy models and the information loss (a fully
+    synthetic generator: :func:`_synthetic_cell`)."""
     started = time.perf_counter()
     spec = cell.spec()
-    original, released, qis, notes = _masked_pair(cell, spec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataWarning)  # e.g. MDAV's identical records, expected here
-        data = validate_pair(original, released[qis], kinds=cell.kind_spec())
-    row: dict = {
+    head = {
         "method": cell.method,
         "parameters": ", ".join(f"{k}={v:g}" for k, v in cell.parameters),
         "label": cell.label,
         "seed": cell.seed,
+    }
+    tail = {"rlopt_version": version("rlopt"), "key": cell.key}
+    if fully_synthetic(spec):
+        synthetic = head | {"epsilon": dict(cell.parameters).get("epsilon")} | _synthetic_cell(cell, spec)
+        return synthetic | {"seconds": time.perf_counter() - started} | tail
+    original, released, qis, notes = _masked_pair(cell, spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # e.g. MDAV's identical records, expected here
+        data = validate_pair(original, released[qis], kinds=cell.kind_spec())
+    row: dict = head | {
         "n_records": data.n_records,
         "n_attributes": data.n_attributes,
         "epsilon": dict(cell.parameters).get("epsilon"),
     }
-    row |= _worst_case(cell, data, spec)
+    row |= _worst_case(cell, data, spec) | {"risk_kind": "re-identification"}
     row |= information_loss(data)
     if data.numeric_columns:  # the permutation paradigm ranks numbers
         permutation = permutation_analysis(data.subset(data.numeric_columns))
@@ -242,8 +304,7 @@ def run_compare_cell(cell: CompareCell) -> dict:
         row["residual_noise"] = float(permutation["residual_noise"].mean())
     row |= _model_columns(released, qis, list(cell.confidential))
     row["notes"] = " | ".join(notes)
-    row |= {"seconds": time.perf_counter() - started, "rlopt_version": version("rlopt"), "key": cell.key}
-    return row
+    return row | {"seconds": time.perf_counter() - started} | tail
 
 
 def _model_columns(released: pd.DataFrame, qis: list[str], confidential: list[str]) -> dict:
@@ -263,15 +324,20 @@ def _model_columns(released: pd.DataFrame, qis: list[str], confidential: list[st
 
 
 def pareto_front(frame: pd.DataFrame, loss: str) -> np.ndarray:
-    """Cells no other cell surely dominates: another cell dominates when its risk's
-    upper end is at most this cell's lower end and its ``loss`` at most this one's,
-    one of the two strictly. A cell with an interval is dropped only when dominated
-    for every value in its interval, never on its lower end alone."""
+    """Cells no other cell surely dominates: another cell of the same ``risk_kind``
+    dominates when its risk's upper end is at most this cell's lower end and its
+    ``loss`` at most this one's, one of the two strictly. A cell with an interval is
+    dropped only when dominated for every value in its interval, never on its lower end
+    alone; a cell without the loss (NaN) is never dropped."""
     low, high = frame["risk"].to_numpy(float), frame["risk_upper"].to_numpy(float)
     cost = frame[loss].to_numpy(float)
+    kind = frame["risk_kind"].to_numpy(str) if "risk_kind" in frame else np.full(len(frame), "")
     keep = np.ones(len(frame), dtype=bool)
     for i in range(len(frame)):
-        better = (high <= low[i]) & (cost <= cost[i]) & ((high < low[i]) | (cost < cost[i]))
+        # a membership advantage and a re-identification share are not one scale
+        better = (
+            (kind == kind[i]) & (high <= low[i]) & (cost <= cost[i]) & ((high < low[i]) | (cost < cost[i]))
+        )
         keep[i] = not better.any()
     return keep
 
@@ -295,7 +361,8 @@ def compare_columns(families: Sequence[str]) -> list[str]:
     per_family = [f"{f}_{part}" for f in families for part in ("rate", "bound_rate", "status")]
     return [
         "method", "parameters", "label", "seed", "n_records", "n_attributes", "epsilon",
-        "risk", "risk_upper", "risk_status", "risk_source", *(f"{b}_rate" for b in BASELINES), "attack_rate",
+        "risk", "risk_upper", "risk_status", "risk_source", "risk_kind", "fixed_dcr", "dcr_share",
+        *(f"{b}_rate" for b in BASELINES), "attack_rate",
         *per_family, *LOSSES, "mean_displacement", "residual_noise",
         "k_anonymity", "l_diversity", "t_closeness", "dp_ratio_epsilon",
         "notes", "seconds", "rlopt_version", "key",

@@ -69,27 +69,42 @@ def map_answer(rows: list[dict]) -> str:
     """The answer of a map of masked files (``rlopt compare``'s cells: ``label``,
     ``risk``, ``risk_upper``, ``risk_status``) in one line: the cell whose worst case can
     be highest and the one whose ceiling is lowest (ranked by the upper end, so that an
-    open interval never passes for a low risk), and how many are proven."""
+    open interval never passes for a low risk), and how many are proven. Fully synthetic
+    cells (``risk_kind`` ``membership``: an advantage, not a share re-identified) are
+    ranked among themselves, in a sentence of their own."""
     cells = [r for r in rows if r.get("risk") is not None and r["risk"] == r["risk"]]  # NaN: a failed cell
     if not cells:
         return "No cell of the map has a worst case yet."
+    failed = len(rows) - len(cells)
+    tail = f"; {failed} failed" if failed else ""
+    linked = [r for r in cells if r.get("risk_kind") != "membership"]
+    synthetic = [r for r in cells if r.get("risk_kind") == "membership"]
+    parts = [
+        _ranked(group, noun) for group, noun in ((linked, "masked"), (synthetic, "fully synthetic")) if group
+    ]
+    return " ".join(parts).removesuffix(".") + f"{tail}."
+
+
+def _ranked(cells: list[dict], noun: str) -> str:
     proven = sum(r["risk_status"] == Status.PROVEN for r in cells)
     low = min(cells, key=lambda r: (r["risk_upper"], r["risk"]))
     high = max(cells, key=lambda r: (r["risk_upper"], r["risk"]))
-    failed = len(rows) - len(cells)
-    tail = f"; {failed} failed" if failed else ""
     if len(cells) == 1:
-        return f"Worst case of {low['label']}: {_cell(low)}{tail}."
+        return f"Worst case of {low['label']}: {_cell(low)}."
     return (
-        f"Of {len(cells)} masked files, the lowest worst case is {low['label']}'s: {_cell(low)}; "
-        f"the highest is {high['label']}'s: {_cell(high)}. {proven} of {len(cells)} proven{tail}."
+        f"Of {len(cells)} {noun} files, the lowest worst case is {low['label']}'s: {_cell(low)}; "
+        f"the highest is {high['label']}'s: {_cell(high)}. {proven} of {len(cells)} proven."
     )
 
 
 def _cell(row: dict) -> str:
+    if row.get("risk_kind") == "membership":  # a fully synthetic file: no record to re-identify
+        if row["risk_status"] == Status.PROVEN:
+            return f"membership advantage {row['risk']:.3f} (proven)"
+        return f"membership advantage between {row['risk']:.3f} and {row['risk_upper']:.3f} (not proven)"
     if row["risk_status"] == Status.PROVEN:
-        return f"{100 * row['risk']:.2f} % (proven)"
-    return f"between {100 * row['risk']:.2f} % and {100 * row['risk_upper']:.2f} % (not proven)"
+        return f"{100 * row['risk']:.2f} % re-identified (proven)"
+    return f"between {100 * row['risk']:.2f} % and {100 * row['risk_upper']:.2f} % re-identified (not proven)"
 
 
 def integral_answer(figures: dict) -> str:

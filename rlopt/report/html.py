@@ -338,7 +338,16 @@ def render_results_report(results_dir: str | Path, path: str | Path | None = Non
     return path
 
 
-COMPARE_SHOWN = ["label", "risk", "risk_upper", "risk_status", "risk_source", "attack_rate", "k_anonymity"]
+COMPARE_SHOWN = [
+    "label",
+    "risk",
+    "risk_upper",
+    "risk_status",
+    "risk_source",
+    "risk_kind",
+    "attack_rate",
+    "k_anonymity",
+]
 """The columns of the compare page's tables before the loss measures (all are in the CSV)."""
 
 

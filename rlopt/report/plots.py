@@ -162,7 +162,9 @@ def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> s
         x = [r[loss] for r in own]
         low = [100 * r["risk"] for r in own]
         high = [100 * r["risk_upper"] for r in own]
-        ax.scatter(x, low, s=28, color=f"C{i}", label=method, zorder=3)
+        membership = own[0].get("risk_kind") == "membership"
+        label = f"{method} (membership advantage)" if membership else method
+        ax.scatter(x, low, s=28, color=f"C{i}", marker="^" if membership else "o", label=label, zorder=3)
         ax.errorbar(
             x, low, yerr=[np.zeros(len(low)), np.subtract(high, low)], fmt="none",
             ecolor=f"C{i}", capsize=3, zorder=2,
@@ -179,7 +181,12 @@ def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> s
                 r["label"], (r[loss], 100 * r["risk"]), fontsize=7, textcoords="offset points", xytext=(4, 4)
             )
     ax.set_xlabel(f"information loss ({loss})")
-    ax.set_ylabel("worst-case re-identification (%)")
+    synthetic = any(r.get("risk_kind") == "membership" for r in rows)
+    ax.set_ylabel(
+        "worst case (%): re-identification, or membership advantage (triangles)"
+        if synthetic
+        else "worst-case re-identification (%)"
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return png_data_uri(figure)

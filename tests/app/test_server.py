@@ -396,9 +396,10 @@ def test_the_drivers_box_adds_drivers_to_the_command_and_the_code(client, tmp_pa
     assert "--drivers" in page and "drivers=True" in page
 
 
-def test_the_pair_and_the_map_offer_no_fully_synthetic_method(tmp_path):
+def test_the_pair_offers_no_fully_synthetic_method_and_the_map_takes_one(tmp_path):
     """A pair is measured by record linkage: the form lists masking methods only, and a
-    fully synthetic method typed in the pair's or the map's form is the clear error."""
+    fully synthetic method typed in the pair's form is the clear error; the map takes one
+    (its cell's risk is the membership worst case)."""
     from rlopt.app.forms import map_options
     from rlopt.app.prepare import make_pair
     from rlopt.app.views import choices
@@ -409,6 +410,5 @@ def test_the_pair_and_the_map_offer_no_fully_synthetic_method(tmp_path):
     assert "mdav" in offered and not {m for m in offered if MASKING_METHODS[m].synthetic}
     with pytest.raises(InputError, match="synthetic_copula makes a fully synthetic file"):
         make_pair(Workspace(tmp_path), "census", method="copula")
-    asked = {"methods": "dp_histogram:epsilon=1", "seed": "0", "loss": "il1s", "jobs": "1"}
-    with pytest.raises(InputError, match="dp_histogram makes a fully synthetic file"):
-        map_options(asked, 100)
+    asked = {"methods": "dp_histogram:epsilon=1", "seed": "0", "loss": "pmse", "jobs": "1"}
+    assert map_options(asked | {"families": ["wm"], "time_limit": "10"}, 100)["methods"] == asked["methods"]

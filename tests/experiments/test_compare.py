@@ -139,3 +139,30 @@ def test_a_mixed_map_masks_each_part_with_its_methods(tmp_path):
     assert pram["attack_rate"] is not None and mdav["k_anonymity"] >= 1
     for row in (pram, mdav):
         assert row["risk"] <= row["risk_upper"] and row["risk"] >= row["am_rate"]
+
+
+def test_pareto_front_compares_cells_of_one_kind_only():
+    frame = pd.DataFrame(
+        {
+            "risk": [0.10, 0.05],
+            "risk_upper": [0.10, 0.05],
+            "pmse": [0.01, 0.02],
+            "risk_kind": ["re-identification", "membership"],
+        }
+    )
+    # cell 0 would dominate cell 1 on one scale, but an advantage is not a share re-identified
+    assert pareto_front(frame, "pmse").tolist() == [True, True]
+
+
+def test_a_fully_synthetic_cell_is_on_the_map_with_its_membership_worst_case(tmp_path):
+    load_census().iloc[:90, :3].to_csv(tmp_path / "o.csv", index=False)
+    methods = "synthetic_copula:n_records=60; mdav:k=5"
+    result = run_compare(
+        tmp_path / "o.csv", methods, tmp_path / "out", time_limit=2, loss="pmse", progress=False
+    )
+    rows = result.frame.set_index("method")
+    copula = rows.loc["synthetic_copula"]
+    assert copula["risk_kind"] == "membership" and rows.loc["mdav", "risk_kind"] == "re-identification"
+    assert copula["fixed_dcr"] <= copula["risk"] <= copula["risk_upper"] <= 1
+    assert pd.isna(copula["il1s"]) and copula["pmse"] >= 0  # no record alignment: no il1s
+    assert "membership advantage" in (tmp_path / "out" / "compare.html").read_text()

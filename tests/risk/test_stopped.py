@@ -84,11 +84,26 @@ def test_the_answer_of_a_map_ranks_its_cells_by_their_upper_end():
         {"label": "swap", "risk": float("nan"), "risk_upper": float("nan"), "risk_status": "failed"},
     ]
     assert map_answer(rows) == (
-        "Of 3 masked files, the lowest worst case is mdav k=5's: 60.00 % (proven); "
-        "the highest is noise 0.05's: 98.33 % (proven). 2 of 3 proven; 1 failed."
+        "Of 3 masked files, the lowest worst case is mdav k=5's: 60.00 % re-identified (proven); "
+        "the highest is noise 0.05's: 98.33 % re-identified (proven). 2 of 3 proven; 1 failed."
     )
-    assert map_answer(rows[1:2]) == "Worst case of noise 0.5: between 45.00 % and 86.67 % (not proven)."
+    assert (
+        map_answer(rows[1:2])
+        == "Worst case of noise 0.5: between 45.00 % and 86.67 % re-identified (not proven)."
+    )
     assert map_answer([]).startswith("No cell")
+    copula = {
+        "label": "copula",
+        "risk": 0.31,
+        "risk_upper": 0.4,
+        "risk_status": "interval",
+        "risk_kind": "membership",
+    }
+    # a fully synthetic cell is ranked apart: an advantage, not a share re-identified
+    assert map_answer([rows[2], copula]) == (
+        "Worst case of mdav k=5: 60.00 % re-identified (proven). Worst case of copula: "
+        "membership advantage between 0.310 and 0.400 (not proven)."
+    )
 
 
 def test_a_raced_familys_stopped_row_takes_the_best_of_its_runs_reports():
