@@ -470,6 +470,13 @@ def run_compare(
     csv = out / "compare.csv"
     frame.assign(pareto=front, kinds=kinds_described).to_csv(csv, index=False)
     about = _about(original, frame, run, data_path, confidential, families, kinds_described, time_limit)
+    if "risk_kind" in frame and frame[loss].isna().any():
+        unplaced = frame.loc[frame[loss].isna() & (frame["risk_kind"] == "membership"), "label"].tolist()
+        if unplaced:  # their records are nobody's: no record-aligned loss
+            about["notes"].append(
+                f"not on the map: {', '.join(unplaced)} (fully synthetic: no {loss}; choose --loss "
+                "pmse, mean_change, variance_change, covariance_change or correlation_change)"
+            )
     page = render_compare_report(frame, out / "compare.html", loss=loss, front=list(front), about=about)
     return Comparison(frame, front, run, csv, page, about["notes"], kinds_described)
 
