@@ -9,7 +9,16 @@ import typer
 
 from rlopt.cli._app import Command, commands, summary
 from rlopt.cli._masking import masking_options
-from rlopt.cli._options import Columns, JsonOut, Threads, check_outputs, emit_json, split, write_table
+from rlopt.cli._options import (
+    Columns,
+    JsonOut,
+    Threads,
+    check_outputs,
+    emit_json,
+    interrupted,
+    split,
+    write_table,
+)
 from rlopt.cli._options import summary as summary_to
 from rlopt.exceptions import InputError
 
@@ -118,6 +127,9 @@ def membership(
         say(line)
     if json_out is not None:
         emit_json(json_out, result.to_dict())
+    if result.interrupted:
+        not_started = f"; not started: {', '.join(result.not_started)}" if result.not_started else ""
+        raise interrupted(f"the figures above are what finished{not_started}")
 
 
 def _check_fully_synthetic(name: str) -> None:
@@ -133,7 +145,12 @@ def _check_fully_synthetic(name: str) -> None:
 def membership_lines(result) -> list[str]:
     """The answer first, then each family's figure and the fixed-distance test."""
     worst = result.worst
-    if result.status == "proven":
+    if result.status == "interrupted":
+        head = (
+            f"membership advantage (TPR - FPR): at least {worst.advantage:.3f} (stopped by Ctrl-C: "
+            f"the worst case may be up to {result.upper:.3f})"
+        )
+    elif result.status == "proven":
         head = f"membership advantage (TPR - FPR): {worst.advantage:.3f}, proven"
     else:
         head = (

@@ -37,6 +37,7 @@ class RegionOutcome:
     proven: bool
     regions: int
     seconds: float
+    interrupted: bool = False  # stopped by Ctrl-C: the ceiling is the open regions'
 
 
 def best_threshold(member_d: np.ndarray, holdout_d: np.ndarray) -> tuple[float, int, int, int]:
@@ -96,30 +97,44 @@ def region_search(
         return ceiling_units(lo, hi)
 
     heap = [(-bound(vertices), next(counter), vertices)]
-    regions = 0
-    while heap:
-        top = -heap[0][0]
-        if top <= best_units or (deadline is not None and time.perf_counter() > deadline):
-            break
-        _, _, corners = heapq.heappop(heap)
-        regions += 1
-        centre = corners.mean(axis=0)
-        units = _units((phi_members @ centre).min(axis=1), (phi_holdout @ centre).min(axis=1))
-        if units > best_units:
-            best_units, best_theta = units, centre
-        edges = [
-            (np.abs(corners[a] - corners[b]).sum(), a, b)
-            for a, b in itertools.combinations(range(len(corners)), 2)
-        ]
-        _, a, b = max(edges)
-        middle = (corners[a] + corners[b]) / 2
-        for replaced in (a, b):
-            child = corners.copy()
-            child[replaced] = middle
-            ceiling = bound(child)
-            if ceiling > best_units:
-                heapq.heappush(heap, (-ceiling, next(counter), child))
-    ceiling = max(best_units, -heap[0][0]) if heap else best_units
+    regions, open_ceiling, interrupted = 0, 0, False  # open_ceiling: a region popped, not yet split
+    try:
+        while heap:
+            top = -heap[0][0]
+            if top <= best_units or (deadline is not None and time.perf_counter() > deadline):
+                break
+            _, _, corners = heapq.heappop(heap)
+            open_ceiling = top
+            regions += 1
+            centre = corners.mean(axis=0)
+            units = _units((phi_members @ centre).min(axis=1), (phi_holdout @ centre).min(axis=1))
+            if units > best_units:
+                best_units, best_theta = units, centre
+            for child in _halves(corners):
+                ceiling = bound(child)
+                if ceiling > best_units:
+                    heapq.heappush(heap, (-ceiling, next(counter), child))
+            open_ceiling = 0
+    except KeyboardInterrupt:  # Ctrl-C: the best so far, and every region still open bounds it
+        interrupted = True
+    ceiling = max(best_units, open_ceiling, -heap[0][0] if heap else 0)
+    seconds = time.perf_counter() - t0
     return RegionOutcome(
-        best_theta, best_units, ceiling, ceiling <= best_units, regions, time.perf_counter() - t0
+        best_theta, best_units, ceiling, ceiling <= best_units, regions, seconds, interrupted
     )
+
+
+def _halves(corners: np.ndarray) -> list[np.ndarray]:
+    """The two halves of a simplex cut at the midpoint of its longest edge."""
+    edges = [
+        (np.abs(corners[a] - corners[b]).sum(), a, b)
+        for a, b in itertools.combinations(range(len(corners)), 2)
+    ]
+    _, a, b = max(edges)
+    middle = (corners[a] + corners[b]) / 2
+    halves = []
+    for replaced in (a, b):
+        child = corners.copy()
+        child[replaced] = middle
+        halves.append(child)
+    return halves

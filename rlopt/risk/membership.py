@@ -101,6 +101,11 @@ class MembershipRisk:
     fixed: Attack
     dcr_share: float
     families: dict[str, FamilyFigure]
+    not_started: tuple[str, ...] = ()  # Ctrl-C came before these families
+
+    @property
+    def interrupted(self) -> bool:
+        return any(f.status == Status.INTERRUPTED for f in self.families.values())
 
     @property
     def worst(self) -> Attack:
@@ -111,10 +116,14 @@ class MembershipRisk:
     def upper(self) -> float:
         """The ceiling of the worst case over the families (1 without a family: no
         distance but the fixed one was searched)."""
+        if self.not_started:  # a family Ctrl-C kept from starting bounds nothing
+            return 1.0
         return max((f.ceiling for f in self.families.values()), default=1.0)
 
     @property
     def status(self) -> Status:
+        if self.interrupted:
+            return Status.INTERRUPTED
         proven = self.families and all(f.status == Status.OPTIMAL for f in self.families.values())
         return Status.PROVEN if proven and self.worst.advantage >= self.upper else Status.INTERVAL
 
@@ -128,6 +137,7 @@ class MembershipRisk:
             "advantage_upper": self.upper,
             "status": str(self.status),
             "source": self.worst.family,
+            "not_started": list(self.not_started),
             "fixed_dcr": asdict(self.fixed),
             "dcr_share": self.dcr_share,
             "families": {
@@ -246,7 +256,7 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
     n_m, n_h, n_s = members.shape[0], holdout.shape[0], synthetic.shape[0]
     scale = n_m * n_h
     n_params = family.n_params(len(columns))
-    lower = start
+    lower, interrupted = start, False
     ceilings: dict[str, int] = {}
     notes: dict[str, dict] = {}
     if n_params <= REGION_PARAMS:
@@ -262,10 +272,11 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
         lower = _recounted(family, columns, found.best_theta, lower, members, holdout, synthetic)
         ceilings["regions"] = found.ceiling_units
         notes["regions"] = {"regions": found.regions, "seconds": found.seconds, "proven": found.proven}
+        interrupted = found.interrupted
     solver: dict = {}
     if (n_m + n_h) * n_s > MILP_PAIRS:
         notes["milp"] = {"why": f"{(n_m + n_h) * n_s} record pairs > {MILP_PAIRS}: no MILP"}
-    elif deadline is None or time.perf_counter() < deadline:
+    elif not interrupted and (deadline is None or time.perf_counter() < deadline):
         milp_units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, deadline)
         lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
         ceilings["milp"] = milp_units
@@ -276,7 +287,7 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
             f"membership {family.name}: a verified attack of advantage {lower.advantage:.6f} above "
             f"the ceiling {ceiling / scale:.6f} ({ceilings})"
         )
-    if solver.get("interrupted"):
+    if interrupted or solver.get("interrupted"):
         status = Status.INTERRUPTED
     elif lower.units == ceiling:
         status = Status.OPTIMAL
@@ -364,11 +375,14 @@ def membership_risk(
     closer = nearest_is_member(zm, zh, zs)
     options = SolverOptions(time_limit=time_limit, threads=threads, seed=seed)
     figures = {}
-    for name in families:
+    for done, name in enumerate(families):
         family = get_learned_family(name)
         family.check_attributes(len(columns))
         start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
         figures[name] = _solve_family(family, columns, zm, zh, zs, start, options)
+        if figures[name].status == Status.INTERRUPTED:  # Ctrl-C: what finished, the rest not started
+            stopped = tuple(families[done + 1 :])
+            return MembershipRisk(columns, len(zm), len(zh), len(zs), fixed, closer, figures, stopped)
     return MembershipRisk(columns, len(zm), len(zh), len(zs), fixed, closer, figures)
 
 

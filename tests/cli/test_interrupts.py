@@ -494,3 +494,16 @@ def test_ctrl_c_during_the_verification_keeps_the_proven_optimum(tmp_path):
     assert re.search(rf"^wm: {figures['n_correct_verified']} of 400 \(proven optimal\)", stdout, re.M), stdout
     line = r"^verified by the plain model solved by SCIP[\d. ]*: (nothing yet|between \d+ and \d+) \(interrupted\)"
     assert re.search(line + r" in [\d.]+s; consistent, not decided before Ctrl-C$", stdout, re.M), stdout
+
+
+def test_ctrl_c_in_membership_keeps_the_figures_so_far(tmp_path):
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.gamma(2.0, size=(900, 4)), columns=list("abcd")).to_csv(tmp_path / "d.csv", index=False)
+    args = ["membership", tmp_path / "d.csv", "--method", "synthetic_copula", "--families", "wm,owa"]
+    running = start(tmp_path, *args, "--time-limit", 120, "--json", tmp_path / "m.json")
+    time.sleep(6.0)  # in wm's region search
+    code, stdout, stderr, seconds = ctrl_c(running)
+    assert code == 130, stderr
+    assert "interrupted" in stdout and "not started: owa" in stderr.strip().splitlines()[-1]
+    figures = json.loads((tmp_path / "m.json").read_text())
+    assert figures["status"] == "interrupted" and figures["advantage_upper"] == 1.0

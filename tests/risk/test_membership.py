@@ -137,3 +137,28 @@ def test_command_line(tmp_path, capsys):
         assert run_main(["membership", tmp_path / "data.csv", *bad]) == 2
         err = capsys.readouterr().err
         assert said in err and "Traceback" not in err, err
+
+
+def test_ctrl_c_in_the_region_search_keeps_a_valid_ceiling(monkeypatch):
+    import rlopt.milp.membership_regions as regions
+
+    members, holdout, synthetic = _frames(np.random.default_rng(5), 12, 10, 8)
+    family = get_learned_family("wm")
+    exact = _brute_force(family, members, holdout, synthetic)
+    scaling = Standardisation.fit(synthetic.to_numpy(float))
+    zm, zh, zs = (scaling.apply(f.to_numpy(float)) for f in (members, holdout, synthetic))
+    calls, counted = [0], regions._units
+
+    def stopped_at_the_third(*args):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyboardInterrupt
+        return counted(*args)
+
+    monkeypatch.setattr(regions, "_units", stopped_at_the_third)
+    found = regions.region_search(
+        family.features(zm, zs)[0], family.features(zh, zs)[0], np.eye(2), deadline=None
+    )
+    # the region being split when Ctrl-C came still bounds the optimum
+    assert found.interrupted and found.regions == 3
+    assert found.best_units <= exact <= found.ceiling_units
