@@ -8,8 +8,9 @@ Each cell draws ``--records`` records of the bundled file (seed 0) on ``--column
 attributes, holds out 30 % of them (seed 0), gives the rest to the generator (seed 0)
 and runs :func:`rlopt.risk.membership.membership_risk` with wm and owa, ``--seconds``
 per family. Generators: the Gaussian copula, the DP histogram at epsilon 1 and 10 (4
-bins per attribute, the published domain the file's range), and a "generator" that
-copies its training file (the known answer 1). Prints the table and appends one row per
+bins per attribute, the published domain the file's range), a "generator" that copies
+its training file (the known answer 1), and "fresh": records of the same file outside
+the sample, the ideal generator (what an attack chosen on the split finds by chance). Prints the table and appends one row per
 cell to ``benchmarks/results/bench_membership.csv``.
 """
 
@@ -19,6 +20,7 @@ import argparse
 import time
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from benchmarks._common import record
@@ -28,7 +30,8 @@ GENERATORS = {
     "copula": ("synthetic_copula", {}),
     "dp-hist-eps1": ("dp_histogram", {"epsilon": 1.0}),
     "dp-hist-eps10": ("dp_histogram", {"epsilon": 10.0}),
-    "copy": (None, {}),
+    "copy": ("copy", {}),
+    "fresh": ("fresh", {}),
 }
 
 
@@ -37,6 +40,18 @@ class _Copy:
 
     def apply(self, frame: pd.DataFrame, columns=None) -> pd.DataFrame:
         return frame.copy()
+
+
+class _Fresh:
+    """The ideal generator: as many records of the same population, none of them a
+    member or held out (records of the bundled file outside the sample): what an
+    attack chosen on this split finds when the release favours no one."""
+
+    def __init__(self, others: pd.DataFrame):
+        self.others = others
+
+    def apply(self, frame: pd.DataFrame, columns=None) -> pd.DataFrame:
+        return self.others.sample(len(frame), random_state=0).reset_index(drop=True)
 
 
 def main() -> None:
@@ -50,16 +65,24 @@ def main() -> None:
 
     from rlopt.data._bundled import BUNDLED_FILES
     from rlopt.exceptions import DataWarning
-    from rlopt.masking import masking_spec, sample_records
+    from rlopt.masking import masking_spec
     from rlopt.risk.membership import membership_risk, split_release
 
     rows = []
     for file in args.files.split(","):
         columns = COLUMNS[file].split(",")
-        frame = sample_records(BUNDLED_FILES[file].load()[columns], args.records, 0)
+        whole = BUNDLED_FILES[file].load()[columns]
+        drawn = np.sort(np.random.default_rng(0).choice(len(whole), args.records, replace=False))
+        frame = whole.iloc[drawn].reset_index(drop=True)  # as rlopt.masking.sample_records draws
+        rest = whole.drop(whole.index[drawn]).reset_index(drop=True)
         for name in args.generators.split(","):
             method, parameters = GENERATORS[name]
-            spec = _Copy() if method is None else masking_spec(method, seed=0, **parameters)
+            if method == "copy":
+                spec = _Copy()
+            elif method == "fresh":
+                spec = _Fresh(rest)
+            else:
+                spec = masking_spec(method, seed=0, **parameters)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DataWarning)  # the DP domain is the file's range
                 members, holdout, synthetic = split_release(frame, spec, holdout_share=0.3, seed=0)
@@ -69,9 +92,11 @@ def main() -> None:
             )
             figures = {
                 "file": f"{file} {args.records}x{len(columns)}",
+                "time_limit": args.seconds,
                 "generator": name,
                 "fixed_dcr": round(result.fixed.advantage, 3),
                 "dcr_share": round(result.dcr_share, 3),
+                "fixed_chance": round(result.chance, 3),
                 "worst_lower": round(result.worst.advantage, 3),
                 "worst_upper": round(result.upper, 3),
                 "status": str(result.status),

@@ -171,7 +171,8 @@ def membership_lines(result) -> list[str]:
     fixed = result.fixed
     expected = result.n_members / (result.n_members + result.n_holdout)
     lines.append(
-        f"  fixed Euclidean DCR attack: {fixed.advantage:.3f} (TPR {fixed.tpr:.3f}, FPR {fixed.fpr:.3f}); "
+        f"  fixed Euclidean DCR attack: {fixed.advantage:.3f} (TPR {fixed.tpr:.3f}, FPR {fixed.fpr:.3f}; "
+        f"{result.chance:.3f} by chance on this split); "
         f"synthetic records nearest a member: {result.dcr_share:.3f} ({expected:.3f} if the release "
         "favoured no one)"
     )
