@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,6 +78,7 @@ def main() -> None:
         rest = whole.drop(whole.index[drawn]).reset_index(drop=True)
         for name in args.generators.split(","):
             method, parameters = GENERATORS[name]
+            spec: Any
             if method == "copy":
                 spec = _Copy()
             elif method == "fresh":

@@ -33,7 +33,7 @@ app = commands()
     "--families wm,owa --time-limit 60; rlopt membership train.csv --holdout held_out.csv "
     "--synthetic release.csv",
 )
-@masking_options("Generator parameters")
+@masking_options("Generator parameters", fields=("epsilon", "bins", "bounds", "n_records"))
 def membership(
     original: Annotated[
         Path,
@@ -48,9 +48,11 @@ def membership(
         typer.Option(metavar="METHOD", help="a fully synthetic generator: synthetic_copula, dp_histogram"),
     ] = None,
     holdout_share: Annotated[
-        float,
-        typer.Option(metavar="SHARE", help="with --method: the share of records held out of the training"),
-    ] = 0.3,
+        float | None,
+        typer.Option(
+            metavar="SHARE", help="with --method: the share of records held out of the training (default 0.3)"
+        ),
+    ] = None,
     holdout: Annotated[
         Path | None,
         typer.Option(metavar="FILE", help="records not in the training file (the non-members)"),
@@ -92,22 +94,29 @@ def membership(
 
     check_outputs(synthetic_out=synthetic_out, json=json_out)
     say = summary_to(json_out)
-    frame = load_table(original)
     if method is not None:
         if holdout is not None or synthetic is not None:
             raise InputError(
                 "give --method (rlopt splits and synthesises) or --holdout with --synthetic, not both"
             )
+        _check_fully_synthetic(method)  # before its parameters: the first thing wrong
         spec = spec_from_text(method, masking, seed=seed)
-        _check_fully_synthetic(spec.method)
         members, held_out, released = split_release(
-            frame, spec, holdout_share=holdout_share, seed=seed, columns=split(columns)
+            load_table(original),
+            spec,
+            holdout_share=0.3 if holdout_share is None else holdout_share,
+            seed=seed,
+            columns=split(columns),
         )
         if synthetic_out is not None:
             write_table(released, synthetic_out)
             say(f"synthetic file ({len(released)} records) -> {synthetic_out}")
     elif holdout is not None and synthetic is not None:
-        members, held_out, released = frame, load_table(holdout), load_table(synthetic)
+        given = [flag for flag, value in (("--holdout-share", holdout_share), ("--synthetic-out", synthetic_out))
+                 if value is not None] + [f"--{k.replace('_', '-')}" for k, v in masking.items() if v is not None]  # fmt: skip
+        if given:
+            raise InputError(f"{', '.join(given)}: only with --method (rlopt then splits and synthesises)")
+        members, held_out, released = load_table(original), load_table(holdout), load_table(synthetic)
     else:
         raise InputError(
             "give --method GENERATOR (ORIGINAL is split and synthesised), or --holdout FILE and "
@@ -159,7 +168,8 @@ def membership_lines(result) -> list[str]:
         )
     lines = [
         f"{head}; {worst.family}: TPR {worst.tpr:.3f}, FPR {worst.fpr:.3f} "
-        f"({result.n_members} members, {result.n_holdout} held out, {result.n_synthetic} synthetic records)"
+        f"({result.n_members} members, {result.n_holdout} held out, {result.n_synthetic} synthetic records; "
+        f"attributes {', '.join(result.columns)})"
     ]
     for name, figure in result.families.items():
         interval = (
@@ -167,7 +177,12 @@ def membership_lines(result) -> list[str]:
             if figure.status == "optimal"
             else f"[{figure.lower.advantage:.3f}, {figure.ceiling:.3f}]"
         )
-        lines.append(f"  {name}: {interval} {figure.status} ({figure.source}, {figure.seconds:.1f} s)")
+        how = (
+            f"{figure.source}, {figure.seconds:.1f} s"
+            if figure.source != "none"
+            else f"no ceiling: {figure.model.get('why', 'no search ran')}"
+        )
+        lines.append(f"  {name}: {interval} {figure.status} ({how})")
     fixed = result.fixed
     expected = result.n_members / (result.n_members + result.n_holdout)
     lines.append(

@@ -172,6 +172,8 @@ class _Slave:
     ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray | None]:
         """Infeasible sets among ``kept``, the records dropped (one per LP below the
         margin), and a parameter meeting every row of the others (``None`` at the deadline)."""
+        if not len(kept):  # no record left to link (a block whose records are all fixed)
+            return [], np.zeros(0, dtype=int), theta0
         rows = self.rows
         lp = SlackLP(self.matrix, self.lo, self.hi, self.lower, self.upper, cap=1e3, feasibility_tol=self.tol)
         first_row = lp.n_family_rows

@@ -23,7 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RegionOutcome", "region_search", "ceiling_units", "best_threshold"]
+__all__ = ["MAX_OPEN_BYTES", "RegionOutcome", "region_search", "ceiling_units", "best_threshold"]
+
+MAX_OPEN_BYTES = 2**31
+"""The open regions keep at most this many bytes of candidate pairs (2 GiB); beyond it the
+search stops with its ceiling, as at its deadline."""
 
 
 @dataclass
@@ -73,6 +77,41 @@ def _units(d_members: np.ndarray, d_holdout: np.ndarray) -> int:
     return best_threshold(d_members, d_holdout)[1]
 
 
+class _Candidates:
+    """The (record, synthetic record) pairs that may still be a record's nearest on a
+    region: one side's features flattened to the pairs kept, with each pair's record."""
+
+    def __init__(self, phi: np.ndarray):
+        n_records, n_synthetic, _ = phi.shape
+        self.n_records = n_records
+        self.record = np.repeat(np.arange(n_records), n_synthetic)
+        self.phi = phi.reshape(n_records * n_synthetic, -1)
+
+    def on(self, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, _Candidates]:
+        """``(lo, hi, kept)`` on the simplex ``corners``: per record, the least distance
+        to its nearest synthetic record (at a vertex: concave) and a bound of the largest,
+        and the pairs that can still be nearest somewhere on it (a pair whose least value
+        exceeds the record's ``hi`` never is, on it or on any part of it)."""
+        at = self.phi @ corners.T  # (pairs, corners)
+        low, high = at.min(axis=1), at.max(axis=1)
+        starts = self.starts()
+        lo, hi = np.minimum.reduceat(low, starts), np.minimum.reduceat(high, starts)
+        keep = low <= hi[self.record]
+        kept = object.__new__(_Candidates)
+        kept.n_records, kept.record, kept.phi = self.n_records, self.record[keep], self.phi[keep]
+        return lo, hi, kept
+
+    def nearest(self, theta: np.ndarray) -> np.ndarray:
+        """Each record's distance to its nearest synthetic record at ``theta`` (a point
+        of the region the pairs were kept on)."""
+        return np.minimum.reduceat(self.phi @ theta, self.starts())
+
+    def starts(self) -> np.ndarray:
+        """Where each record's pairs begin: the pairs are in record order, and every record
+        keeps one at least (the pair that gives its ``hi``)."""
+        return np.flatnonzero(np.diff(self.record, prepend=-1))
+
+
 def region_search(
     phi_members: np.ndarray,
     phi_holdout: np.ndarray,
@@ -85,35 +124,42 @@ def region_search(
     """Search the simplex spanned by ``vertices`` (one per row) for the best attack.
 
     ``phi_members`` and ``phi_holdout`` are the features (records x synthetic x
-    parameters); ``best_units`` a verified start (its ``best_theta``)."""
+    parameters); ``best_units`` a verified start (its ``best_theta``). Each open region
+    keeps the pairs that can still be a record's nearest on it, so that a small region
+    is bounded from a few pairs per record."""
     t0 = time.perf_counter()
     counter = itertools.count()
     best_theta = vertices.mean(axis=0) if best_theta is None else best_theta
 
-    def bound(corners: np.ndarray) -> int:
-        at_m, at_h = phi_members @ corners.T, phi_holdout @ corners.T  # (records, synthetic, corners)
-        lo = at_m.min(axis=1).min(axis=1)
-        hi = at_h.max(axis=2).min(axis=1)
-        return ceiling_units(lo, hi)
+    def bound(corners: np.ndarray, members: _Candidates, holdout: _Candidates):
+        lo, _, members = members.on(corners)
+        _, hi, holdout = holdout.on(corners)
+        return ceiling_units(lo, hi), members, holdout
 
-    heap = [(-bound(vertices), next(counter), vertices)]
+    top_ceiling, members, holdout = bound(vertices, _Candidates(phi_members), _Candidates(phi_holdout))
+    heap = [(-top_ceiling, next(counter), vertices, members, holdout)]
     regions, open_ceiling, interrupted = 0, 0, False  # open_ceiling: a region popped, not yet split
+    held = members.phi.nbytes + holdout.phi.nbytes  # the open regions' pairs
     try:
         while heap:
             top = -heap[0][0]
             if top <= best_units or (deadline is not None and time.perf_counter() > deadline):
                 break
-            _, _, corners = heapq.heappop(heap)
+            if held > MAX_OPEN_BYTES:
+                break
+            _, _, corners, members, holdout = heapq.heappop(heap)
+            held -= members.phi.nbytes + holdout.phi.nbytes
             open_ceiling = top
             regions += 1
             centre = corners.mean(axis=0)
-            units = _units((phi_members @ centre).min(axis=1), (phi_holdout @ centre).min(axis=1))
+            units = _units(members.nearest(centre), holdout.nearest(centre))
             if units > best_units:
                 best_units, best_theta = units, centre
             for child in _halves(corners):
-                ceiling = bound(child)
+                ceiling, kept_m, kept_h = bound(child, members, holdout)
                 if ceiling > best_units:
-                    heapq.heappush(heap, (-ceiling, next(counter), child))
+                    heapq.heappush(heap, (-ceiling, next(counter), child, kept_m, kept_h))
+                    held += kept_m.phi.nbytes + kept_h.phi.nbytes
             open_ceiling = 0
     except KeyboardInterrupt:  # Ctrl-C: the best so far, and every region still open bounds it
         interrupted = True

@@ -157,6 +157,9 @@ def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> s
     bar, never a point at its lower end alone), one colour per method; the Pareto
     front's cells ringed, joined and labelled."""
     figure, ax = plt.subplots(figsize=(8, 5))
+    # a cell without the loss (a fully synthetic file has no il1s) is named in the notes, not placed
+    placed = [i for i, r in enumerate(rows) if r.get(loss) is not None and r[loss] == r[loss]]
+    rows, front = [rows[i] for i in placed], [front[i] for i in placed]
     for i, method in enumerate(sorted({r["method"] for r in rows})):
         own = [r for r in rows if r["method"] == method]
         x = [r[loss] for r in own]

@@ -164,11 +164,13 @@ def split_release(
     synthetic generator of the masking registry, or any object whose ``apply(frame,
     columns)`` returns a synthetic file)."""
     if not (isinstance(holdout_share, (int, float)) and 0 < holdout_share < 1):
-        raise InputError(
-            f"held-out share {holdout_share!r}; expected a share in (0, 1): the records kept out of "
-            "the generator's training are the attack's non-members, and without them no "
-            "false-positive rate exists"
+        why = (
+            "a share of 1 or more leaves no record to train the generator"
+            if isinstance(holdout_share, (int, float)) and holdout_share >= 1
+            else "the records kept out of the generator's training are the attack's non-members, "
+            "and without them no false-positive rate exists"
         )
+        raise InputError(f"held-out share {holdout_share!r}; expected a share in (0, 1): {why}")
     n = len(frame)
     n_holdout = int(round(holdout_share * n))
     if n_holdout < 2 or n - n_holdout < 2:
@@ -241,6 +243,19 @@ def _search(family, columns, members, holdout, synthetic, seed: int) -> Attack:
     return max(attacks, key=lambda a: a.units)
 
 
+def _drawn(family, columns, members, holdout, synthetic, lower: Attack, deadline, seed: int) -> Attack:
+    """``lower`` or a better recounted attack of random parameters (Dirichlet, seeded,
+    after the search's) drawn until ``deadline`` (none: one more batch)."""
+    vertices = family.simplex_vertices(len(columns))
+    rng = np.random.default_rng([seed, 1])
+    while True:
+        for theta in rng.dirichlet(np.ones(len(vertices)), 8) @ vertices:
+            found = recount(family.name, family.distance(theta, columns), members, holdout, synthetic)
+            lower = found if found.units > lower.units else lower
+        if deadline is None or time.perf_counter() > deadline:
+            return lower
+
+
 REGION_PARAMS = 6
 """Families with at most this many parameters get the region search
 (:mod:`rlopt.milp.membership_regions`) before the MILP."""
@@ -262,7 +277,7 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
     n_params = family.n_params(len(columns))
     lower, interrupted = start, False
     ceilings: dict[str, int] = {}
-    notes: dict[str, dict] = {}
+    notes: dict[str, object] = {}
     if n_params <= REGION_PARAMS:
         phi_m, _ = family.features(members, synthetic)
         phi_h, _ = family.features(holdout, synthetic)
@@ -280,6 +295,13 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
     solver: dict = {}
     if (n_m + n_h) * n_s > MILP_PAIRS:
         notes["milp"] = {"why": f"{(n_m + n_h) * n_s} record pairs > {MILP_PAIRS}: no MILP"}
+        if not ceilings:  # nothing bounds the family: the time goes to the search for a lower end
+            lower = _drawn(family, columns, members, holdout, synthetic, lower, deadline, options.seed)
+            notes["why"] = (
+                f"{n_params} parameters > {REGION_PARAMS} for the region search and "
+                f"{(n_m + n_h) * n_s} record pairs > {MILP_PAIRS} for the MILP; choose fewer "
+                "attributes (--columns) or records"
+            )
     elif not interrupted and (deadline is None or time.perf_counter() < deadline):
         milp_units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, deadline)
         lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
@@ -295,6 +317,8 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
         status = Status.INTERRUPTED
     elif lower.units == ceiling:
         status = Status.OPTIMAL
+    elif not ceilings:
+        status = Status.INTERVAL  # no ceiling but the trivial 1: no limit stopped a proof
     else:
         status = Status.TIME_LIMIT
     source = min(ceilings, key=lambda k: ceilings[k]) if ceilings else "none"

@@ -166,3 +166,6 @@ def test_a_fully_synthetic_cell_is_on_the_map_with_its_membership_worst_case(tmp
     assert copula["fixed_dcr"] <= copula["risk"] <= copula["risk_upper"] <= 1
     assert pd.isna(copula["il1s"]) and copula["pmse"] >= 0  # no record alignment: no il1s
     assert "membership advantage" in (tmp_path / "out" / "compare.html").read_text()
+    # on a record-aligned loss the synthetic cell is named, not placed (the cells resume)
+    again = run_compare(tmp_path / "o.csv", methods, tmp_path / "out", time_limit=2, progress=False)
+    assert any("not on the map: synthetic_copula" in note for note in again.notes)

@@ -129,7 +129,7 @@ def test_command_line(tmp_path, capsys):
     assert figures["n_members"] == 42 and figures["n_holdout"] == 18
     assert figures["advantage"] <= figures["advantage_upper"]
     for bad, said in [
-        (["--method", "noise", "--variance-ratio", "0.1"], "measure it by record linkage"),
+        (["--method", "noise"], "measure it by record linkage"),
         (["--method", "dp_histogram", "--epsilon", "0"], "epsilon"),
         (["--method", "synthetic_copula", "--holdout-share", "0"], "held-out share 0"),
         ([], "give --method GENERATOR"),
@@ -162,3 +162,21 @@ def test_ctrl_c_in_the_region_search_keeps_a_valid_ceiling(monkeypatch):
     # the region being split when Ctrl-C came still bounds the optimum
     assert found.interrupted and found.regions == 3
     assert found.best_units <= exact <= found.ceiling_units
+
+
+def test_the_command_line_says_what_it_cannot_do(tmp_path, capsys):
+    frame = pd.DataFrame(np.random.default_rng(6).normal(size=(60, 2)), columns=["a", "b"])
+    for name, part in (("t", frame[:30]), ("h", frame[30:45]), ("s", frame[45:])):
+        part.to_csv(tmp_path / f"{name}.csv", index=False)
+    files = [tmp_path / "t.csv", "--holdout", tmp_path / "h.csv", "--synthetic", tmp_path / "s.csv"]
+    for bad, said in [
+        (["--holdout-share", "0.5"], "--holdout-share: only with --method"),
+        (["--epsilon", "1"], "--epsilon: only with --method"),
+    ]:
+        assert run_main(["membership", *files, *bad]) == 2
+        assert said in capsys.readouterr().err
+    # a method that is not fully synthetic is named before its missing parameters
+    assert run_main(["membership", tmp_path / "t.csv", "--method", "noise"]) == 2
+    assert "measure it by record linkage" in capsys.readouterr().err
+    assert run_main(["membership", tmp_path / "t.csv", "--method", "copula", "--holdout-share", "1.5"]) == 2
+    assert "leaves no record to train the generator" in capsys.readouterr().err
