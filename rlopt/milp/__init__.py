@@ -25,7 +25,10 @@ The pipeline of one family on one pair of files, and the modules it calls in ord
   Pyomo; the runtime, MILP rounds through Pyomo, LPs and QPs directly) and SCIP, the
   second solver that re-proves a claimed optimum;
 - :mod:`~rlopt.milp.certificate`: the interval of a run over time, and the block
-  ceilings' nouns (Pyomo-free: a report renders them without loading the solver).
+  ceilings' nouns (Pyomo-free: a report renders them without loading the solver);
+- :mod:`~rlopt.milp.membership` and :mod:`~rlopt.milp.membership_regions`: the MILP and
+  the parameter-space region search of the membership attack on a fully synthetic
+  release (docs/method.md §9; called by :mod:`rlopt.risk.membership`).
 
 The result is :class:`rlopt.results.LearnResult`; the estimator users call is
 :class:`rlopt.learn.LearnedDistanceLinkage`. ``build_model``, ``solve_model`` and

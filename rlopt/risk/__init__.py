@@ -16,7 +16,10 @@ Modules:
   (:class:`Headline`, :class:`BaselineRow`, :class:`FamilyRow`) and their JSON form;
 - ``worst_case``: the one rule for the lower end, ceiling and status (no solver: the
   report imports it);
-- ``measures``: interval disclosure and information loss;
+- ``membership``: the worst case of a fully synthetic release, a membership attack with
+  held-out records (:func:`~rlopt.risk.membership.membership_risk`, ``rlopt membership``);
+- ``measures``: interval disclosure and information loss (``distribution_loss`` for a
+  file whose records are not aligned with the original's);
 - ``risk_utility``: the risk-utility trade-off over a masking parameter;
 - ``permutation``: the permutation paradigm's decomposition; ``uniques``: uniqueness."""
 

@@ -8,14 +8,16 @@ distance of a family, is within a threshold. With records held out of the traini
 file as non-members, the attack's advantage is ``TPR - FPR`` (0: the release says
 nothing of membership; 1: it gives every member away). Tools of the field report it
 for one fixed distance (the distance to the closest record, DCR, Euclidean); rlopt
-reports the best distance and threshold of a family, proven by a MILP
-(:mod:`rlopt.milp.membership`) or bracketed, beside that fixed figure.
+reports the best distance and threshold of a family, proven or bracketed by the
+parameter-space region search (:mod:`rlopt.milp.membership_regions`) and the MILP
+(:mod:`rlopt.milp.membership`), beside that fixed figure and its chance level.
 
 - :func:`split_release`: a file split into members and held-out records, the members
   given to a generator of the masking registry (a fully synthetic one);
 - :func:`membership_risk`: the three files in, :class:`MembershipRisk` out: the fixed
-  Euclidean attack, the share of synthetic records nearer a member than a held-out
-  record (the DCR test of SDMetrics and SynthEval), and each family's worst case;
+  Euclidean attack and its chance level, the share of synthetic records nearer a member
+  than a held-out record (the DCR test of SDMetrics and SynthEval), and each family's
+  worst case (:class:`FamilyFigure`);
 - :func:`recount`: the attack of one parameter counted in plain numpy at its best
   threshold, the only source of a lower end.
 """
@@ -48,7 +50,8 @@ __all__ = [
 
 MILP_PAIRS = 250_000
 """The most (member + held-out) x synthetic record pairs a family's MILP is built for;
-above it a family's figure is the best verified attack of the search, its ceiling 1."""
+above it only the region search bounds the family (a family of more than
+:data:`REGION_PARAMS` parameters then has the trivial ceiling 1)."""
 
 SEARCH_DRAWS = 48
 """Random parameters (Dirichlet, seeded) the search recounts besides the neutral one and
@@ -127,8 +130,9 @@ class MembershipRisk:
     def status(self) -> Status:
         if self.interrupted:
             return Status.INTERRUPTED
-        proven = self.families and all(f.status == Status.OPTIMAL for f in self.families.values())
-        return Status.PROVEN if proven and self.worst.advantage >= self.upper else Status.INTERVAL
+        # proven when a verified attack meets every family's ceiling (a family still open
+        # below another's optimum changes nothing)
+        return Status.PROVEN if self.families and self.worst.advantage >= self.upper else Status.INTERVAL
 
     def to_dict(self) -> dict:
         return {

@@ -180,3 +180,18 @@ def test_the_command_line_says_what_it_cannot_do(tmp_path, capsys):
     assert "measure it by record linkage" in capsys.readouterr().err
     assert run_main(["membership", tmp_path / "t.csv", "--method", "copula", "--holdout-share", "1.5"]) == 2
     assert "leaves no record to train the generator" in capsys.readouterr().err
+
+
+def test_a_family_open_below_anothers_optimum_leaves_the_release_proven():
+    from rlopt.risk.membership import Attack, FamilyFigure, MembershipRisk
+
+    def attack(units):
+        return Attack("wm", {}, 0.5, units, 0.0, 0.0, units / 100)
+
+    fixed = attack(10)
+    wm = FamilyFigure("wm", attack(30), 0.30, "optimal", 1.0, "regions")
+    owa = FamilyFigure("owa", attack(20), 0.25, "time_limit", 1.0, "regions")
+    proven = MembershipRisk(("a",), 10, 10, 10, fixed, 0.5, 0.1, {"wm": wm, "owa": owa})
+    assert proven.status == "proven" and proven.upper == 0.30
+    owa = FamilyFigure("owa", attack(20), 0.40, "time_limit", 1.0, "regions")
+    assert MembershipRisk(("a",), 10, 10, 10, fixed, 0.5, 0.1, {"wm": wm, "owa": owa}).status == "interval"
