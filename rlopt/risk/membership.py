@@ -264,8 +264,15 @@ REGION_PARAMS = 6
 """Families with at most this many parameters get the region search
 (:mod:`rlopt.milp.membership_regions`) before the MILP."""
 
-REGION_SHARE = 0.5
-"""The share of a family's time limit the region search may take when the MILP follows."""
+REGION_SHARE = 0.8
+"""The share of a family's time limit the region search may take when the MILP follows:
+in the 20 family runs of ``benchmarks/bench_membership.py`` (Census and EIA, 300 x 3) the
+MILP's ceiling, with half of the limit, never came below the region search's."""
+
+MILP_CHECK_PAIRS = 20_000
+"""After the region search has proven a family, the MILP re-proves it (a second, independent
+ceiling) on files of at most this many (member + held-out) x synthetic record pairs; above,
+it would spend the rest of the limit to confirm what is proven."""
 
 
 def _solve_family(family, columns, members, holdout, synthetic, start: Attack, options) -> FamilyFigure:
@@ -306,6 +313,8 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
                 f"{(n_m + n_h) * n_s} record pairs > {MILP_PAIRS} for the MILP; choose fewer "
                 "attributes (--columns) or records"
             )
+    elif ceilings.get("regions") == lower.units and (n_m + n_h) * n_s > MILP_CHECK_PAIRS:
+        notes["milp"] = {"why": f"proven by the region search; no MILP check above {MILP_CHECK_PAIRS} pairs"}
     elif not interrupted and (deadline is None or time.perf_counter() < deadline):
         milp_units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, deadline)
         lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
