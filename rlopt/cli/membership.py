@@ -11,6 +11,7 @@ from rlopt.cli._app import Command, commands, summary
 from rlopt.cli._masking import masking_options
 from rlopt.cli._options import (
     Columns,
+    Jobs,
     JsonOut,
     Threads,
     check_outputs,
@@ -74,6 +75,7 @@ def membership(
         ),
     ] = 60.0,
     threads: Threads = 1,
+    jobs: Jobs = 1,
     seed: Annotated[
         int, typer.Option(metavar="SEED", help="seed of the split, the generator and the search")
     ] = 0,
@@ -131,6 +133,7 @@ def membership(
         time_limit=time_limit or None,
         threads=threads,
         seed=seed,
+        jobs=jobs,
     )
     for line in membership_lines(result):
         say(line)

@@ -19,11 +19,20 @@ import heapq
 import itertools
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MAX_OPEN_BYTES", "RegionOutcome", "region_search", "ceiling_units", "best_threshold"]
+__all__ = [
+    "MAX_OPEN_BYTES",
+    "RegionOutcome",
+    "region_search",
+    "parallel_region_search",
+    "split_simplex",
+    "ceiling_units",
+    "best_threshold",
+]
 
 MAX_OPEN_BYTES = 2**31
 """The open regions keep at most this many bytes of candidate pairs (2 GiB); beyond it the
@@ -120,8 +129,12 @@ def region_search(
     deadline: float | None,
     best_units: int = 0,
     best_theta: np.ndarray | None = None,
+    parts: Sequence[np.ndarray] | None = None,
+    shared: tuple[str, int, int] | None = None,
 ) -> RegionOutcome:
-    """Search the simplex spanned by ``vertices`` (one per row) for the best attack.
+    """Search the simplex spanned by ``vertices`` (one per row), or only the simplices
+    ``parts`` of it, for the best attack (``shared``: a worker's slot among its peers',
+    :func:`parallel_region_search`).
 
     ``phi_members`` and ``phi_holdout`` are the features (records x synthetic x
     parameters); ``best_units`` a verified start (its ``best_theta``). Each open region
@@ -129,21 +142,26 @@ def region_search(
     is bounded from a few pairs per record."""
     t0 = time.perf_counter()
     counter = itertools.count()
-    best_theta = vertices.mean(axis=0) if best_theta is None else best_theta
-
-    def bound(corners: np.ndarray, members: _Candidates, holdout: _Candidates):
-        lo, _, members = members.on(corners)
-        _, hi, holdout = holdout.on(corners)
-        return ceiling_units(lo, hi), members, holdout
-
-    top_ceiling, members, holdout = bound(vertices, _Candidates(phi_members), _Candidates(phi_holdout))
-    heap = [(-top_ceiling, next(counter), vertices, members, holdout)]
+    parts = [vertices] if parts is None else list(parts)
+    best_theta = parts[0].mean(axis=0) if best_theta is None else best_theta
+    members, holdout = _Candidates(phi_members), _Candidates(phi_holdout)
+    heap = []
+    for part in parts:
+        top_ceiling, kept_m, kept_h = _bound(part, members, holdout)
+        heap.append((-top_ceiling, next(counter), part, kept_m, kept_h))
+    heapq.heapify(heap)
     regions, open_ceiling, interrupted = 0, 0, False  # open_ceiling: a region popped, not yet split
-    held = members.phi.nbytes + holdout.phi.nbytes  # the open regions' pairs
+    held = sum(item[3].phi.nbytes + item[4].phi.nbytes for item in heap)  # the open regions' pairs
+    stuck = 0  # the highest ceiling of a region too small to split
+    peers = _Peers(shared)
     try:
         while heap:
             top = -heap[0][0]
-            if top <= best_units or (deadline is not None and time.perf_counter() > deadline):
+            if regions % PEER_EVERY == 0:
+                peers.publish(best_units)
+            if top <= max(best_units, peers.best) or (
+                deadline is not None and time.perf_counter() > deadline
+            ):
                 break
             if held > MAX_OPEN_BYTES:
                 break
@@ -155,28 +173,164 @@ def region_search(
             units = _units(members.nearest(centre), holdout.nearest(centre))
             if units > best_units:
                 best_units, best_theta = units, centre
-            for child in _halves(corners):
-                ceiling, kept_m, kept_h = bound(child, members, holdout)
-                if ceiling > best_units:
+            halves = _halves(corners)
+            if halves is None:  # no smaller region tells more (points where records tie)
+                stuck = max(stuck, top)
+            for child in halves or ():
+                ceiling, kept_m, kept_h = _bound(child, members, holdout)
+                if ceiling > max(best_units, peers.best):
                     heapq.heappush(heap, (-ceiling, next(counter), child, kept_m, kept_h))
                     held += kept_m.phi.nbytes + kept_h.phi.nbytes
             open_ceiling = 0
     except KeyboardInterrupt:  # Ctrl-C: the best so far, and every region still open bounds it
         interrupted = True
-    ceiling = max(best_units, open_ceiling, -heap[0][0] if heap else 0)
+    peers.publish(best_units)
+    peers.close()
+    # a region dropped below a peer's best is bounded by that peer's (the caller combines)
+    ceiling = max(best_units, open_ceiling, stuck, -heap[0][0] if heap else 0)
     seconds = time.perf_counter() - t0
     return RegionOutcome(
         best_theta, best_units, ceiling, ceiling <= best_units, regions, seconds, interrupted
     )
 
 
-def _halves(corners: np.ndarray) -> list[np.ndarray]:
-    """The two halves of a simplex cut at the midpoint of its longest edge."""
+MIN_EDGE = 1e-9
+"""A region whose longest edge (L1) is below this is not split: its ceiling stays open.
+Where several pairs of records tie at one parameter, regions around it keep a ceiling no
+parameter reaches, so without it a search without a deadline would not end."""
+
+PEER_EVERY = 32
+"""How often (in regions) a worker publishes its best and reads its peers'."""
+
+
+class _Peers:
+    """The best counts of the workers of one search, in shared memory (one int64 per
+    worker, written by it alone): a worker prunes with its peers' best as with its own.
+    ``shared`` is ``(name, slot, workers)``, or None for a search alone."""
+
+    def __init__(self, shared: tuple[str, int, int] | None):
+        self.best, self.memory, self.slots, self.slot = 0, None, None, 0
+        if shared is not None:
+            from multiprocessing import shared_memory
+
+            name, self.slot, workers = shared
+            self.memory = shared_memory.SharedMemory(name=name)
+            self.slots = np.ndarray((workers,), dtype=np.int64, buffer=self.memory.buf)
+
+    def publish(self, units: int) -> None:
+        if self.slots is not None:
+            self.slots[self.slot] = max(int(self.slots[self.slot]), units)
+            self.best = int(self.slots.max())
+
+    def close(self) -> None:
+        if self.memory is not None:
+            self.slots = None
+            self.memory.close()
+
+
+def _bound(corners: np.ndarray, members: _Candidates, holdout: _Candidates):
+    """``(ceiling, members' pairs, held-out pairs)`` of the simplex ``corners``."""
+    lo, _, members = members.on(corners)
+    _, hi, holdout = holdout.on(corners)
+    return ceiling_units(lo, hi), members, holdout
+
+
+REGIONS_PER_WORKER = 8
+"""With workers, the simplex is first cut into about this many regions per worker."""
+
+
+def split_simplex(vertices: np.ndarray, count: int) -> list[np.ndarray]:
+    """The simplex cut in halves, each in halves again, until at least ``count`` parts."""
+    parts = [vertices]
+    while len(parts) < count:
+        parts = [half for part in parts for half in (_halves(part) or [part])]
+    return parts
+
+
+def parallel_region_search(
+    phi_members: np.ndarray,
+    phi_holdout: np.ndarray,
+    vertices: np.ndarray,
+    *,
+    jobs: int,
+    seconds: float | None,
+    best_units: int = 0,
+    best_theta: np.ndarray | None = None,
+) -> RegionOutcome:
+    """:func:`region_search` on ``jobs`` worker processes (:func:`rlopt.processes.local_pool`),
+    each given every ``jobs``-th part of the simplex cut by :func:`split_simplex` and
+    ``seconds`` (none: until proven). Their best attacks and ceilings combine; a part
+    whose worker Ctrl-C stopped keeps the ceiling it had before any search, so the
+    combined ceiling holds whatever finished. The proven figure is the same for every
+    ``jobs``; only how soon it comes, or how narrow an interval at the limit, is not."""
+    from concurrent.futures import as_completed
+    from multiprocessing import shared_memory
+
+    from rlopt.processes import local_pool, stop_pool
+
+    t0 = time.perf_counter()
+    parts = split_simplex(vertices, jobs * REGIONS_PER_WORKER)
+    members, holdout = _Candidates(phi_members), _Candidates(phi_holdout)
+    first = [_bound(part, members, holdout)[0] for part in parts]  # a lost worker's parts' bound
+    groups = [list(range(k, len(parts), jobs)) for k in range(jobs)]
+    outcomes: dict[int, RegionOutcome] = {}
+    interrupted = False
+    memory = shared_memory.SharedMemory(create=True, size=8 * jobs)
+    np.ndarray((jobs,), dtype=np.int64, buffer=memory.buf)[:] = best_units
+    pool = local_pool(jobs)
+    try:
+        futures = {
+            pool.submit(
+                _search_for, phi_members, phi_holdout, vertices, seconds, best_units, best_theta,
+                [parts[i] for i in group], (memory.name, k, jobs),
+            ): k
+            for k, group in enumerate(groups)
+        }  # fmt: skip
+        for future in as_completed(futures):
+            outcomes[futures[future]] = future.result()
+    except KeyboardInterrupt:  # the workers leave Ctrl-C to this process, which ends them
+        interrupted = True
+    finally:
+        stop_pool(pool)
+        memory.close()
+        memory.unlink()
+    lost = [max(first[i] for i in group) for k, group in enumerate(groups) if k not in outcomes]
+    best = max(outcomes.values(), key=lambda o: o.best_units, default=None)
+    if best is not None and best.best_units > best_units:
+        best_units, best_theta = best.best_units, best.best_theta
+    ceiling = max([best_units, *lost, *(o.ceiling_units for o in outcomes.values())])
+    return RegionOutcome(
+        vertices.mean(axis=0) if best_theta is None else best_theta,
+        best_units,
+        ceiling,
+        ceiling <= best_units,
+        sum(o.regions for o in outcomes.values()),
+        time.perf_counter() - t0,
+        interrupted or any(o.interrupted for o in outcomes.values()),
+    )
+
+
+def _search_for(
+    phi_members, phi_holdout, vertices, seconds, best_units, best_theta, parts, shared
+) -> RegionOutcome:
+    """A worker's search of its parts for ``seconds`` from its own start (none: until proven)."""
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    return region_search(
+        phi_members, phi_holdout, vertices, deadline=deadline, best_units=best_units,
+        best_theta=best_theta, parts=parts, shared=shared,
+    )  # fmt: skip
+
+
+def _halves(corners: np.ndarray) -> list[np.ndarray] | None:
+    """The two halves of a simplex cut at the midpoint of its longest edge (None when that
+    edge is shorter than :data:`MIN_EDGE`)."""
     edges = [
         (np.abs(corners[a] - corners[b]).sum(), a, b)
         for a, b in itertools.combinations(range(len(corners)), 2)
     ]
-    _, a, b = max(edges)
+    length, a, b = max(edges)
+    if length < MIN_EDGE:
+        return None
     middle = (corners[a] + corners[b]) / 2
     halves = []
     for replaced in (a, b):

@@ -269,17 +269,23 @@ REGION_SHARE = 0.8
 in the 20 family runs of ``benchmarks/bench_membership.py`` (Census and EIA, 300 x 3) the
 MILP's ceiling, with half of the limit, never came below the region search's."""
 
+MILP_CHECK_SECONDS = 30.0
+"""The most seconds the MILP's check of a proven family takes (a check stopped by it says
+so in the family's ``model``; the family stays proven by the region search)."""
+
 MILP_CHECK_PAIRS = 20_000
 """After the region search has proven a family, the MILP re-proves it (a second, independent
 ceiling) on files of at most this many (member + held-out) x synthetic record pairs; above,
 it would spend the rest of the limit to confirm what is proven."""
 
 
-def _solve_family(family, columns, members, holdout, synthetic, start: Attack, options) -> FamilyFigure:
+def _solve_family(
+    family, columns, members, holdout, synthetic, start: Attack, options, jobs: int = 1
+) -> FamilyFigure:
     """The family's worst case: the region search (few parameters), then the MILP in the
     time left (up to :data:`MILP_PAIRS`); every parameter either finds is recounted, and the
     lower of their ceilings is the family's."""
-    from rlopt.milp.membership_regions import region_search
+    from rlopt.milp.membership_regions import parallel_region_search, region_search
 
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
@@ -295,10 +301,14 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
         theta0 = family.theta_from_params(start.params, columns) if start.family == family.name else None
         milp_too = (n_m + n_h) * n_s <= MILP_PAIRS
         share = None if deadline is None else t0 + (deadline - t0) * (REGION_SHARE if milp_too else 1.0)
-        found = region_search(
-            phi_m, phi_h, family.simplex_vertices(len(columns)), deadline=share,
-            best_units=start.units if theta0 is not None else 0, best_theta=theta0,
-        )  # fmt: skip
+        vertices, best = family.simplex_vertices(len(columns)), start.units if theta0 is not None else 0
+        if jobs > 1:
+            seconds = None if share is None else max(0.0, share - time.perf_counter())
+            found = parallel_region_search(
+                phi_m, phi_h, vertices, jobs=jobs, seconds=seconds, best_units=best, best_theta=theta0
+            )
+        else:
+            found = region_search(phi_m, phi_h, vertices, deadline=share, best_units=best, best_theta=theta0)
         lower = _recounted(family, columns, found.best_theta, lower, members, holdout, synthetic)
         ceilings["regions"] = found.ceiling_units
         notes["regions"] = {"regions": found.regions, "seconds": found.seconds, "proven": found.proven}
@@ -316,7 +326,11 @@ def _solve_family(family, columns, members, holdout, synthetic, start: Attack, o
     elif ceilings.get("regions") == lower.units and (n_m + n_h) * n_s > MILP_CHECK_PAIRS:
         notes["milp"] = {"why": f"proven by the region search; no MILP check above {MILP_CHECK_PAIRS} pairs"}
     elif not interrupted and (deadline is None or time.perf_counter() < deadline):
-        milp_units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, deadline)
+        until = deadline
+        if ceilings.get("regions") == lower.units:  # a check of a proof: bounded, whatever the limit
+            check = time.perf_counter() + MILP_CHECK_SECONDS
+            until = check if deadline is None else min(deadline, check)
+        milp_units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, until)
         lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
         ceilings["milp"] = milp_units
         notes["milp"] = {"termination": solver.get("termination")}
@@ -390,6 +404,7 @@ def membership_risk(
     time_limit: float | None = None,
     threads: int = 1,
     seed: int = 0,
+    jobs: int = 1,
 ) -> MembershipRisk:
     """The worst-case membership attack on ``synthetic`` (generated from ``members``, not
     from ``holdout``), over each family in ``families`` (wm, wm_m, owa), beside the fixed
@@ -397,7 +412,11 @@ def membership_risk(
 
     The three files are standardised with the synthetic file's moments (what is
     published). ``time_limit`` is per family; a family stopped by it is an interval.
+    ``jobs`` worker processes share each family's region search (the proven figure is
+    the same for every ``jobs``; an interval at the limit may narrow with it).
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs={jobs!r}; expected a whole number of worker processes, at least 1")
     from rlopt.milp import SolverOptions
     from rlopt.milp.membership import membership_families
 
@@ -422,7 +441,7 @@ def membership_risk(
         family = get_learned_family(name)
         family.check_attributes(len(columns))
         start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
-        figures[name] = _solve_family(family, columns, zm, zh, zs, start, options)
+        figures[name] = _solve_family(family, columns, zm, zh, zs, start, options, jobs)
         if figures[name].status == Status.INTERRUPTED:  # Ctrl-C: what finished, the rest not started
             stopped = tuple(families[done + 1 :])
             return MembershipRisk(columns, len(zm), len(zh), len(zs), fixed, closer, level, figures, stopped)

@@ -507,3 +507,17 @@ def test_ctrl_c_in_membership_keeps_the_figures_so_far(tmp_path):
     assert "interrupted" in stdout and "not started: owa" in stderr.strip().splitlines()[-1]
     figures = json.loads((tmp_path / "m.json").read_text())
     assert figures["status"] == "interrupted" and figures["advantage_upper"] == 1.0
+
+
+def test_ctrl_c_in_membership_with_workers_leaves_none(tmp_path):
+    rng = np.random.default_rng(1)
+    pd.DataFrame(rng.gamma(2.0, size=(900, 4)), columns=list("abcd")).to_csv(tmp_path / "d.csv", index=False)
+    args = ["membership", tmp_path / "d.csv", "--method", "synthetic_copula", "--jobs", 2, "--time-limit", 120]
+    running = start(tmp_path, *args)
+    workers = []
+    wait_for(lambda: workers.extend(psutil.Process(running.pid).children()) or workers, 60, "the workers")
+    time.sleep(3.0)
+    code, stdout, stderr, seconds = ctrl_c(running)
+    assert code == 130, stderr
+    assert "interrupted" in stdout and "Traceback" not in stderr
+    wait_for(lambda: not alive(workers), 10, "the workers to end")

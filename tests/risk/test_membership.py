@@ -195,3 +195,19 @@ def test_a_family_open_below_anothers_optimum_leaves_the_release_proven():
     assert proven.status == "proven" and proven.upper == 0.30
     owa = FamilyFigure("owa", attack(20), 0.40, "time_limit", 1.0, "regions")
     assert MembershipRisk(("a",), 10, 10, 10, fixed, 0.5, 0.1, {"wm": wm, "owa": owa}).status == "interval"
+
+
+def test_workers_prove_the_same_optimum_as_one_process(monkeypatch):
+    import rlopt.risk.membership
+
+    monkeypatch.setattr(rlopt.risk.membership, "MILP_CHECK_SECONDS", 0.5)  # no limit on the search
+    frame = pd.DataFrame(np.random.default_rng(7).gamma(2.0, size=(90, 3)), columns=["a", "b", "c"])
+    members, holdout, synthetic = split_release(
+        frame, masking_spec("synthetic_copula", seed=2), holdout_share=0.4, seed=2
+    )
+    one = membership_risk(members, holdout, synthetic, families=["wm"])
+    three = membership_risk(members, holdout, synthetic, families=["wm"], jobs=3)
+    assert one.status == three.status == "proven"
+    assert one.worst.units == three.worst.units
+    with pytest.raises(InputError, match="jobs=0"):
+        membership_risk(members, holdout, synthetic, jobs=0)
