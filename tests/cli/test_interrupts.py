@@ -512,7 +512,16 @@ def test_ctrl_c_in_membership_keeps_the_figures_so_far(tmp_path):
 def test_ctrl_c_in_membership_with_workers_leaves_none(tmp_path):
     rng = np.random.default_rng(1)
     pd.DataFrame(rng.gamma(2.0, size=(900, 4)), columns=list("abcd")).to_csv(tmp_path / "d.csv", index=False)
-    args = ["membership", tmp_path / "d.csv", "--method", "synthetic_copula", "--jobs", 2, "--time-limit", 120]
+    args = [
+        "membership",
+        tmp_path / "d.csv",
+        "--method",
+        "synthetic_copula",
+        "--jobs",
+        2,
+        "--time-limit",
+        120,
+    ]
     running = start(tmp_path, *args)
     workers = []
     wait_for(lambda: workers.extend(psutil.Process(running.pid).children()) or workers, 60, "the workers")
