@@ -111,7 +111,12 @@ def stop_pool(pool) -> None:
     # would not wait for it: left running, the interpreter's exit handler wrote to that
     # pipe as it was being closed ("OSError: Bad file descriptor" after the last line).
     if manager is not None:
-        manager.join(10)
+        # Ctrl-C may come while submit() waits for the thread it just started to run
+        started = time.monotonic() + 5
+        while manager.ident is None and time.monotonic() < started:
+            time.sleep(0.01)
+        if manager.ident is not None:  # never started: nothing to join
+            manager.join(10)
 
 
 def oversubscription(jobs: int, threads: int, cores: int | None = None) -> str | None:

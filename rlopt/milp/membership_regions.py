@@ -121,6 +121,8 @@ class _Candidates:
         return np.flatnonzero(np.diff(self.record, prepend=-1))
 
 
+# (over 60 lines: the best-first loop and its four ways to end, proof, deadline, memory and
+# Ctrl-C, each leaving a valid ceiling, in one place)
 def region_search(
     phi_members: np.ndarray,
     phi_holdout: np.ndarray,
@@ -247,6 +249,8 @@ def split_simplex(vertices: np.ndarray, count: int) -> list[np.ndarray]:
     return parts
 
 
+# (over 60 lines: the pool, its Ctrl-C and the combination of the workers' bounds, the
+# parts a lost worker held included, in one place)
 def parallel_region_search(
     phi_members: np.ndarray,
     phi_holdout: np.ndarray,

@@ -285,8 +285,6 @@ def _solve_family(
     """The family's worst case: the region search (few parameters), then the MILP in the
     time left (up to :data:`MILP_PAIRS`); every parameter either finds is recounted, and the
     lower of their ceilings is the family's."""
-    from rlopt.milp.membership_regions import parallel_region_search, region_search
-
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
     n_m, n_h, n_s = members.shape[0], holdout.shape[0], synthetic.shape[0]
@@ -296,19 +294,9 @@ def _solve_family(
     ceilings: dict[str, int] = {}
     notes: dict[str, object] = {}
     if n_params <= REGION_PARAMS:
-        phi_m, _ = family.features(members, synthetic)
-        phi_h, _ = family.features(holdout, synthetic)
-        theta0 = family.theta_from_params(start.params, columns) if start.family == family.name else None
         milp_too = (n_m + n_h) * n_s <= MILP_PAIRS
         share = None if deadline is None else t0 + (deadline - t0) * (REGION_SHARE if milp_too else 1.0)
-        vertices, best = family.simplex_vertices(len(columns)), start.units if theta0 is not None else 0
-        if jobs > 1:
-            seconds = None if share is None else max(0.0, share - time.perf_counter())
-            found = parallel_region_search(
-                phi_m, phi_h, vertices, jobs=jobs, seconds=seconds, best_units=best, best_theta=theta0
-            )
-        else:
-            found = region_search(phi_m, phi_h, vertices, deadline=share, best_units=best, best_theta=theta0)
+        found = _regions(family, columns, members, holdout, synthetic, start, share, jobs)
         lower = _recounted(family, columns, found.best_theta, lower, members, holdout, synthetic)
         ceilings["regions"] = found.ceiling_units
         notes["regions"] = {"regions": found.regions, "seconds": found.seconds, "proven": found.proven}
@@ -340,19 +328,40 @@ def _solve_family(
             f"membership {family.name}: a verified attack of advantage {lower.advantage:.6f} above "
             f"the ceiling {ceiling / scale:.6f} ({ceilings})"
         )
-    if interrupted or solver.get("interrupted"):
-        status = Status.INTERRUPTED
-    elif lower.units == ceiling:
-        status = Status.OPTIMAL
-    elif not ceilings:
-        status = Status.INTERVAL  # no ceiling but the trivial 1: no limit stopped a proof
-    else:
-        status = Status.TIME_LIMIT
+    status = _status(interrupted or bool(solver.get("interrupted")), lower.units, ceiling, bool(ceilings))
     source = min(ceilings, key=lambda k: ceilings[k]) if ceilings else "none"
     return FamilyFigure(
         family.name, lower, ceiling / scale, status, time.perf_counter() - t0, source,
         solver=solver, model={"ceilings": {k: v / scale for k, v in ceilings.items()}, **notes},
     )  # fmt: skip
+
+
+def _status(interrupted: bool, lower: int, ceiling: int, proven_ceiling: bool) -> Status:
+    """A family's status from its best verified count and its ceiling (``proven_ceiling``:
+    one a search proved, else the trivial ``n_m n_h``)."""
+    if interrupted:
+        return Status.INTERRUPTED
+    if lower == ceiling:  # the trivial ceiling met too: an advantage of 1 is the most there is
+        return Status.OPTIMAL
+    # without a proven ceiling no limit stopped a proof: an interval up to 1
+    return Status.TIME_LIMIT if proven_ceiling else Status.INTERVAL
+
+
+def _regions(family, columns, members, holdout, synthetic, start: Attack, until, jobs: int):
+    """The region search of ``family`` until ``until`` (none: until proven), from ``start``,
+    in this process or on ``jobs`` workers."""
+    from rlopt.milp.membership_regions import parallel_region_search, region_search
+
+    phi_m, _ = family.features(members, synthetic)
+    phi_h, _ = family.features(holdout, synthetic)
+    theta0 = family.theta_from_params(start.params, columns) if start.family == family.name else None
+    vertices, best = family.simplex_vertices(len(columns)), start.units if theta0 is not None else 0
+    if jobs == 1:
+        return region_search(phi_m, phi_h, vertices, deadline=until, best_units=best, best_theta=theta0)
+    seconds = None if until is None else max(0.0, until - time.perf_counter())
+    return parallel_region_search(
+        phi_m, phi_h, vertices, jobs=jobs, seconds=seconds, best_units=best, best_theta=theta0
+    )
 
 
 def _recounted(family, columns, theta, lower: Attack, members, holdout, synthetic) -> Attack:
