@@ -196,10 +196,13 @@ def region_search(
     )
 
 
-MIN_EDGE = 1e-9
+MIN_EDGE = 1e-12
 """A region whose longest edge (L1) is below this is not split: its ceiling stays open.
-Where several pairs of records tie at one parameter, regions around it keep a ceiling no
-parameter reaches, so without it a search without a deadline would not end."""
+Where pairs of records tie at one parameter, the regions around it keep a ceiling no
+parameter may reach, and below this size the bound's sums no longer tell their points
+apart (a split there ends on how rounding breaks the tie, not on a proof); it also ends a
+search without a deadline."""
+
 
 PEER_EVERY = 32
 """How often (in regions) a worker publishes its best and reads its peers'."""
