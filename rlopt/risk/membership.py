@@ -240,11 +240,8 @@ def _search(family, columns, members, holdout, synthetic, seed: int) -> Attack:
         *vertices,
         *(rng.dirichlet(np.ones(len(vertices)), SEARCH_DRAWS) @ vertices),
     ]
-    attacks = [
-        recount(family.name, family.distance(theta, columns), members, holdout, synthetic)
-        for theta in candidates
-    ]
-    return max(attacks, key=lambda a: a.units)
+    first = recount(family.name, family.distance(candidates[0], columns), members, holdout, synthetic)
+    return _best_of(family, columns, candidates[1:], first, members, holdout, synthetic)
 
 
 def _drawn(family, columns, members, holdout, synthetic, lower: Attack, deadline, seed: int) -> Attack:
@@ -253,9 +250,8 @@ def _drawn(family, columns, members, holdout, synthetic, lower: Attack, deadline
     vertices = family.simplex_vertices(len(columns))
     rng = np.random.default_rng([seed, 1])
     while True:
-        for theta in rng.dirichlet(np.ones(len(vertices)), 8) @ vertices:
-            found = recount(family.name, family.distance(theta, columns), members, holdout, synthetic)
-            lower = found if found.units > lower.units else lower
+        drawn = rng.dirichlet(np.ones(len(vertices)), 8) @ vertices
+        lower = _best_of(family, columns, drawn, lower, members, holdout, synthetic)
         if deadline is None or time.perf_counter() > deadline:
             return lower
 
@@ -381,10 +377,15 @@ def _off_ties(family, columns, theta, lower: Attack, members, holdout, synthetic
     vertices = family.simplex_vertices(len(columns))
     rng = np.random.default_rng([seed, 2])
     for step in TIE_STEPS:
-        for toward in rng.dirichlet(np.ones(len(vertices)), 8) @ vertices:
-            lower = _recounted(
-                family, columns, (1 - step) * theta + step * toward, lower, members, holdout, synthetic
-            )
+        moved = (1 - step) * theta + step * (rng.dirichlet(np.ones(len(vertices)), 8) @ vertices)
+        lower = _best_of(family, columns, moved, lower, members, holdout, synthetic)
+    return lower
+
+
+def _best_of(family, columns, thetas, lower: Attack, members, holdout, synthetic) -> Attack:
+    """``lower`` or the best recount of the parameters ``thetas`` (the first of equals)."""
+    for theta in thetas:
+        lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
     return lower
 
 

@@ -211,3 +211,23 @@ def test_workers_prove_the_same_optimum_as_one_process(monkeypatch):
     assert one.worst.units == three.worst.units
     with pytest.raises(InputError, match="jobs=0"):
         membership_risk(members, holdout, synthetic, jobs=0)
+
+
+def test_the_searches_for_a_lower_end_only_ever_raise_it():
+    from rlopt.risk.membership import _drawn, _off_ties, _search, recount
+
+    members, holdout, synthetic = _frames(np.random.default_rng(8), 20, 15, 12, p=3)
+    scaling = Standardisation.fit(synthetic.to_numpy(float))
+    zm, zh, zs = (scaling.apply(f.to_numpy(float)) for f in (members, holdout, synthetic))
+    family, columns = get_learned_family("owa"), ("x0", "x1", "x2")
+    neutral = recount("owa", family.distance(family.neutral(3), columns), zm, zh, zs)
+    searched = _search(family, columns, zm, zh, zs, seed=0)
+    assert searched.units >= neutral.units
+    assert _drawn(family, columns, zm, zh, zs, searched, None, 0).units >= searched.units
+    moved = _off_ties(family, columns, family.neutral(3), neutral, zm, zh, zs, 0)
+    assert moved.units >= neutral.units
+    # each is a recount of its own parameter
+    again = recount(
+        "owa", family.distance(family.theta_from_params(moved.params, columns), columns), zm, zh, zs
+    )
+    assert again.units == moved.units
