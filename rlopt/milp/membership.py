@@ -58,8 +58,8 @@ def membership_families() -> tuple[str, ...]:
 
 @dataclass
 class MembershipModel:
-    """The built model and what the builder knows: ``members`` and ``holdout`` (the
-    indices with a ``K``), the witnesses kept, and ``tau_max``."""
+    """The built model and what the builder kept: the witnesses and held-out rows, and
+    ``tau_max``."""
 
     model: pyo.ConcreteModel
     n_members: int
@@ -67,12 +67,6 @@ class MembershipModel:
     tau_max: float
     n_witnesses: int  # the member witnesses kept (binaries z)
     n_rows: int  # the held-out rows kept
-    members: np.ndarray  # member index of each K of a member
-    holdout: np.ndarray  # held-out index of each K of a held-out record
-
-    def errors(self, advantage_units: int) -> int:
-        """The objective of an attack with ``n_h TP - n_m FP = advantage_units``."""
-        return self.n_members * self.n_holdout - advantage_units
 
 
 def _skyline(phi: np.ndarray) -> np.ndarray:
@@ -197,6 +191,4 @@ def build_membership_model(
     if objective_at_most is not None:
         model.cuts.add(objective <= objective_at_most)
     kept = {"n_witnesses": len(model.W), "n_rows": len(model.far)}
-    return MembershipModel(
-        model, n_m, n_h, tau_max, **kept, members=np.array(k_member), holdout=np.array(k_holdout)
-    )
+    return MembershipModel(model, n_m, n_h, tau_max, **kept)

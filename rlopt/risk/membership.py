@@ -222,11 +222,15 @@ def recount(
     family_name: str, distance: Distance, members: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray
 ) -> Attack:
     """The attack of ``distance`` counted in plain numpy at its best threshold."""
-    threshold, units, tp, fp = best_threshold(
-        nearest(distance, members, synthetic), nearest(distance, holdout, synthetic)
-    )
-    n_m, n_h = members.shape[0], holdout.shape[0]
-    return Attack(family_name, distance.params(), threshold, units, tp / n_m, fp / n_h, units / (n_m * n_h))
+    member_d, holdout_d = nearest(distance, members, synthetic), nearest(distance, holdout, synthetic)
+    return _attack(family_name, distance.params(), member_d, holdout_d)
+
+
+def _attack(family_name: str, params: dict, member_d: np.ndarray, holdout_d: np.ndarray) -> Attack:
+    """The attack at its best threshold of the nearest distances ``member_d`` and ``holdout_d``."""
+    threshold, units, tp, fp = best_threshold(member_d, holdout_d)
+    n_m, n_h = member_d.size, holdout_d.size
+    return Attack(family_name, params, threshold, units, tp / n_m, fp / n_h, units / (n_m * n_h))
 
 
 def _search(family, columns, members, holdout, synthetic, seed: int) -> Attack:
@@ -464,11 +468,11 @@ def membership_risk(
     scaling = Standardisation.fit(raw["synthetic"])
     zm, zh, zs = (scaling.apply(raw[name], name=name) for name in ("members", "held-out", "synthetic"))
     euclid = get_learned_family("wm")
-    fixed = recount("euclidean", euclid.distance(euclid.neutral(len(columns)), columns), zm, zh, zs)
-    fixed = Attack(**(asdict(fixed) | {"params": {"family": "euclidean"}}))
-    closer = nearest_is_member(zm, zh, zs)
     distance = euclid.distance(euclid.neutral(len(columns)), columns)
-    level = chance_level(nearest(distance, zm, zs), nearest(distance, zh, zs), seed)
+    member_d, holdout_d = nearest(distance, zm, zs), nearest(distance, zh, zs)  # one count, two figures
+    fixed = _attack("euclidean", {"family": "euclidean"}, member_d, holdout_d)
+    level = chance_level(member_d, holdout_d, seed)
+    closer = nearest_is_member(zm, zh, zs)
     options = SolverOptions(time_limit=time_limit, threads=threads, seed=seed)
     figures = {}
     for done, name in enumerate(families):
