@@ -329,6 +329,8 @@ class _Search:
             t = time.perf_counter()
             cap = t + max(MIN_MASTER_SECONDS, slave_since)
             solution = self.exact(cap if deadline is None else min(cap, deadline))
+            if solution.failed is not None:  # the ceiling is the last one a master proved
+                return f"master failed ({solution.failed})"
             master_took = time.perf_counter() - t
             chosen = solution.chosen
             if chosen is None:

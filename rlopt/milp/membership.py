@@ -67,6 +67,7 @@ class MembershipModel:
     tau_max: float
     n_witnesses: int  # the member witnesses kept (binaries z)
     n_rows: int  # the held-out rows kept
+    separation: float = 0.0  # how far beyond tau an uncalled held-out record is kept (0: the relaxation)
 
 
 def _skyline(phi: np.ndarray) -> np.ndarray:
@@ -84,7 +85,7 @@ def _skyline(phi: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~dominated(rows))
 
 
-def _kept(phi_m, phi_h, at_m, at_h, tau_max: float) -> tuple[list, list]:
+def _kept(phi_m, phi_h, at_m, at_h, tau_max: float, separation: float) -> tuple[list, list]:
     """``(witnesses, rows)``: per member, the synthetic records that may be its witness
     (within ``tau_max`` for some parameter, on the skyline); per held-out record with any,
     the synthetic records whose row some parameter violates (on the skyline)."""
@@ -93,16 +94,18 @@ def _kept(phi_m, phi_h, at_m, at_h, tau_max: float) -> tuple[list, list]:
         near = np.flatnonzero(at_m[r].min(axis=1) <= tau_max)
         witness_rows.append((r, near[_skyline(phi_m[r, near])]))
     for q in range(phi_h.shape[0]):
-        binding = np.flatnonzero(at_h[q].min(axis=1) < tau_max)
+        binding = np.flatnonzero(at_h[q].min(axis=1) < tau_max + separation)
         if binding.size:
             row_rows.append((q, binding[_skyline(phi_h[q, binding])]))
     return witness_rows, row_rows
 
 
-def _add_rows(model, theta: list, witness_rows: list, row_rows: list, arrays: tuple, tau_max: float) -> None:
+def _add_rows(
+    model, theta: list, witness_rows: list, row_rows: list, arrays: tuple, tau_max: float, separation: float
+) -> None:
     """The rows of the members (``witness``: some witness is near; ``near``: a witness
     chosen is within ``tau``) and of the held-out records (``far``: every synthetic record
-    at least ``tau`` away, or ``K = 1``)."""
+    at least ``tau + separation`` away, or ``K = 1``)."""
     phi_m, phi_h, at_m, at_h = arrays
     model.witness = pyo.ConstraintList()
     model.near = pyo.ConstraintList()
@@ -123,16 +126,41 @@ def _add_rows(model, theta: list, witness_rows: list, row_rows: list, arrays: tu
     for offset, (q, kept) in enumerate(row_rows):
         slot = len(witness_rows) + offset
         for j in kept:
-            big = tau_max - float(at_h[q, j].min())
-            # phi . theta - tau + M K >= 0
+            big = tau_max + separation - float(at_h[q, j].min())
+            # phi . theta - tau + M K >= separation
             model.far.add(
                 LinearExpression(
                     constant=0.0,
                     linear_coefs=[float(v) for v in phi_h[q, j]] + [-1.0, big],
                     linear_vars=theta + [model.tau, model.K[slot]],
                 )
-                >= 0.0
+                >= separation
             )
+
+
+def _features(family: LearnedFamily, members, holdout, synthetic) -> tuple:
+    """``(phi_m, phi_h, at_m, at_h)``: the features of each (record, synthetic record)
+    pair, and their distances at the simplex's vertices (``(records, synthetic,
+    vertices)``), which bound the distance over every admissible ``theta`` (linear in it)."""
+    vertices = family.simplex_vertices(members.shape[1])
+    if vertices is None:
+        raise InputError(
+            f"family {family.name!r}: the membership MILP takes {', '.join(membership_families())}"
+        )
+    family.check_attributes(members.shape[1])
+    phi_m, _ = family.features(members, synthetic)
+    phi_h, _ = family.features(holdout, synthetic)
+    return phi_m, phi_h, phi_m @ vertices.T, phi_h @ vertices.T
+
+
+def _parameter(model, family: LearnedFamily, n_attributes: int) -> list:
+    """``model.theta`` within the family's bounds and rows; its variables in order."""
+    model.P = pyo.RangeSet(0, family.n_params(n_attributes) - 1)
+    lower, upper = family.bounds(n_attributes)
+    model.theta = pyo.Var(model.P, bounds=lambda m, t: (float(lower[t]), float(upper[t])))
+    theta = [model.theta[t] for t in model.P]
+    add_family_rows(model, theta, family.constraints(n_attributes))
+    return theta
 
 
 def build_membership_model(
@@ -142,6 +170,7 @@ def build_membership_model(
     synthetic: np.ndarray,
     *,
     objective_at_most: int | None = None,
+    separation: float = 0.0,
 ) -> MembershipModel:
     """The membership MILP of ``family`` on standardised records.
 
@@ -153,31 +182,22 @@ def build_membership_model(
         The objective of a parameter already verified (``n_m n_h`` less its advantage
         in units): a row ``objective <= objective_at_most``, exact since the recounted
         attack is feasible in the model.
+    separation : float, default=0.0
+        How much farther than ``tau`` a held-out record left uncalled must be, as a share
+        of ``max(1, tau_max)``. At 0 the model is the relaxation whose bound is a ceiling;
+        above 0 it is a restriction: every solution is an attack that leaves those records
+        uncalled by that much (a lower end once recounted, never a ceiling).
     """
-    n_attributes = members.shape[1]
-    vertices = family.simplex_vertices(n_attributes)
-    if vertices is None:
-        raise InputError(
-            f"family {family.name!r}: the membership MILP takes {', '.join(membership_families())}"
-        )
-    family.check_attributes(n_attributes)
-    phi_m, _ = family.features(members, synthetic)
-    phi_h, _ = family.features(holdout, synthetic)
-    # d at the simplex's vertices bounds d over every admissible theta (linear in theta)
-    at_m = phi_m @ vertices.T  # (members, synthetic, vertices)
-    at_h = phi_h @ vertices.T
+    phi_m, phi_h, at_m, at_h = _features(family, members, holdout, synthetic)
     tau_max = float(at_m.max(axis=2).min(axis=1).max())
+    separation *= max(1.0, tau_max)
     n_m, n_h = members.shape[0], holdout.shape[0]
     model = pyo.ConcreteModel(name=f"rlopt_membership_{family.name}")
-    model.P = pyo.RangeSet(0, family.n_params(n_attributes) - 1)
-    lower, upper = family.bounds(n_attributes)
-    model.theta = pyo.Var(model.P, bounds=lambda m, t: (float(lower[t]), float(upper[t])))
-    theta = [model.theta[t] for t in model.P]
-    add_family_rows(model, theta, family.constraints(n_attributes))
+    theta = _parameter(model, family, members.shape[1])
     model.tau = pyo.Var(bounds=(0.0, tau_max))
     model.cuts = pyo.ConstraintList()
 
-    witness_rows, row_rows = _kept(phi_m, phi_h, at_m, at_h, tau_max)
+    witness_rows, row_rows = _kept(phi_m, phi_h, at_m, at_h, tau_max, separation)
     k_member = [r for r, _ in witness_rows]
     k_holdout = [q for q, _ in row_rows]
     n_k = len(k_member) + len(k_holdout)
@@ -185,10 +205,10 @@ def build_membership_model(
     weights = [float(n_h)] * len(k_member) + [float(n_m)] * len(k_holdout)
     model.W = pyo.Set(initialize=[(r, int(j)) for r, kept in witness_rows for j in kept], dimen=2)
     model.z = pyo.Var(model.W, within=pyo.Binary)
-    _add_rows(model, theta, witness_rows, row_rows, (phi_m, phi_h, at_m, at_h), tau_max)
+    _add_rows(model, theta, witness_rows, row_rows, (phi_m, phi_h, at_m, at_h), tau_max, separation)
     objective = pyo.quicksum(w * model.K[i] for i, w in enumerate(weights))
     model.objective = pyo.Objective(expr=objective, sense=pyo.minimize)
     if objective_at_most is not None:
         model.cuts.add(objective <= objective_at_most)
     kept = {"n_witnesses": len(model.W), "n_rows": len(model.far)}
-    return MembershipModel(model, n_m, n_h, tau_max, **kept)
+    return MembershipModel(model, n_m, n_h, tau_max, **kept, separation=separation)

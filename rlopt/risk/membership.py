@@ -19,7 +19,8 @@ parameter-space region search (:mod:`rlopt.milp.membership_regions`) and the MIL
   than a held-out record (the DCR test of SDMetrics and SynthEval), and each family's
   worst case (:class:`FamilyFigure`);
 - :func:`recount`: the attack of one parameter counted in plain numpy at its best
-  threshold, the only source of a lower end.
+  threshold, the only source of a lower end;
+- :func:`standardised`: the z-scores of the three files, by their pooled moments.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, Standardisation, chunk_
 from rlopt.exceptions import InputError, RecountMismatchError
 from rlopt.families import Distance, get_learned_family
 from rlopt.milp.membership_regions import best_threshold
+from rlopt.milp.solvers.options import Termination
 from rlopt.status import Status
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "split_release",
     "membership_risk",
     "recount",
+    "standardised",
 ]
 
 MILP_PAIRS = 250_000
@@ -209,6 +212,22 @@ def _numeric(frame: pd.DataFrame, columns: Sequence[str], name: str) -> np.ndarr
     return values
 
 
+def standardised(
+    members: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The z-scores of the three files by the moments of their records together: each
+    then lies within ``sqrt(n)`` of 0 (``n`` the records of the three), so the models stay
+    well conditioned where one file's column is nearly constant. (By the synthetic file's
+    moments alone, a synthetic column of sd 1e-5 put the members' z-scores at 1e5 and the
+    MILP's features at 1e10, and HiGHS called the model infeasible.) wm's and wm_m's
+    figures do not depend on the scaling; owa's distances do, as they do on any."""
+    scaling = Standardisation.fit(np.vstack([members, holdout, synthetic]))
+    return tuple(  # type: ignore[return-value]
+        scaling.apply(values, name=name)
+        for name, values in (("members", members), ("held-out", holdout), ("synthetic", synthetic))
+    )
+
+
 def nearest(distance: Distance, records: np.ndarray, synthetic: np.ndarray) -> np.ndarray:
     """Each record's distance to its nearest synthetic record (in chunks of rows)."""
     step = chunk_rows(synthetic.shape[0], synthetic.shape[1], max_bytes=DEFAULT_CHUNK_BYTES)
@@ -290,13 +309,14 @@ def _solve_family(
     n_m, n_h, n_s = members.shape[0], holdout.shape[0], synthetic.shape[0]
     scale = n_m * n_h
     n_params = family.n_params(len(columns))
-    lower, interrupted = start, False
+    lower, interrupted, limited = start, False, False  # limited: a search stopped by the time limit
     ceilings: dict[str, int] = {}
     notes: dict[str, object] = {}
     if n_params <= REGION_PARAMS:
         milp_too = (n_m + n_h) * n_s <= MILP_PAIRS
         share = None if deadline is None else t0 + (deadline - t0) * (REGION_SHARE if milp_too else 1.0)
         found = _regions(family, columns, members, holdout, synthetic, start, share, jobs)
+        limited = share is not None and not found.proven and time.perf_counter() >= share
         lower = _recounted(family, columns, found.best_theta, lower, members, holdout, synthetic)
         if lower.units < found.best_units:  # its count rested on a tie the recount breaks otherwise
             lower = _off_ties(
@@ -305,34 +325,17 @@ def _solve_family(
         ceilings["regions"] = found.ceiling_units
         notes["regions"] = {"regions": found.regions, "seconds": found.seconds, "proven": found.proven}
         interrupted = found.interrupted
-    solver: dict = {}
-    if (n_m + n_h) * n_s > MILP_PAIRS:
-        notes["milp"] = {"why": f"{(n_m + n_h) * n_s} record pairs > {MILP_PAIRS}: no MILP"}
-        if not ceilings:  # nothing bounds the family: the time goes to the search for a lower end
-            lower = _drawn(family, columns, members, holdout, synthetic, lower, deadline, options.seed)
-            notes["why"] = (
-                f"{n_params} parameters > {REGION_PARAMS} for the region search and "
-                f"{(n_m + n_h) * n_s} record pairs > {MILP_PAIRS} for the MILP; choose fewer "
-                "attributes (--columns) or records"
-            )
-    elif ceilings.get("regions") == lower.units and (n_m + n_h) * n_s > MILP_CHECK_PAIRS:
-        notes["milp"] = {"why": f"proven by the region search; no MILP check above {MILP_CHECK_PAIRS} pairs"}
-    elif not interrupted and (deadline is None or time.perf_counter() < deadline):
-        until = deadline
-        if ceilings.get("regions") == lower.units:  # a check of a proof: bounded, whatever the limit
-            check = time.perf_counter() + MILP_CHECK_SECONDS
-            until = check if deadline is None else min(deadline, check)
-        milp_units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, until)
-        lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
-        ceilings["milp"] = milp_units
-        notes["milp"] = {"termination": solver.get("termination")}
+    lower, solver = _milp_or_why(
+        family, columns, (members, holdout, synthetic), lower, options, deadline, interrupted, ceilings, notes
+    )
     ceiling = min(ceilings.values(), default=scale)
     if lower.units > ceiling:
         raise RecountMismatchError(
             f"membership {family.name}: a verified attack of advantage {lower.advantage:.6f} above "
             f"the ceiling {ceiling / scale:.6f} ({ceilings})"
         )
-    status = _status(interrupted or bool(solver.get("interrupted")), lower.units, ceiling, bool(ceilings))
+    limited = limited or solver.get("termination") == Termination.TIME_LIMIT
+    status = _status(interrupted or bool(solver.get("interrupted")), lower.units, ceiling, limited)
     source = min(ceilings, key=lambda k: ceilings[k]) if ceilings else "none"
     return FamilyFigure(
         family.name, lower, ceiling / scale, status, time.perf_counter() - t0, source,
@@ -340,15 +343,49 @@ def _solve_family(
     )  # fmt: skip
 
 
-def _status(interrupted: bool, lower: int, ceiling: int, proven_ceiling: bool) -> Status:
-    """A family's status from its best verified count and its ceiling (``proven_ceiling``:
-    one a search proved, else the trivial ``n_m n_h``)."""
+def _milp_or_why(family, columns, files, lower: Attack, options, deadline, interrupted, ceilings, notes):
+    """``(lower, solver summary)`` after the MILP where it runs (its ceiling added to
+    ``ceilings``, what it did to ``notes``), or why it does not run; a family nothing bounds
+    spends its time on random parameters."""
+    members, holdout, synthetic = files
+    n_pairs = (members.shape[0] + holdout.shape[0]) * synthetic.shape[0]
+    solver: dict = {}
+    if n_pairs > MILP_PAIRS:
+        notes["milp"] = {"why": f"{n_pairs} record pairs > {MILP_PAIRS}: no MILP"}
+        if not ceilings:  # nothing bounds the family: the time goes to the search for a lower end
+            lower = _drawn(family, columns, members, holdout, synthetic, lower, deadline, options.seed)
+            notes["why"] = (
+                f"{family.n_params(len(columns))} parameters > {REGION_PARAMS} for the region search and "
+                f"{n_pairs} record pairs > {MILP_PAIRS} for the MILP; choose fewer "
+                "attributes (--columns) or records"
+            )
+    elif ceilings.get("regions") == lower.units and n_pairs > MILP_CHECK_PAIRS:
+        notes["milp"] = {"why": f"proven by the region search; no MILP check above {MILP_CHECK_PAIRS} pairs"}
+    elif not interrupted and (deadline is None or time.perf_counter() < deadline):
+        until = deadline
+        if ceilings.get("regions") == lower.units:  # a check of a proof: bounded, whatever the limit
+            check = time.perf_counter() + MILP_CHECK_SECONDS
+            until = check if deadline is None else min(deadline, check)
+        milp_units, lower, solver, milp_notes = _milp_step(
+            family, columns, members, holdout, synthetic, lower, options, until
+        )
+        notes["milp"] = milp_notes
+        if milp_units is not None:
+            ceilings["milp"] = milp_units
+        elif not ceilings:  # a failed solve bounds nothing: said of a family left without a ceiling
+            notes["why"] = milp_notes["why"]
+    return lower, solver
+
+
+def _status(interrupted: bool, lower: int, ceiling: int, limited: bool) -> Status:
+    """A family's status from its best verified count and its ceiling: ``time_limit`` where
+    a search the limit stopped left them apart (``limited``), else ``interval`` (no search
+    bounds the family, a solver failed, or the ceiling rests on ties no recount breaks)."""
     if interrupted:
         return Status.INTERRUPTED
     if lower == ceiling:  # the trivial ceiling met too: an advantage of 1 is the most there is
         return Status.OPTIMAL
-    # without a proven ceiling no limit stopped a proof: an interval up to 1
-    return Status.TIME_LIMIT if proven_ceiling else Status.INTERVAL
+    return Status.TIME_LIMIT if limited else Status.INTERVAL
 
 
 def _regions(family, columns, members, holdout, synthetic, start: Attack, until, jobs: int):
@@ -403,21 +440,75 @@ def _recounted(family, columns, theta, lower: Attack, members, holdout, syntheti
     return found if found.units > lower.units else lower
 
 
-def _milp(family, members, holdout, synthetic, lower: Attack, options, deadline):
-    """``(ceiling units, parameter, solver summary)`` of the membership MILP within ``deadline``."""
+SEPARATION = 1e-6
+"""How much farther than the threshold (a share of ``max(1, tau_max)``) the strict MILP (:func:`_milp_step`) keeps a held-out record it leaves uncalled: far above
+HiGHS's feasibility tolerance (1e-9), so that the recount separates them too."""
+
+
+def _milp_step(family, columns, members, holdout, synthetic, lower: Attack, options, until):
+    """``(ceiling units, lower, solver summary, notes)`` of the MILP: the relaxation's
+    bound is the ceiling (``None`` when the solve failed); its parameter is recounted, off
+    its ties too, and where the recount stays below the ceiling, the strict model (held-out
+    records uncalled by :data:`SEPARATION` beyond the threshold) is solved in the time left
+    for a parameter that reaches it."""
+    units, theta, solver = _milp(family, members, holdout, synthetic, lower, options, until)
+    lower = _recounted(family, columns, theta, lower, members, holdout, synthetic)
+    notes: dict = {"termination": solver.get("termination")}
+    if units is None:
+        notes["why"] = _failed_milp(solver)
+        return units, lower, solver, notes
+    if theta is not None and lower.units < units:
+        # the model lets a held-out record sit at the threshold uncalled: a parameter a
+        # little off its ties may keep the separation the model counted
+        lower = _off_ties(family, columns, theta, lower, members, holdout, synthetic, options.seed)
+    if (
+        lower.units < units
+        and not solver.get("interrupted")
+        and (until is None or time.perf_counter() < until)
+    ):
+        _, strict_theta, strict = _milp(
+            family, members, holdout, synthetic, None, options, until, strict=True
+        )
+        lower = _recounted(family, columns, strict_theta, lower, members, holdout, synthetic)
+        notes["strict"] = {"termination": strict.get("termination"), "separation": strict.get("separation")}
+        solver = solver | {"interrupted": bool(solver.get("interrupted") or strict.get("interrupted"))}
+    return units, lower, solver, notes
+
+
+def _failed_milp(solver: dict) -> str:
+    """Why a failed MILP gives the family no ceiling, for its ``model`` notes."""
+    return (
+        f"HiGHS ended with status {solver.get('termination')!r} on a model that holds the verified "
+        "attack: a solver failure, so the MILP bounds nothing (its parameter, if any, was recounted)"
+    )
+
+
+def _milp(family, members, holdout, synthetic, lower: Attack | None, options, deadline, strict: bool = False):
+    """``(ceiling units, parameter, solver summary)`` of the membership MILP within
+    ``deadline``, no worse than ``lower`` (``None``: no such row); the ceiling ``None``
+    when the solve failed (any end but the optimum or a limit:
+    :attr:`~rlopt.milp.solvers.options.Termination.failed`) or the model is ``strict``
+    (a restriction, whose parameter is only a lower end once recounted)."""
     from dataclasses import replace
 
     from rlopt.milp.membership import build_membership_model
     from rlopt.milp.solvers.mip import solve_model
-    from rlopt.milp.solvers.options import Termination
 
     scale = members.shape[0] * holdout.shape[0]
-    built = build_membership_model(family, members, holdout, synthetic, objective_at_most=scale - lower.units)
+    at_most = None if lower is None else scale - lower.units
+    built = build_membership_model(
+        family,
+        members,
+        holdout,
+        synthetic,
+        objective_at_most=at_most,
+        separation=SEPARATION if strict else 0.0,
+    )
     if deadline is not None:
         options = replace(options, time_limit=max(1e-3, deadline - time.perf_counter()))
     result = solve_model(built.model, options)
-    if result.termination == Termination.INFEASIBLE:
-        units = lower.units  # the row objective <= the start's: nothing better than the start
+    if result.termination.failed or strict:
+        units = None  # the relaxation holds the verified attack: infeasible is the solver's failure
     elif result.objective_bound is None:
         units = scale
     else:
@@ -428,6 +519,7 @@ def _milp(family, members, holdout, synthetic, lower: Attack, options, deadline)
         "tau_max": built.tau_max,
         "witnesses": built.n_witnesses,
         "holdout_rows": built.n_rows,
+        **({"separation": built.separation} if strict else {}),
     }
     return units, result.theta, solver
 
@@ -448,8 +540,8 @@ def membership_risk(
     from ``holdout``), over each family in ``families`` (wm, wm_m, owa), beside the fixed
     Euclidean one.
 
-    The three files are standardised with the synthetic file's moments (what is
-    published). ``time_limit`` is per family; a family stopped by it is an interval.
+    The three files are standardised with the moments of their records together
+    (:func:`standardised`). ``time_limit`` is per family; a family stopped by it is an interval.
     ``jobs`` worker processes share each family's region search (the proven figure is
     the same for every ``jobs``; an interval at the limit may narrow with it).
     """
@@ -465,8 +557,7 @@ def membership_risk(
         raise InputError(f"membership families {unknown}; expected some of {', '.join(allowed)}")
     raw = {name: _numeric(frame, columns, name) for name, frame in
            (("members", members), ("held-out", holdout), ("synthetic", synthetic))}  # fmt: skip
-    scaling = Standardisation.fit(raw["synthetic"])
-    zm, zh, zs = (scaling.apply(raw[name], name=name) for name in ("members", "held-out", "synthetic"))
+    zm, zh, zs = standardised(raw["members"], raw["held-out"], raw["synthetic"])
     euclid = get_learned_family("wm")
     distance = euclid.distance(euclid.neutral(len(columns)), columns)
     member_d, holdout_d = nearest(distance, zm, zs), nearest(distance, zh, zs)  # one count, two figures

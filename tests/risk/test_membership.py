@@ -12,12 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from rlopt.cli import app
-from rlopt.data._standardise import Standardisation
 from rlopt.exceptions import InputError
 from rlopt.families import get_learned_family
 from rlopt.masking import masking_spec
 from rlopt.milp.membership_regions import best_threshold
-from rlopt.risk.membership import membership_risk, split_release
+from rlopt.risk.membership import membership_risk, split_release, standardised
 from tests._helpers import run_main
 
 runner = CliRunner()
@@ -39,8 +38,7 @@ def _brute_force(family, members, holdout, synthetic) -> int:
     """The best units over theta = (t, 1 - t): the attack is constant between the t where
     two (record, synthetic record) distances cross, so those t and the midpoints between
     them hold every value it takes."""
-    scaling = Standardisation.fit(synthetic.to_numpy(float))
-    zm, zh, zs = (scaling.apply(f.to_numpy(float)) for f in (members, holdout, synthetic))
+    zm, zh, zs = standardised(*(f.to_numpy(float) for f in (members, holdout, synthetic)))
     lines = np.concatenate([family.features(z, zs)[0].reshape(-1, 2) for z in (zm, zh)])
     ts = {0.0, 1.0}
     for (a1, b1), (a2, b2) in itertools.combinations(lines, 2):
@@ -145,8 +143,7 @@ def test_ctrl_c_in_the_region_search_keeps_a_valid_ceiling(monkeypatch):
     members, holdout, synthetic = _frames(np.random.default_rng(5), 12, 10, 8)
     family = get_learned_family("wm")
     exact = _brute_force(family, members, holdout, synthetic)
-    scaling = Standardisation.fit(synthetic.to_numpy(float))
-    zm, zh, zs = (scaling.apply(f.to_numpy(float)) for f in (members, holdout, synthetic))
+    zm, zh, zs = standardised(*(f.to_numpy(float) for f in (members, holdout, synthetic)))
     calls, counted = [0], regions._units
 
     def stopped_at_the_third(*args):
@@ -217,8 +214,7 @@ def test_the_searches_for_a_lower_end_only_ever_raise_it():
     from rlopt.risk.membership import _drawn, _off_ties, _search, recount
 
     members, holdout, synthetic = _frames(np.random.default_rng(8), 20, 15, 12, p=3)
-    scaling = Standardisation.fit(synthetic.to_numpy(float))
-    zm, zh, zs = (scaling.apply(f.to_numpy(float)) for f in (members, holdout, synthetic))
+    zm, zh, zs = standardised(*(f.to_numpy(float) for f in (members, holdout, synthetic)))
     family, columns = get_learned_family("owa"), ("x0", "x1", "x2")
     neutral = recount("owa", family.distance(family.neutral(3), columns), zm, zh, zs)
     searched = _search(family, columns, zm, zh, zs, seed=0)

@@ -29,6 +29,7 @@ class MasterSolution:
     chosen: np.ndarray | None
     bound: int
     optimal: bool
+    failed: str | None = None  # HiGHS's model status when the solve failed (its bound then 0)
 
 
 class HittingMaster:
@@ -78,11 +79,16 @@ class HittingMaster:
         ``tests/milp/test_hitting.py::test_the_master_is_exact_where_a_mip_start_misled_highs``
         reported "optimal, objective 1" and returned the start, where 2 is the optimum
         (without the start, or with presolve off, it finds 2). The bound is HiGHS's dual
-        bound, at most the size of an incumbent checked to hit every set."""
+        bound, at most the size of an incumbent checked to hit every set, and only of a run
+        that ended at its optimum or a limit: the master is always feasible (every element
+        hits every set), so any other end is HiGHS's failure, whose bound is not read."""
         h = self.highs
         if deadline is not None and deadline - time.perf_counter() <= 0:
             return MasterSolution(None, 0, False)
         run_highs(h, deadline=deadline)
+        status = h.getModelStatus()
+        if self.n_sets and status not in self._bounded():
+            return MasterSolution(None, 0, False, failed=h.modelStatusToString(status))
         info = h.getInfo()
         bound = info.mip_dual_bound if self.n_sets else 0.0
         proven = 0 if not math.isfinite(bound) else max(0, math.ceil(bound - BOUND_TOL))
@@ -95,6 +101,17 @@ class HittingMaster:
             proven = min(proven, int(chosen.sum()))
         optimal = chosen is not None and proven == int(chosen.sum())
         return MasterSolution(chosen, proven, optimal)
+
+    def _bounded(self) -> tuple:
+        """The model statuses whose dual bound is a proof: the optimum and the limits."""
+        status = self._highspy.HighsModelStatus
+        return (
+            status.kOptimal,
+            status.kTimeLimit,
+            status.kInterrupt,
+            status.kIterationLimit,
+            status.kSolutionLimit,
+        )
 
     def hits(self, chosen: np.ndarray) -> bool:
         """Whether ``chosen`` meets every set added."""

@@ -110,8 +110,16 @@ class Termination(StrEnum):
     TIME_LIMIT = "time_limit"  # the time limit, or rows still missing when time ran out
     INTERRUPTED = "interrupted"  # Ctrl-C before a proof
     INFEASIBLE = "infeasible"
-    ERROR = "error"
+    ERROR = "error"  # any other end: unbounded, a numerical error, an unknown status
     STOPPED = "stopped"  # stopped because a proof arrived from elsewhere (a closed interval)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the solve failed: every model rlopt builds is feasible (it holds the
+        parameter that re-identifies nothing, or a verified one) and bounded (its objective
+        counts records), so ``infeasible`` and ``error`` are the solver's failure, never a
+        finding, and nothing the solve returned bounds anything."""
+        return self in (Termination.INFEASIBLE, Termination.ERROR)
 
 
 @dataclass
@@ -123,6 +131,11 @@ class SolveResult:
     ``optimal`` only when HiGHS proved the optimum and no cutting plane is missing.
     ``interrupted``: Ctrl-C arrived during the solve, which stopped there (termination
     ``interrupted`` unless the optimum was proven first); the caller should stop too.
+
+    The bound of a failed solve (:attr:`Termination.failed`) is dropped here, whatever the
+    solver reported with it: ``objective_bound`` is ``None`` then, so that no caller can
+    read it as a ceiling. A limit (time, Ctrl-C, a proof from elsewhere) keeps the dual
+    bound the solver had proven when it stopped.
     """
 
     termination: Termination
@@ -134,3 +147,8 @@ class SolveResult:
     cut_cap_hit: bool = False
     solver: dict = field(default_factory=dict)
     interrupted: bool = False
+
+    def __post_init__(self):
+        if Termination(self.termination).failed and self.objective_bound is not None:
+            self.solver = {**self.solver, "dropped_bound": self.objective_bound}
+            self.objective_bound = None
