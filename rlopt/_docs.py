@@ -16,7 +16,8 @@ CLI_HEADER = """# The `rlopt` command line
 
 Generated from the commands' help (`python -m rlopt._docs`; a test fails when this
 page is stale). Exit codes: 0 done; 1 a figure is missing (a failed family or cell, a
-solver error); 2 bad input; 130 Ctrl-C, with what was finished kept. The method behind
+solver error); 2 bad input; 130 Ctrl-C, with what was finished kept; `rlopt risk
+--threshold` answers with 0 passes, 3 fails, 4 undecided. The method behind
 the figures is in [method.md](method.md); the Python names in [api.md](api.md).
 """
 

@@ -20,6 +20,7 @@ class Status(StrEnum):
     GAP_LIMIT = "gap_limit"  # stopped at a relative gap > 0: an interval
     CUT_LIMIT = "cut_limit"  # the cap on rounds of added rows was reached: an interval
     INTERRUPTED = "interrupted"  # Ctrl-C: the interval so far
+    DECIDED = "decided"  # stopped once the interval answered the threshold (--threshold): an interval
     # rows of a risk assessment or grid that are not learned
     BASELINE = "baseline"  # am, md in a grid
     EXACT = "exact"  # a baseline computed exactly
@@ -39,5 +40,6 @@ class Status(StrEnum):
             Status.GAP_LIMIT,
             Status.CUT_LIMIT,
             Status.INTERRUPTED,
+            Status.DECIDED,
             Status.INTERVAL,
         )

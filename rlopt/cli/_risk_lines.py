@@ -8,6 +8,7 @@ from collections.abc import Callable
 import typer
 
 from rlopt.milp.certificate import describe_blocks, describe_lower
+from rlopt.report.answers import certified
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.status import Status
 
@@ -15,6 +16,8 @@ from rlopt.status import Status
 def print_risk(result: RiskAssessment, say: Callable[[str], None]) -> None:
     for note in result.inputs["notes"]:
         typer.echo(f"note: {note}", err=True)
+    if result.decision is not None:  # the answer first
+        say(result.decision.text)
     say(f"kinds: {result.inputs['kinds_described']}")
     h = result.headline
     if h.incomplete:
@@ -24,6 +27,9 @@ def print_risk(result: RiskAssessment, say: Callable[[str], None]) -> None:
         say(line)
         if h.note:
             say(f"  ({h.note})")
+        part = certified(result.figures)
+        if part is not None:
+            say(f"  certified: {part}")
     _print_baselines(result.baselines, say)
     if result.attack:
         attack = result.attack

@@ -93,6 +93,16 @@ def risk(
         ),
     ] = None,
     time_limit: TimeLimit = TIME_LIMIT,
+    threshold: Annotated[
+        str | None,
+        typer.Option(
+            metavar="T",
+            help="the officer's threshold: 5%, 0.05 or '20 records'. Each family stops as soon as its "
+            "interval answers it; the run says passes (every family proven below T), fails (a recounted "
+            "parameter reaches T) or undecided; exit code 0 passes, 3 fails, 4 undecided",
+            rich_help_panel=FAMILIES,
+        ),
+    ] = None,
     margin: Margin = 1e-5,
     threads: Threads = THREADS,
     blocks: Blocks = None,
@@ -196,8 +206,10 @@ def risk(
     proven optimum (or interval), the baselines, the attack, the records at risk."""
     from rlopt.data import load_table
     from rlopt.risk import assess_risk
+    from rlopt.risk.threshold import Threshold
 
     check_outputs(report=report, json=json_out, records_csv=records_csv, events=events)
+    decided_by = None if threshold is None else Threshold.parse(threshold)  # a clear error first
     say = summary_to(json_out)
     published = _published(attack_method, masking)
     drivers_limit = _drivers_limit(drivers, drivers_time_limit)
@@ -240,6 +252,7 @@ def risk(
             scheduler=None if block_ceilings is not None else scheduler,
             drivers=drivers,
             drivers_time_limit=drivers_limit,
+            threshold=decided_by,
         )
     except Interrupted as exc:  # Ctrl-C: the figures and report of what finished, then exit 130
         _written(exc.partial, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
@@ -249,6 +262,8 @@ def risk(
             log.end("interrupted")
         raise interrupted("nothing was finished") from None
     _written(result, say, json_out=json_out, records_csv=records_csv, report=report, log=log)
+    if result.decision is not None:  # the answer to the threshold: 0 passes, 3 fails, 4 undecided
+        raise typer.Exit(result.decision.exit_code)
     if not result.complete:  # the figures are written; the exit code says they are partial
         raise typer.Exit(1)
 

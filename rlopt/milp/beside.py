@@ -158,15 +158,23 @@ def companion(
 def listen(run) -> bool:
     """What runs beside ``run``'s solve (a :class:`rlopt.milp.pipeline._Run`): the blocks
     finished (their ceiling so far into the certificate) and the branch and bound's
-    reports; true when a ceiling of either meets the verified lower end."""
+    reports; true when a ceiling of either meets the verified lower end, or when the
+    interval answers the run's target (:meth:`SolverOptions.decided`)."""
     closed = _blocks_heard(run)
     closed = _companion_heard(run) or closed
-    return _peers_heard(run) or closed
+    closed = _peers_heard(run) or closed
+    return closed or run.options.decided(run.certificate.lower, run.certificate.upper)
 
 
 def heard_from(run) -> bool:
-    """Whether anything runs beside ``run``'s solve that :func:`listen` should hear."""
-    return run.companion is not None or run.blocks is not None or run.peers is not None
+    """Whether :func:`listen` should be asked during ``run``'s solve: something runs beside
+    it, or a target may stop it."""
+    return (
+        run.companion is not None
+        or run.blocks is not None
+        or run.peers is not None
+        or run.options.target is not None
+    )
 
 
 def published(run, result) -> None:
@@ -282,6 +290,8 @@ def block_ceiling(
     certificate = run.certificate
     if certificate.lower is not None and certificate.lower >= certificate.upper:
         wait = False  # closed (the blocks' ceiling met the lower end during the solve)
+    if run.options.decided(certificate.lower, certificate.upper):
+        wait = False  # the interval answers the run's target
     if wait:
         try:
             blocks.wait(until=run.budget.block_wait(time.perf_counter(), time.time()), verified=correct)

@@ -45,6 +45,7 @@ __all__ = [
     "at_the_margin",
     "closed",
     "check_stopped",
+    "answered",
     "repaired",
     "FIGURE_STATUS",
     "REPAIRS",
@@ -106,6 +107,7 @@ def conclude(run, solved: SolveResult, starts: list[Incumbent], reduced, built, 
         theta = best.theta
     distance = None if theta is None else family.distance(theta, run.data.columns)
     status, bound, claimed = closed(family.name, run.margin, status, bound, claimed, verified, mismatch)
+    status = answered(status, verified, bound, run.options)
     check_stopped(family.name, solved.termination, status, verified, bound)
     _warn_if_the_margin_hides_all(family.name, run.margin, verified, starts)
     if best is not None:
@@ -270,10 +272,21 @@ def closed(
     return status, bound, claimed
 
 
+def answered(status: str, verified: int | None, bound: int, options) -> str:
+    """``decided`` for an interval that answers the run's target (``options.target``:
+    ``verified >= target`` or ``bound < target``; :meth:`SolverOptions.decided`), however
+    the run ended short of the optimum (its limit, a stop, no solve at all); a proof or
+    a Ctrl-C keeps its status."""
+    if Status(status).is_interval and status != Status.INTERRUPTED and options.decided(verified, bound):
+        return Status.DECIDED
+    return status
+
+
 def check_stopped(name: str, termination: Termination, status: str, verified: int | None, bound: int) -> None:
-    """The solver is stopped only when a ceiling beside it met a verified count: a stopped
-    solve whose interval did not close is a bug, never a figure."""
-    if termination == Termination.STOPPED and status != Status.OPTIMAL:
+    """The solver is stopped only when a ceiling beside it met a verified count, or the
+    interval answered the run's target: a stopped solve whose interval did neither is a
+    bug, never a figure."""
+    if termination == Termination.STOPPED and status not in (Status.OPTIMAL, Status.DECIDED):
         raise RuntimeError(
             f"{name}: the MILP was stopped for a closed interval that did not close ([{verified}, {bound}])"
         )

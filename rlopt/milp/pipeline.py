@@ -406,7 +406,7 @@ def _learn(
         )
         result, distance = _pass(quick_run, big_c=big_c, on_mismatch=on_mismatch, export=export, known=known)
         quick_seconds = result.seconds["total"]
-        if result.status == Status.OPTIMAL:
+        if result.status in (Status.OPTIMAL, Status.DECIDED):  # proven, or the target answered
             result.seconds["quick"] = quick_seconds
             return result, distance
         if distance is not None:  # its verified parameter stays a start (and is kept)
@@ -497,7 +497,10 @@ def _solve(run: _Run, built: steps.Built, start: Callable | None, tol: float, re
     limit = run.budget.limit
     time_limit, started = run.budget.solve_limit(time.perf_counter(), built.seconds, recount)
     options = run.options if limit is None else dataclasses.replace(run.options, time_limit=time_limit)
-    solved = _solved(run, built, options, start, tol) if started else not_started(options)
+    if run.options.decided(run.certificate.lower, run.certificate.upper):  # the target is answered
+        solved = not_started(options, why="the interval already answers the target")
+    else:
+        solved = _solved(run, built, options, start, tol) if started else not_started(options)
     run.listen()
     solved.solver["time_limit"] = limit
     if run.companion is not None:  # what the search beside it had reached

@@ -6,14 +6,51 @@ from __future__ import annotations
 
 from rlopt.status import Status
 
-__all__ = ["answer", "integral_answer", "map_answer", "proven"]
+__all__ = ["answer", "certified", "integral_answer", "map_answer", "proven"]
 
 
 def answer(figures: dict) -> str:
     """The officer's answer in one line, from a risk run's JSON figures (what
-    ``--json`` writes): the worst case proven, or its interval and which family's time
-    limit left it open, or, for a stopped or partly failed run, at least its lower end.
-    The report and the app's page put it before anything else."""
+    ``--json`` writes): the answer to the threshold, where one was given; then the worst
+    case proven, or its interval, which family's time limit left it open and what is
+    certified apart from what is open (:func:`certified`), or, for a stopped or partly
+    failed run, at least its lower end. The report and the app's page put it before
+    anything else."""
+    decision = figures.get("decision")
+    worst = _worst(figures)
+    return worst if not decision else f"{decision['text']} {worst}"
+
+
+def certified(figures: dict) -> str | None:
+    """What a run proved apart from what it left open, in one sentence (``None`` when
+    every learned family is proven, or none has a count): "no distance of wm, owa or ci
+    re-identifies more than 3.50 % (proven); sb re-identifies at least 4.50 %, no ceiling
+    below 55.75 % is proven". Never one figure when one family is open."""
+    rows = [r for r in figures.get("families") or [] if r.get("source") == "learned"]
+    n = figures["headline"].get("n_records")
+    if not n or all(r.get("status") == Status.OPTIMAL for r in rows):
+        return None
+    parts = []
+    proven = [r for r in rows if r.get("status") == Status.OPTIMAL and r.get("n_correct") is not None]
+    if proven:
+        top = max(r["n_correct"] for r in proven)
+        names = _names([r["family"] for r in proven])
+        parts.append(f"no distance of {names} re-identifies more than {_pct(top, n)} (proven)")
+    for r in rows:
+        if r.get("status") == Status.OPTIMAL or r.get("n_correct") is None:
+            continue
+        bound = r.get("bound")
+        ceiling = (
+            "no ceiling is proven"
+            if bound is None or bound >= n
+            else f"no ceiling below {_pct(bound, n)} is proven"
+        )
+        parts.append(f"{r['family']} re-identifies at least {_pct(r['n_correct'], n)}, {ceiling}")
+    return "; ".join(parts) or None
+
+
+def _worst(figures: dict) -> str:
+    """:func:`answer` without the threshold's part."""
     h, rows = figures["headline"], figures.get("families") or []
     if h.get("rate") is None:
         return "No worst case: no learned family or transparency attack was assessed."
@@ -44,10 +81,13 @@ def answer(figures: dict) -> str:
             if others
             else ""
         )
-        return (
+        said = (
             f"Worst case not proven: {ceiling}; {upper_family}'s time limit{limit_text} left it open{also}."
         )
-    return f"Worst case not proven: {ceiling}; the upper end is {h.get('upper_source')}."
+    else:
+        said = f"Worst case not proven: {ceiling}; the upper end is {h.get('upper_source')}."
+    part = certified(figures)
+    return said if part is None else f"{said} Certified: {part}."
 
 
 def proven(figures: dict) -> bool:

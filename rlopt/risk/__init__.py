@@ -16,6 +16,8 @@ Modules:
   (:class:`Headline`, :class:`BaselineRow`, :class:`FamilyRow`) and their JSON form;
 - ``worst_case``: the one rule for the lower end, ceiling and status (no solver: the
   report imports it);
+- ``threshold``: the officer's threshold (``--threshold 5%``) and the run's answer to it,
+  passes, fails or undecided (:func:`~rlopt.risk.threshold.decide`);
 - ``membership``: the worst case of a fully synthetic release, a membership attack with
   held-out records (:func:`~rlopt.risk.membership.membership_risk`, ``rlopt membership``);
 - ``measures``: interval disclosure and information loss (``distribution_loss`` for a

@@ -29,6 +29,7 @@ from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.generalisation import k_fold_generalisation
 from rlopt.risk.measures import information_loss, interval_disclosure
 from rlopt.risk.pair import Measured, measure, worst_of
+from rlopt.risk.threshold import Threshold, decide
 from rlopt.status import Status
 from rlopt.validation import (
     JOBS,
@@ -113,6 +114,7 @@ def assess_risk(
     scheduler: str | None = None,
     drivers: bool = False,
     drivers_time_limit: float | None = None,
+    threshold: str | float | Threshold | None = None,
 ) -> RiskAssessment:
     """Everything a disclosure-control officer asks before publishing ``masked``.
 
@@ -183,6 +185,13 @@ def assess_risk(
     drivers_time_limit : float, default=None
         Each family's time limit without one attribute (CLI ``--drivers-limit``); ``None``: ``time_limit`` over the
         number of attributes, at least 1 s (:func:`rlopt.risk.drivers.drivers_limit`).
+    threshold : str, float or Threshold, default=None
+        The officer's threshold (CLI ``--threshold``): ``"5%"``, ``0.05`` or ``"20 records"``
+        (:class:`rlopt.risk.threshold.Threshold`). Each family stops as soon as its interval
+        answers it (a verified count reaches it, or a proven ceiling falls below it; status
+        ``decided``), and :attr:`RiskAssessment.decision` says whether the file passes, fails
+        or is undecided. On a learning sample the families run to their limit (a count on
+        the sample answers nothing of the file).
 
     Raises
     ------
@@ -200,6 +209,7 @@ def assess_risk(
         generalisation_families, "generalisation_families (CLI: --generalisation)"
     )
     options = SolverOptions(time_limit=time_limit, threads=threads)  # checked before any work
+    threshold = None if threshold is None else Threshold.parse(threshold)
     check_params({"n_jobs": n_jobs}, {"n_jobs": [JOBS]})
     blocks = BlockOptions.coerce(blocks)
     published = None if attack is None else published_masking(attack)
@@ -217,6 +227,7 @@ def assess_risk(
     if folds and folds > data.n_records:
         raise InputError(f"folds={folds} for {data.n_records} records; expected at most {data.n_records}")
     sample = _learning_sample(data.n_records, learn_sample, seed)
+    target = None if threshold is None else threshold.records(data.n_records)
     if sample is not None:
         notes.append(
             f"the families were learned on {sample.size} of {data.n_records} records (seed {seed}) and every "
@@ -248,15 +259,20 @@ def assess_risk(
         "blocks": None if blocks is None or sample is not None else dataclasses.asdict(blocks),
         "drivers": drivers,
         "drivers_time_limit": drivers_time_limit if drivers else None,
+        "threshold": None if threshold is None else threshold.text,
+        "target": target,
     }
+    deciding = (
+        options if target is None or sample is not None else dataclasses.replace(options, target=target)
+    )
     try:
         measured = measure(
-            data, families, margin=margin, options=options, attack=published, params=params, sample=sample,
+            data, families, margin=margin, options=deciding, attack=published, params=params, sample=sample,
             blocks=blocks, seed=seed, jobs=n_jobs, scheduler=scheduler, notes=notes, progress=say,
             intervals=intervals,
         )  # fmt: skip
     except Interrupted as exc:  # the report of a stopped run: over what finished
-        raise _stopped(exc, inputs, [], interval_p) from None
+        raise _stopped(exc, inputs, [], interval_p, threshold=threshold) from None
     generalisation: list[dict] = []
     for family in generalisation_families if folds else ():
         try:
@@ -274,7 +290,9 @@ def assess_risk(
             )
         except KeyboardInterrupt:
             cut = "the generalisation folds"
-            raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
+            raise _stopped(
+                measured.interrupted(), inputs, generalisation, interval_p, cut, threshold
+            ) from None
     found = None
     if drivers:
         without = dataclasses.replace(options, time_limit=drivers_time_limit)
@@ -285,15 +303,19 @@ def assess_risk(
             )  # fmt: skip
         except KeyboardInterrupt:
             cut = "the attribute drivers"
-            raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
+            raise _stopped(
+                measured.interrupted(), inputs, generalisation, interval_p, cut, threshold
+            ) from None
     if callable(tradeoff):
         say("risk-utility trade-off")
     try:
         tradeoff_table = tradeoff(say, intervals) if callable(tradeoff) else tradeoff
     except KeyboardInterrupt:
         cut = "the risk-utility trade-off"
-        raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut) from None
-    return _assessment(measured, inputs, generalisation, interval_p, tradeoff_table, drivers=found)
+        raise _stopped(measured.interrupted(), inputs, generalisation, interval_p, cut, threshold) from None
+    return _assessment(
+        measured, inputs, generalisation, interval_p, tradeoff_table, drivers=found, threshold=threshold
+    )
 
 
 def default_families(n_attributes: int, notes: list[str] | None = None) -> list[str]:
@@ -352,7 +374,12 @@ def _generalisation(
 
 
 def _stopped(
-    exc: Interrupted, inputs: dict, generalisation: list, interval_p: float, cut: str | None = None
+    exc: Interrupted,
+    inputs: dict,
+    generalisation: list,
+    interval_p: float,
+    cut: str | None = None,
+    threshold: Threshold | None = None,
 ) -> Interrupted:
     """Ctrl-C: an :class:`Interrupted` whose ``partial`` is the assessment of what
     finished (``exc.partial``, a :class:`Measured`, and the folds done), its headline
@@ -360,7 +387,9 @@ def _stopped(
     caller writes its report as a finished run's."""
     measured = exc.partial
     stopped = [] if cut is None else [cut]
-    assessment = _assessment(measured, inputs, generalisation, interval_p, None, stopped=stopped)
+    assessment = _assessment(
+        measured, inputs, generalisation, interval_p, None, stopped=stopped, threshold=threshold
+    )
     return Interrupted(str(exc), partial=assessment)
 
 
@@ -373,12 +402,24 @@ def _assessment(
     *,
     stopped: Sequence[str] = (),
     drivers: dict | None = None,
+    threshold: Threshold | None = None,
 ) -> RiskAssessment:
     """The measurement and the figures around it, as the report's typed rows;
-    ``stopped`` names the steps after the families that a Ctrl-C cut."""
+    ``stopped`` names the steps after the families that a Ctrl-C cut; the answer to
+    ``threshold``, where one is given."""
     data = measured.data
     records, summary = _records_table(measured.records, measured.families)
     attack = measured.attack_figures
+    headline = _headline(
+        measured.baselines,
+        measured.families,
+        attack,
+        data.n_records,
+        _failed_parts(generalisation, tradeoff_table),
+        measured.identical,
+        stopped=(*measured.stopped, *stopped),
+    )
+    decision = None if threshold is None else decide(threshold, headline, measured.families, data.n_records)
     return RiskAssessment(
         inputs={
             **inputs,
@@ -386,15 +427,7 @@ def _assessment(
             "versions": _versions(),
             "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         },
-        headline=_headline(
-            measured.baselines,
-            measured.families,
-            attack,
-            data.n_records,
-            _failed_parts(generalisation, tradeoff_table),
-            measured.identical,
-            stopped=(*measured.stopped, *stopped),
-        ),
+        headline=headline,
         baselines=measured.baselines,
         families=measured.families,
         params=measured.params,
@@ -407,6 +440,7 @@ def _assessment(
         tradeoff=None if tradeoff_table is None else tradeoff_table.to_dict(orient="records"),
         records=records,
         drivers=drivers,
+        decision=decision,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rlopt.risk.threshold import Decision
 from rlopt.risk.worst_case import WorstCase
 from rlopt.status import Status
 
@@ -149,6 +150,9 @@ class RiskAssessment:
         Which attribute carries the risk (:func:`rlopt.risk.drivers.attribute_drivers`:
         the worst case without each attribute, ranked, what the parameters say of each
         attribute, the records every method re-identifies); ``None`` when not asked for.
+    decision : Decision or None
+        The answer to the officer's threshold (:func:`rlopt.risk.threshold.decide`):
+        passes, fails or undecided; ``None`` without a threshold.
     """
 
     headline: Headline
@@ -165,6 +169,7 @@ class RiskAssessment:
     tradeoff: list | None
     records: pd.DataFrame = field(repr=False)
     drivers: dict | None = None
+    decision: Decision | None = None
 
     @property
     def failed(self) -> list[str]:
@@ -188,7 +193,7 @@ class RiskAssessment:
     def figures(self) -> dict[str, Any]:
         """The JSON form: ``inputs``, ``headline``, ``baselines``, ``families``,
         ``params``, ``shapley``, ``attack``, ``generalisation``, ``interval_disclosure``,
-        ``information_loss``, ``records_summary``, ``tradeoff``, ``drivers``."""
+        ``information_loss``, ``records_summary``, ``tradeoff``, ``drivers``, ``decision``."""
         return {
             "inputs": self.inputs,
             "interrupted": bool(self.stopped),
@@ -204,6 +209,7 @@ class RiskAssessment:
             "records_summary": self.records_summary,
             "tradeoff": self.tradeoff,
             "drivers": self.drivers,
+            "decision": None if self.decision is None else self.decision.to_dict(),
         }
 
     def to_json(self, path: str | Path) -> Path:

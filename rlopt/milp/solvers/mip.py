@@ -331,14 +331,17 @@ def write_model(model: pyo.ConcreteModel, path: str | Path) -> dict[int, str]:
     return dict(model.solutions.symbol_map.pop(symbol_map_id).byObject)
 
 
-def not_started(options: SolverOptions) -> SolveResult:
-    """The solve of a run whose limit left no time to load the model: no incumbent, no
-    bound (the run's interval is what its other steps proved)."""
+def not_started(
+    options: SolverOptions, why: str = "the time limit left no time to load the model"
+) -> SolveResult:
+    """The solve of a run whose limit left no time to load the model (or that ``why``
+    says needs none): no incumbent, no bound (the run's interval is what its other steps
+    proved)."""
     return SolveResult(
         termination=Termination.TIME_LIMIT,
         incumbent=None,
         objective_bound=None,
         theta=None,
         seconds=0.0,
-        solver={**solver_summary(options), "not_started": "the time limit left no time to load the model"},
+        solver={**solver_summary(options), "not_started": why},
     )

@@ -68,6 +68,11 @@ class SolverOptions:
         HiGHS's random seed. A proof's time varies with it by large factors; the runs
         that race one family (:mod:`rlopt.milp.race`) each take another. An optimum
         never depends on it.
+    target : int, default=None
+        Records: the run stops as soon as it decides whether some parameter re-identifies
+        at least ``target`` of them: a verified count reaches it (the file fails the
+        threshold) or a proven ceiling falls below it (it passes). The figure is then an
+        interval with status ``decided``. ``None``: the run closes its interval.
     """
 
     time_limit: float | None = None
@@ -78,6 +83,7 @@ class SolverOptions:
     max_cut_rounds: int = 100
     presolve: bool = True
     seed: int = 0
+    target: int | None = None
 
     @property
     def recount_tol(self) -> float:
@@ -93,7 +99,13 @@ class SolverOptions:
         "max_cut_rounds": [Interval(Integral, 0)],
         "presolve": [Options((True, False))],
         "seed": [SEED],
+        "target": [Interval(Integral, 1), None],
     }
+
+    def decided(self, lower: int | None, upper: int) -> bool:
+        """Whether the interval ``[lower, upper]`` answers :attr:`target` (``False``
+        without one): ``lower >= target`` or ``upper < target``."""
+        return self.target is not None and ((lower or 0) >= self.target or upper < self.target)
 
     def __post_init__(self):
         check_params(vars(self), self._parameter_constraints)
