@@ -86,7 +86,9 @@ def test_the_decision_worked_by_hand():
     fails = decide(ten, _headline(40, 246, "sb"), rows, 400)
     assert (fails.verdict, fails.by, fails.exit_code) == (FAILS, "sb", 3)
     # a family that failed bounds nothing: never a pass, and a count that reaches T still fails
-    failed = decide(ten, _headline(8, 39, "wm", failed=["sb"]), rows[:2] + [_row("sb", None, None, "failed")], 400)
+    failed = decide(
+        ten, _headline(8, 39, "wm", failed=["sb"]), rows[:2] + [_row("sb", None, None, "failed")], 400
+    )
     assert failed.verdict == UNDECIDED and failed.exit_code == 1 and "sb failed" in failed.text
     stopped = decide(ten, _headline(8, 39, "wm", stopped=["sb"]), rows[:2], 400)
     assert stopped.verdict == UNDECIDED and "did not finish" in stopped.text
