@@ -50,7 +50,9 @@ def asked_risk(values) -> dict:
     """The assess form's fields as given (text; the families as a list); a field not
     sent at all is the command's default, as an option not given is."""
     asked = _asked(
-        values, command_defaults()["risk"], ("time_limit", "folds", "attack_method", "attack_parameters")
+        values,
+        command_defaults()["risk"],
+        ("time_limit", "folds", "threshold", "attack_method", "attack_parameters"),
     )
     return {**asked, "drivers": "on" if values.get("drivers") else ""}  # a box not ticked is not sent
 
@@ -76,11 +78,17 @@ def _asked(values, defaults: dict, fields: tuple[str, ...]) -> dict:
 
 def risk_options(asked: dict, n_records: int) -> dict:
     """The options of :class:`~rlopt.app.runs.RunSpec` from the assess form, checked for
-    a pair of ``n_records`` records: the families, the time limit, the folds and the
-    published masking of the transparency attack (parsed as ``rlopt risk`` parses it)."""
+    a pair of ``n_records`` records: the families, the time limit, the folds, the
+    threshold and the published masking of the transparency attack (parsed as ``rlopt
+    risk`` parses them)."""
     from rlopt.app.prepare import masking_parameters
     from rlopt.cli._masking import ATTACKED
     from rlopt.masking.grammar import spec_from_text
+    from rlopt.risk.threshold import Threshold
+
+    threshold = asked.get("threshold") or None
+    if threshold is not None:
+        Threshold.parse(threshold).records(n_records)  # as rlopt risk reads it, on this pair
 
     folds = _number(asked["folds"], "generalisation folds", int, "a whole number: 0 (none) or at least 2")
     if folds == 1 or folds < 0:
@@ -113,6 +121,7 @@ def risk_options(asked: dict, n_records: int) -> dict:
         "attack_method": method,
         "attack_params": parameters,
         "drivers": bool(asked.get("drivers")),
+        "threshold": threshold,
     }
 
 

@@ -73,6 +73,7 @@ class RunSpec:
     attack_params: dict[str, str] = field(default_factory=dict)
     seed: int = 0
     drivers: bool = False
+    threshold: str | None = None
 
     def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
         """The ``rlopt`` arguments of this run (the outputs in the run's folder), or with
@@ -81,6 +82,7 @@ class RunSpec:
         args += ["--families", ",".join(self.families), "--time-limit", f"{self.time_limit:g}"]
         args += ["--folds", str(self.folds), "--seed", str(self.seed)]
         args += ["--drivers"] if self.drivers else []
+        args += ["--threshold", self.threshold] if self.threshold else []
         for flag, value in [
             ("--columns", None if self.columns is None else ",".join(self.columns)),
             ("--id-column", self.id_column),
@@ -110,6 +112,7 @@ class RunSpec:
             "columns": self.columns,
             "id_column": self.id_column,
             "drivers": self.drivers or None,
+            "threshold": self.threshold,
         }
         lines = [
             "from pathlib import Path",

@@ -98,6 +98,14 @@ def compare(
     ordinal: Ordinal = None,
     nominal: Nominal = None,
     missing: Missing = MissingPolicy.category,
+    threshold: Annotated[
+        str | None,
+        typer.Option(
+            metavar="T",
+            help="the officer's threshold (5%, 0.05 or '20 records'): each cell's decision, passes, "
+            "fails or undecided, in the table and the summary",
+        ),
+    ] = None,
 ) -> None:
     """Every masking method and parameter on one risk-utility map: the worst case (learned
     families, baselines, the method's attack), privacy models, information loss."""
@@ -121,6 +129,7 @@ def compare(
             scheduler=scheduler,
             progress=progress,
             kinds=kinds(ordinal, nominal, missing),
+            threshold=threshold,
         )
     except Interrupted as exc:
         raise resumable(exc, out_dir) from None
@@ -136,9 +145,10 @@ def _print_map(result, loss: str, out_dir: Path) -> None:
     for row, on_front in zip(result.frame.to_dict(orient="records"), result.front):
         interval = "" if row["risk_status"] == Status.PROVEN else f"..{100 * row['risk_upper']:.2f}"
         mark = "  (Pareto front)" if on_front else ""
+        decision = f", {row['decision']} the threshold" if row.get("decision") else ""
         typer.echo(
             f"  {row['label']}: {100 * row['risk']:.2f}{interval}% by {row['risk_source']}, "
-            f"{loss} {_figure(row[loss])}{mark}"
+            f"{loss} {_figure(row[loss])}{mark}{decision}"
         )
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)

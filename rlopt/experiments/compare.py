@@ -440,14 +440,19 @@ def run_compare(
     scheduler: str | None = None,
     progress: bool = True,
     kinds: KindSpec | dict | None = None,
+    threshold: str | float | None = None,
 ) -> Comparison:
     """Mask ``original`` with every method and parameter of ``methods`` (text as in
     :func:`parse_methods`), assess each masked file (:func:`run_compare_cell`) and
     write ``results.csv``, ``compare.csv`` (with the ``pareto`` column) and
-    ``compare.html`` into ``out``. A re-run with the same ``out`` skips finished cells."""
+    ``compare.html`` into ``out``. A re-run with the same ``out`` skips finished cells.
+    ``threshold`` (``"5%"``, ``0.05``, ``"20 records"``) adds each cell's ``decision``
+    (:func:`rlopt.risk.threshold.cell_verdict`: passes, fails or undecided)."""
     from rlopt.experiments.runner import run_tasks
     from rlopt.report import render_compare_report
+    from rlopt.risk.threshold import Threshold, cell_verdict
 
+    decided = None if threshold is None else Threshold.parse(threshold)
     out = Path(out)
     parsed = parse_methods(methods) if isinstance(methods, str) else list(methods)
     kind_spec = KindSpec.coerce(kinds)
@@ -466,6 +471,8 @@ def run_compare(
         jobs=jobs, threads=threads, scheduler=scheduler, progress=progress,
     )  # fmt: skip
     frame = run.frame
+    if decided is not None and len(frame):
+        frame["decision"] = [cell_verdict(decided, row) for row in frame.to_dict(orient="records")]
     front = pareto_front(frame, loss) if len(frame) else np.zeros(0, dtype=bool)
     csv = out / "compare.csv"
     frame.assign(pareto=front, kinds=kinds_described).to_csv(csv, index=False)

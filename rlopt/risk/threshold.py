@@ -5,6 +5,8 @@ holds or not".)
 - :class:`Threshold`: ``5%``, ``0.05`` or ``20 records``, parsed once, exactly (a share
   is a :class:`~fractions.Fraction`); :meth:`Threshold.records` is the target on a file of
   ``n`` records, the least count that reaches the threshold;
+- :func:`cell_verdict`: the same answer for one cell of ``rlopt compare``'s map, from its
+  interval of shares;
 - :func:`decide`: the answer of a run's figures: ``passes`` when every family and attack
   is proven below the target (nothing failed or stopped), ``fails`` when a verified count
   reaches it (the family or attack, and its recounted parameter, named), else
@@ -23,7 +25,7 @@ from fractions import Fraction
 
 from rlopt.exceptions import InputError
 
-__all__ = ["Threshold", "Decision", "decide", "PASSES", "FAILS", "UNDECIDED"]
+__all__ = ["Threshold", "Decision", "decide", "cell_verdict", "PASSES", "FAILS", "UNDECIDED"]
 
 PASSES, FAILS, UNDECIDED = "passes", "fails", "undecided"
 
@@ -166,3 +168,19 @@ def decide(threshold: Threshold, headline, families, n_records: int) -> Decision
         why.append(f"{', '.join(below)} proven below it")
     text = f"Undecided at the threshold {said}: {'; '.join(why) or 'no ceiling below it'}."
     return decision(UNDECIDED, text)
+
+
+def cell_verdict(threshold: Threshold, row: dict) -> str:
+    """The answer of one cell of ``rlopt compare``'s map (``risk``, ``risk_upper`` shares
+    of ``n_records``, ``risk_status``, ``risk_kind``): ``fails`` when its verified lower
+    end reaches the target, ``passes`` when its ceiling is below it, else ``undecided``;
+    ``""`` for a fully synthetic cell (a membership advantage, not a share re-identified)
+    and for a cell without a figure (failed)."""
+    risk, upper = row.get("risk"), row.get("risk_upper")
+    if row.get("risk_kind") == "membership" or risk is None or risk != risk or upper is None:
+        return ""
+    n = int(row["n_records"])
+    target = threshold.records(n)
+    if round(risk * n) >= target:
+        return FAILS
+    return PASSES if round(upper * n) < target else UNDECIDED

@@ -412,3 +412,16 @@ def test_the_pair_offers_no_fully_synthetic_method_and_the_map_takes_one(tmp_pat
         make_pair(Workspace(tmp_path), "census", method="copula")
     asked = {"methods": "dp_histogram:epsilon=1", "seed": "0", "loss": "pmse", "jobs": "1"}
     assert map_options(asked | {"families": ["wm"], "time_limit": "10"}, 100)["methods"] == asked["methods"]
+
+
+def test_the_threshold_field_adds_it_to_the_command_and_the_code_and_a_bad_one_is_refused(client, tmp_path):
+    client.get(f"/?token={TOKEN}")
+    csrf = _csrf(client)
+    pair = client.post("/load", data={"csrf": csrf}, files=_files(tmp_path)).text
+    assert 'name="threshold"' in pair
+    ids = dict(re.findall(r'name="(original|masked)" value="([0-9a-f]{16})"', pair))
+    asked = {"csrf": csrf, **ids, "families": "wm", "threshold": "10%"}
+    page = client.get(client.post("/runs", data=asked, follow_redirects=False).headers["location"]).text
+    assert "--threshold 10%" in page and "threshold=&#39;10%&#39;" in page
+    refused = client.post("/runs", data={**asked, "threshold": "150%"}).text
+    assert "threshold &#39;150%&#39; is outside (0, 100 %]" in refused and 'value="150%"' in refused

@@ -140,3 +140,32 @@ def test_a_run_told_the_target_stops_once_its_interval_answers_it():
     assert fails.status == "decided" and fails.n_correct_verified >= 2  # a verified count reached it
     assert fails.solver.get("not_started") == "the interval already answers the target"
     assert fails.n_correct_verified <= full.n_correct_verified <= fails.bound
+
+
+def test_a_map_cell_is_decided_from_its_interval():
+    from rlopt.risk.threshold import cell_verdict
+
+    ten = Threshold.parse("10%")
+    cell = {"n_records": 400, "risk_kind": "re-identification", "risk_status": "interval"}
+    assert cell_verdict(ten, cell | {"risk": 0.1, "risk_upper": 0.5}) == FAILS  # 40 records reach it
+    assert cell_verdict(ten, cell | {"risk": 0.02, "risk_upper": 0.0975}) == PASSES  # 39 < 40
+    assert cell_verdict(ten, cell | {"risk": 0.02, "risk_upper": 0.1}) == UNDECIDED
+    assert cell_verdict(ten, cell | {"risk": float("nan"), "risk_upper": float("nan")}) == ""  # failed
+    assert cell_verdict(ten, cell | {"risk_kind": "membership", "risk": 0.3, "risk_upper": 0.4}) == ""
+
+
+def test_compares_map_has_each_cells_decision(tmp_path, capsys):
+    from rlopt.data import load_census
+
+    load_census().iloc[:60, :3].to_csv(tmp_path / "o.csv", index=False)
+    args = ["compare", tmp_path / "o.csv", "--methods", "mdav:k=3|20", "--out-dir", tmp_path / "out",
+            "--time-limit", "5", "--threshold", "20%", "--no-progress"]  # fmt: skip
+    assert run_main(args) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "out" / "compare.csv")
+    for row in table.to_dict(orient="records"):
+        lower, upper = round(row["risk"] * 60), round(row["risk_upper"] * 60)
+        assert row["decision"] == (FAILS if lower >= 12 else PASSES if upper < 12 else UNDECIDED)
+        assert f"{row['decision']} the threshold" in out
