@@ -412,6 +412,7 @@ def _input_frame(
     return frame[qis + list(confidential)], checked.kinds_text()
 
 
+# (over 60 lines by its 17 documented keyword options: the body is the steps below)
 @validate_params(
     {
         "loss": [Options(LOSSES)],
@@ -447,12 +448,12 @@ def run_compare(
     write ``results.csv``, ``compare.csv`` (with the ``pareto`` column) and
     ``compare.html`` into ``out``. A re-run with the same ``out`` skips finished cells.
     ``threshold`` (``"5%"``, ``0.05``, ``"20 records"``) adds each cell's ``decision``
-    (:func:`rlopt.risk.threshold.cell_verdict`: passes, fails or undecided)."""
+    (:func:`rlopt.risk.threshold.cell_verdict`)."""
     from rlopt.experiments.runner import run_tasks
     from rlopt.report import render_compare_report
     from rlopt.risk.threshold import Threshold, cell_verdict
 
-    decided = None if threshold is None else Threshold.parse(threshold)
+    decided = None if threshold is None else Threshold.parse(threshold)  # a clear error first
     out = Path(out)
     parsed = parse_methods(methods) if isinstance(methods, str) else list(methods)
     kind_spec = KindSpec.coerce(kinds)
@@ -471,7 +472,7 @@ def run_compare(
         jobs=jobs, threads=threads, scheduler=scheduler, progress=progress,
     )  # fmt: skip
     frame = run.frame
-    if decided is not None and len(frame):
+    if decided is not None:
         frame["decision"] = [cell_verdict(decided, row) for row in frame.to_dict(orient="records")]
     front = pareto_front(frame, loss) if len(frame) else np.zeros(0, dtype=bool)
     csv = out / "compare.csv"

@@ -1,4 +1,4 @@
-"""A solver's failure is never a ceiling (issue 49), in every MILP of the package.
+"""A solver's failure is never a ceiling, in every MILP of the package.
 
 Every model rlopt builds is feasible (it holds the parameter that re-identifies nothing,
 or a verified attack) and bounded (its objective counts records), so a solve that ends

@@ -1,4 +1,4 @@
-"""A false proof once found in ``rlopt membership`` (issue 49): HiGHS called the MILP of a
+"""A false proof once found in ``rlopt membership``: HiGHS called the MILP of a
 badly scaled release infeasible, and that was read as "nothing beats the start". The
 release of the reproduction (three seeds), by Python, the command and ``compare``'s cell;
 a sweep of badly scaled releases against a brute force (two attributes) and against
