@@ -169,3 +169,13 @@ def test_compares_map_has_each_cells_decision(tmp_path, capsys):
         lower, upper = round(row["risk"] * 60), round(row["risk_upper"] * 60)
         assert row["decision"] == (FAILS if lower >= 12 else PASSES if upper < 12 else UNDECIDED)
         assert f"{row['decision']} the threshold" in out
+
+
+def test_racing_workers_give_the_same_decision():
+    original, masked = noisy_file(1, 30, 3, scale=(0.6, 0.9, 1.2))
+    runs = [
+        assess_risk(original, masked, families=["wm", "ci"], folds=0, time_limit=60, threshold=t, n_jobs=jobs)
+        for jobs in (1, 3)
+        for t in ("1 record", "100%")
+    ]
+    assert [r.decision.verdict for r in runs] == [FAILS, PASSES] * 2
