@@ -56,7 +56,8 @@ README_COLUMNS = "AFNLWGT,AGI,EMCONTRB,FEDTAX"
 NAMES = ("readme", "wine", "eia300", "diabetes", "census1080", "census20k")
 PROTECTED = ("noise1", "swap40", "cart", "laplace1", "wine-noise1", "cps-pram")
 CPS_COLUMNS = "wage,education,age,gender,occupation,sector"
-MASKINGS = {  # the protected tier's `rlopt mask` arguments (after INPUT)
+MASKINGS = {  # README's Census pairs: `rlopt mask` arguments (after INPUT)
+    "readme": ["--method", "rank_swap", "--p", "10"],
     "noise1": ["--method", "noise", "--variance-ratio", "1.0"],
     "swap40": ["--method", "rank_swap", "--p", "40"],
     "cart": ["--method", "synthetic_cart", "--columns", README_COLUMNS],
@@ -71,7 +72,7 @@ def _rlopt(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def make(name: str, folder: Path) -> tuple[Path, Path]:
     """Write file ``name``'s pair into ``folder``; the two paths."""
     original, masked = folder / f"{name}-original.csv", folder / f"{name}-masked.csv"
-    if name == "readme":  # README's commands, as a user runs them
+    if name in MASKINGS:  # README's Census 400 x 4 by README's commands, as a user runs them
         _rlopt(
             "data",
             "census",
@@ -83,30 +84,9 @@ def make(name: str, folder: Path) -> tuple[Path, Path]:
             str(original),
             cwd=folder,
         )
-        _rlopt(
-            "mask",
-            str(original),
-            "--method",
-            "rank_swap",
-            "--p",
-            "10",
-            "--seed",
-            "1",
-            "--out",
-            str(masked),
-            cwd=folder,
-        )
+        seed = "1"  # README's masking seed, and the protected tier's
+        _rlopt("mask", str(original), *MASKINGS[name], "--seed", seed, "--out", str(masked), cwd=folder)
         return original, masked
-    if name in MASKINGS or name == "cps-pram":
-        return _protected(name, original, masked, folder)
-    a, b = _built(name)
-    a.to_csv(original, index=False)
-    b.to_csv(masked, index=False)
-    return original, masked
-
-
-def _protected(name: str, original: Path, masked: Path, folder: Path) -> tuple[Path, Path]:
-    """A file of the protected tier, made by ``rlopt data`` and ``rlopt mask`` (seed 1)."""
     if name == "cps-pram":
         _rlopt(
             "data",
@@ -122,24 +102,11 @@ def _protected(name: str, original: Path, masked: Path, folder: Path) -> tuple[P
         noised = folder / f"{name}-noised.csv"
         _rlopt("mask", str(original), "--method", "noise", "--variance-ratio", "1.0",
                "--columns", "wage,education,age", "--seed", "1", "--out", str(noised), cwd=folder)  # fmt: skip
-        _rlopt(
-            "mask",
-            str(noised),
-            "--method",
-            "pram",
-            "--theta",
-            "0.8",
-            "--seed",
-            "1",
-            "--out",
-            str(masked),
-            cwd=folder,
-        )
+        _rlopt("mask", str(noised), "--method", "pram", "--theta", "0.8", "--seed", "1", "--out", str(masked), cwd=folder)  # fmt: skip
         return original, masked
-    _rlopt(
-        "data", "census", "--columns", README_COLUMNS, "--records", "400", "--out", str(original), cwd=folder
-    )
-    _rlopt("mask", str(original), *MASKINGS[name], "--seed", "1", "--out", str(masked), cwd=folder)
+    a, b = _built(name)
+    a.to_csv(original, index=False)
+    b.to_csv(masked, index=False)
     return original, masked
 
 
