@@ -31,6 +31,7 @@ ENDED = {
     "gap_limit": "interval at the gap limit",
     "cut_limit": "interval at the cap on cutting rounds",
     "interrupted": "interval when stopped",
+    "decided": "interval that answers the threshold",
     "failed": "failed",
     "sampled": "a lower end (learned on a sample)",
 }

@@ -441,8 +441,9 @@ def _recounted(family, columns, theta, lower: Attack, members, holdout, syntheti
 
 
 SEPARATION = 1e-6
-"""How much farther than the threshold (a share of ``max(1, tau_max)``) the strict MILP (:func:`_milp_step`) keeps a held-out record it leaves uncalled: far above
-HiGHS's feasibility tolerance (1e-9), so that the recount separates them too."""
+"""How much farther than the threshold (a share of ``max(1, tau_max)``) the strict MILP
+(:func:`_milp_step`) keeps a held-out record it leaves uncalled: far above HiGHS's
+feasibility tolerance (1e-9), so that the recount separates them too."""
 
 
 def _milp_step(family, columns, members, holdout, synthetic, lower: Attack, options, until):

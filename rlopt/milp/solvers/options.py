@@ -161,6 +161,7 @@ class SolveResult:
     interrupted: bool = False
 
     def __post_init__(self):
-        if Termination(self.termination).failed and self.objective_bound is not None:
+        self.termination = Termination(self.termination)
+        if self.termination.failed and self.objective_bound is not None:
             self.solver = {**self.solver, "dropped_bound": self.objective_bound}
             self.objective_bound = None
