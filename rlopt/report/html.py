@@ -344,6 +344,7 @@ COMPARE_SHOWN = [
     "risk_upper",
     "risk_status",
     "risk_source",
+    "decision",  # with --threshold
     "risk_kind",
     "attack_rate",
     "k_anonymity",

@@ -169,6 +169,9 @@ def test_compares_map_has_each_cells_decision(tmp_path, capsys):
         lower, upper = round(row["risk"] * 60), round(row["risk_upper"] * 60)
         assert row["decision"] == (FAILS if lower >= 12 else PASSES if upper < 12 else UNDECIDED)
         assert f"{row['decision']} the threshold" in out
+    assert (
+        "<th>decision</th>" in (tmp_path / "out" / "compare.html").read_text()
+    )  # a column of the map's tables
 
 
 def test_racing_workers_give_the_same_decision():
