@@ -153,7 +153,11 @@ def decide(threshold: Threshold, headline, families, n_records: int) -> Decision
     if open_:
         rows = {r.family: r for r in learned}
         why.append(
-            "; ".join(f"{f} is between {rows[f].n_correct} and {rows[f].bound} records" for f in open_)
+            "; ".join(
+                f"{f} is between {rows[f].n_correct or 0} and "
+                f"{n_records if rows[f].bound is None else rows[f].bound} records"
+                for f in open_
+            )
             + (
                 " (its interval straddles the target)"
                 if len(open_) == 1

@@ -92,6 +92,8 @@ def test_the_decision_worked_by_hand():
     assert failed.verdict == UNDECIDED and failed.exit_code == 1 and "sb failed" in failed.text
     stopped = decide(ten, _headline(8, 39, "wm", stopped=["sb"]), rows[:2], 400)
     assert stopped.verdict == UNDECIDED and "did not finish" in stopped.text
+    sampled = [_row("wm", 12, None, "sampled")]  # a lower end on a large file, no ceiling
+    assert "wm is between 12 and 400 records" in decide(ten, _headline(12, 400, "wm"), sampled, 400).text
 
 
 @pytest.mark.parametrize("seed", [0, 1])
