@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 
 from rlopt.exceptions import InputError
+from rlopt.status import Status
 
 __all__ = ["Threshold", "Decision", "decide", "cell_verdict", "PASSES", "FAILS", "UNDECIDED"]
 
@@ -114,6 +115,14 @@ class Decision:
         return asdict(self) | {k: list(getattr(self, k)) for k in ("below", "open", "failed", "stopped")}
 
 
+def verdict(lower: int | None, upper: int | None, target: int, complete: bool = True) -> str:
+    """The one rule: ``fails`` when a verified count ``lower`` reaches ``target``, ``passes``
+    when the ceiling ``upper`` is below it over a ``complete`` run, else ``undecided``."""
+    if lower is not None and lower >= target:
+        return FAILS
+    return PASSES if complete and upper is not None and upper < target else UNDECIDED
+
+
 def decide(threshold: Threshold, headline, families, n_records: int) -> Decision:
     """The answer of a run to ``threshold``, from its headline (the worst case over every
     family, baseline and attack) and its family rows (:class:`~rlopt.risk.figures.FamilyRow`)."""
@@ -124,7 +133,7 @@ def decide(threshold: Threshold, headline, families, n_records: int) -> Decision
     open_ = tuple(
         r.family
         for r in learned
-        if r.family not in below and (r.n_correct or 0) < target and r.status != "failed"
+        if r.family not in below and (r.n_correct or 0) < target and r.status != Status.FAILED
     )
     failed, stopped = tuple(headline.failed), tuple(headline.stopped)
 
@@ -133,7 +142,9 @@ def decide(threshold: Threshold, headline, families, n_records: int) -> Decision
             verdict, threshold.text, target, n_records, text, by, source, below, open_, failed, stopped
         )
 
-    if headline.n_correct is not None and headline.n_correct >= target:
+    complete = not headline.failed and not headline.stopped
+    answer = verdict(headline.n_correct, headline.upper_n_correct, target, complete)
+    if answer == FAILS:
         source = next((r.lower_source for r in learned if r.family == headline.source), None)
         how = f" (its parameter from {source}, recounted)" if source else ""
         text = (
@@ -141,8 +152,7 @@ def decide(threshold: Threshold, headline, families, n_records: int) -> Decision
             f"({100 * headline.n_correct / n_records:.2f} %){how}."
         )
         return decision(FAILS, text, headline.source, source)
-    complete = not headline.failed and not headline.stopped
-    if complete and headline.upper_n_correct is not None and headline.upper_n_correct < target:
+    if answer == PASSES:
         names = ", ".join(below) if below else "every method assessed"
         text = (
             f"Passes the threshold {said}: no distance of {names} re-identifies more than "
@@ -184,7 +194,4 @@ def cell_verdict(threshold: Threshold, row: dict) -> str:
     if row.get("risk_kind") == "membership" or risk is None or risk != risk or upper is None:
         return ""
     n = int(row["n_records"])
-    target = threshold.records(n)
-    if round(risk * n) >= target:
-        return FAILS
-    return PASSES if round(upper * n) < target else UNDECIDED
+    return verdict(round(risk * n), round(upper * n), threshold.records(n))
