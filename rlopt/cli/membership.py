@@ -82,6 +82,45 @@ def membership(
     synthetic_out: Annotated[
         Path | None, typer.Option(metavar="FILE", help="with --method: write the synthetic file made")
     ] = None,
+    folds: Annotated[
+        int,
+        typer.Option(
+            metavar="K",
+            help="the headline: the advantage out of sample, each of K folds of the records called by the "
+            "attack learned on the others (the K fits share each family's time limit; 0: none)",
+            min=0,
+        ),
+    ] = 5,
+    permutations: Annotated[
+        int,
+        typer.Option(
+            metavar="B",
+            help="the in-sample figure's chance level: the whole search re-run on B relabelled splits "
+            "(at least 19; costs B times the in-sample search, shared by --jobs; 0: none)",
+            min=0,
+        ),
+    ] = 0,
+    reserve: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="with --holdout: real records in neither file, measured as the ideal release (the 0 anchor)",
+        ),
+    ] = None,
+    reserve_share: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SHARE",
+            help="with --method: the share of records set aside, before the split, as the ideal release",
+        ),
+    ] = None,
+    anchors: Annotated[
+        bool,
+        typer.Option(
+            "--anchors/--no-anchors",
+            help="measure a copy of the training file (the 1 anchor) and the reserve (the 0 anchor) too",
+        ),
+    ] = True,
     json_out: JsonOut = None,
     *,
     masking: dict[str, Any],
@@ -92,7 +131,7 @@ def membership(
     beside the fixed Euclidean distance to the closest record (DCR) other tools use."""
     from rlopt.data import load_table
     from rlopt.masking.grammar import spec_from_text
-    from rlopt.risk.membership import membership_risk, split_release
+    from rlopt.risk.membership import membership_risk, set_aside, split_release
 
     check_outputs(synthetic_out=synthetic_out, json=json_out)
     say = summary_to(json_out)
@@ -101,10 +140,15 @@ def membership(
             raise InputError(
                 "give --method (rlopt splits and synthesises) or --holdout with --synthetic, not both"
             )
+        if reserve is not None:
+            raise InputError(
+                "--reserve: only with --holdout and --synthetic (with --method: --reserve-share)"
+            )
         _check_fully_synthetic(method)  # before its parameters: the first thing wrong
         spec = spec_from_text(method, masking, seed=seed)
+        frame, kept = set_aside(load_table(original), reserve_share, seed=seed)
         members, held_out, released = split_release(
-            load_table(original),
+            frame,
             spec,
             holdout_share=0.3 if holdout_share is None else holdout_share,
             seed=seed,
@@ -114,11 +158,12 @@ def membership(
             write_table(released, synthetic_out)
             say(f"synthetic file ({len(released)} records) -> {synthetic_out}")
     elif holdout is not None and synthetic is not None:
-        given = [flag for flag, value in (("--holdout-share", holdout_share), ("--synthetic-out", synthetic_out))
-                 if value is not None] + [f"--{k.replace('_', '-')}" for k, v in masking.items() if v is not None]  # fmt: skip
+        given = [flag for flag, value in (("--holdout-share", holdout_share), ("--synthetic-out", synthetic_out),
+                                          ("--reserve-share", reserve_share)) if value is not None] + [f"--{k.replace('_', '-')}" for k, v in masking.items() if v is not None]  # fmt: skip
         if given:
             raise InputError(f"{', '.join(given)}: only with --method (rlopt then splits and synthesises)")
         members, held_out, released = load_table(original), load_table(holdout), load_table(synthetic)
+        kept = None if reserve is None else load_table(reserve)
     else:
         raise InputError(
             "give --method GENERATOR (ORIGINAL is split and synthesised), or --holdout FILE and "
@@ -134,6 +179,10 @@ def membership(
         threads=threads,
         seed=seed,
         jobs=jobs,
+        folds=folds,
+        permutations=permutations,
+        reserve=kept,
+        anchors=anchors,
     )
     for line in membership_lines(result):
         say(line)
@@ -155,25 +204,48 @@ def _check_fully_synthetic(name: str) -> None:
 
 
 def membership_lines(result) -> list[str]:
-    """The answer first, then each family's figure and the fixed-distance test."""
+    """The answer first (the out-of-sample advantage where it ran), then the in-sample
+    worst case with its chance level and anchors, each family's figure, the fixed test."""
+    lines = []
+    crossed = result.out_of_sample
+    if crossed is not None:
+        lines.append(f"membership advantage (TPR - FPR) out of sample: {_out_of_sample(crossed)}")
     worst = result.worst
     if result.status == "interrupted":
-        head = (
-            f"membership advantage (TPR - FPR): at least {worst.advantage:.3f} (stopped by Ctrl-C: "
-            f"the worst case may be up to {result.upper:.3f})"
-        )
+        head = f"at least {worst.advantage:.3f} (stopped by Ctrl-C: the worst case may be up to {result.upper:.3f})"
     elif result.status == "proven":
-        head = f"membership advantage (TPR - FPR): {worst.advantage:.3f}, proven"
+        head = f"{worst.advantage:.3f}, proven"
     else:
         head = (
-            f"membership advantage (TPR - FPR): between {worst.advantage:.3f} and {result.upper:.3f} "
+            f"between {worst.advantage:.3f} and {result.upper:.3f} "
             "(not proven: the worst case may be up to the upper end)"
         )
-    lines = [
-        f"{head}; {worst.family}: TPR {worst.tpr:.3f}, FPR {worst.fpr:.3f} "
+    lines.append(
+        f"{'in sample' if crossed is not None else 'membership advantage (TPR - FPR)'} "
+        f"(the distance and threshold chosen on the records they are counted on): {head}; "
+        f"{worst.family}: TPR {worst.tpr:.3f}, FPR {worst.fpr:.3f} "
         f"({result.n_members} members, {result.n_holdout} held out, {result.n_synthetic} synthetic records; "
         f"attributes {', '.join(result.columns)})"
-    ]
+    )
+    if result.null is not None:
+        null = result.null
+        lines.append(
+            f"  chance level ({null.runs} relabelled splits searched alike): mean {null.mean:.3f}, "
+            f"95 % quantile {null.q95:.3f}; p-value {null.p_value:.3f}; excess over chance "
+            f"(advantage - mean) / (1 - mean) {null.excess:.3f}"
+        )
+    for kind, anchor in result.anchors.items():
+        what = (
+            f"ideal release ({anchor.n_synthetic} real records, none a member)"
+            if kind == "ideal"
+            else "copy of the training file"
+        )
+        figure = (
+            "" if anchor.out_of_sample is None else f"out of sample {_out_of_sample(anchor.out_of_sample)}; "
+        )
+        lines.append(f"  anchor, {what}: {figure}in sample {anchor.in_sample:.3f}")
+    for why in result.skipped:
+        lines.append(f"  not measured: {why}")
     for name, figure in result.families.items():
         interval = (
             f"{figure.lower.advantage:.3f}"
@@ -185,7 +257,7 @@ def membership_lines(result) -> list[str]:
             if figure.source != "none"
             else f"no ceiling: {figure.model.get('why', 'no search ran')}"
         )
-        lines.append(f"  {name}: {interval} {figure.status} ({how})")
+        lines.append(f"  {name} in sample: {interval} {figure.status} ({how})")
     fixed = result.fixed
     expected = result.n_members / (result.n_members + result.n_holdout)
     lines.append(
@@ -195,3 +267,18 @@ def membership_lines(result) -> list[str]:
         "favoured no one)"
     )
     return lines
+
+
+def _out_of_sample(crossed) -> str:
+    """``0.126 (95 % interval -0.119 to 0.366; 5 folds): TPR .., FPR ..; AUC ..; ...``"""
+    low, high = crossed.interval
+    at = "; ".join(
+        f"TPR at FPR <= {level}: {value:.3f}"
+        if value is not None
+        else f"no FPR of {level} with {crossed.n_holdout} held-out records"
+        for level, value in crossed.tpr_at_fpr.items()
+    )
+    return (
+        f"{crossed.advantage:.3f} (95 % interval {low:.3f} to {high:.3f}; {crossed.folds} folds): "
+        f"TPR {crossed.tpr:.3f}, FPR {crossed.fpr:.3f}; AUC {crossed.auc:.3f}; {at}"
+    )

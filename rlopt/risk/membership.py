@@ -38,6 +38,16 @@ from rlopt.exceptions import InputError, RecountMismatchError
 from rlopt.families import Distance, get_learned_family
 from rlopt.milp.membership_regions import best_threshold
 from rlopt.milp.solvers.options import Termination
+from rlopt.risk.membership_calibration import (
+    Anchor,
+    Fit,
+    OutOfSample,
+    PermutationNull,
+    check_folds,
+    check_permutations,
+    cross_fitted,
+    permutation_null,
+)
 from rlopt.status import Status
 
 __all__ = [
@@ -45,7 +55,10 @@ __all__ = [
     "Attack",
     "FamilyFigure",
     "MembershipRisk",
+    "set_aside",
     "split_release",
+    "fit",
+    "distances",
     "membership_risk",
     "recount",
     "standardised",
@@ -111,6 +124,10 @@ class MembershipRisk:
     chance: float
     families: dict[str, FamilyFigure]
     not_started: tuple[str, ...] = ()  # Ctrl-C came before these families
+    out_of_sample: OutOfSample | None = None  # the headline (None: not run, or stopped)
+    null: PermutationNull | None = None
+    anchors: dict[str, Anchor] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()  # what was asked for but not run, and why
 
     @property
     def interrupted(self) -> bool:
@@ -155,6 +172,10 @@ class MembershipRisk:
                 name: asdict(figure) | {"status": str(figure.status)}
                 for name, figure in self.families.items()
             },
+            "out_of_sample": None if self.out_of_sample is None else self.out_of_sample.to_dict(),
+            "permutation_null": None if self.null is None else self.null.to_dict(),
+            "anchors": {kind: anchor.to_dict() for kind, anchor in self.anchors.items()},
+            "skipped": list(self.skipped),
         }
 
 
@@ -190,6 +211,27 @@ def split_release(
     members = frame.iloc[np.sort(order[n_holdout:])].reset_index(drop=True)
     synthetic = spec.apply(members, list(columns) if columns else None)
     return members, holdout, synthetic
+
+
+def set_aside(
+    frame: pd.DataFrame, share: float | None, *, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """``(the rest, the reserve)``: ``share`` of ``frame``'s records drawn at random
+    (``seed``) and set aside as the ideal release (real records no generator sees);
+    ``share`` ``None`` or 0: no reserve."""
+    if share is None or share == 0:
+        return frame, None
+    if not (isinstance(share, (int, float)) and 0 < share < 1):
+        raise InputError(f"reserve share {share!r}; expected a share in (0, 1)")
+    n_reserve = int(round(share * len(frame)))
+    if n_reserve < 2 or len(frame) - n_reserve < 4:
+        raise InputError(
+            f"reserve share {share:g} of {len(frame)} records sets aside {n_reserve}; expected at least 2 "
+            "set aside and 4 left to split"
+        )
+    order = np.random.default_rng([seed, 53]).permutation(len(frame))
+    reserve = frame.iloc[np.sort(order[:n_reserve])].reset_index(drop=True)
+    return frame.iloc[np.sort(order[n_reserve:])].reset_index(drop=True), reserve
 
 
 def _numeric(frame: pd.DataFrame, columns: Sequence[str], name: str) -> np.ndarray:
@@ -299,11 +341,12 @@ it would spend the rest of the limit to confirm what is proven."""
 
 
 def _solve_family(
-    family, columns, members, holdout, synthetic, start: Attack, options, jobs: int = 1
+    family, columns, members, holdout, synthetic, start: Attack, options, jobs: int = 1, check: bool = True
 ) -> FamilyFigure:
     """The family's worst case: the region search (few parameters), then the MILP in the
     time left (up to :data:`MILP_PAIRS`); every parameter either finds is recounted, and the
-    lower of their ceilings is the family's."""
+    lower of their ceilings is the family's. ``check`` False: no MILP re-proves what the
+    region search proved (a cross-fitting fold reads only the attack)."""
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
     n_m, n_h, n_s = members.shape[0], holdout.shape[0], synthetic.shape[0]
@@ -326,8 +369,9 @@ def _solve_family(
         notes["regions"] = {"regions": found.regions, "seconds": found.seconds, "proven": found.proven}
         interrupted = found.interrupted
     lower, solver = _milp_or_why(
-        family, columns, (members, holdout, synthetic), lower, options, deadline, interrupted, ceilings, notes
-    )
+        family, columns, (members, holdout, synthetic), lower, options, deadline, interrupted, ceilings, notes,
+        check,
+    )  # fmt: skip
     ceiling = min(ceilings.values(), default=scale)
     if lower.units > ceiling:
         raise RecountMismatchError(
@@ -343,7 +387,9 @@ def _solve_family(
     )  # fmt: skip
 
 
-def _milp_or_why(family, columns, files, lower: Attack, options, deadline, interrupted, ceilings, notes):
+def _milp_or_why(
+    family, columns, files, lower: Attack, options, deadline, interrupted, ceilings, notes, check
+):
     """``(lower, solver summary)`` after the MILP where it runs (its ceiling added to
     ``ceilings``, what it did to ``notes``), or why it does not run; a family nothing bounds
     spends its time on random parameters."""
@@ -361,6 +407,8 @@ def _milp_or_why(family, columns, files, lower: Attack, options, deadline, inter
             )
     elif ceilings.get("regions") == lower.units and n_pairs > MILP_CHECK_PAIRS:
         notes["milp"] = {"why": f"proven by the region search; no MILP check above {MILP_CHECK_PAIRS} pairs"}
+    elif ceilings.get("regions") == lower.units and not check:
+        notes["milp"] = {"why": "proven by the region search; no MILP check asked"}
     elif not interrupted and (deadline is None or time.perf_counter() < deadline):
         until = deadline
         if ceilings.get("regions") == lower.units:  # a check of a proof: bounded, whatever the limit
@@ -536,15 +584,26 @@ def membership_risk(
     threads: int = 1,
     seed: int = 0,
     jobs: int = 1,
+    folds: int = 5,
+    permutations: int = 0,
+    reserve: pd.DataFrame | None = None,
+    anchors: bool = True,
 ) -> MembershipRisk:
     """The worst-case membership attack on ``synthetic`` (generated from ``members``, not
     from ``holdout``), over each family in ``families`` (wm, wm_m, owa), beside the fixed
-    Euclidean one.
+    Euclidean one; then its calibration (:mod:`rlopt.risk.membership_calibration`).
 
     The three files are standardised with the moments of their records together
     (:func:`standardised`). ``time_limit`` is per family; a family stopped by it is an interval.
     ``jobs`` worker processes share each family's region search (the proven figure is
-    the same for every ``jobs``; an interval at the limit may narrow with it).
+    the same for every ``jobs``; an interval at the limit may narrow with it) and the
+    permutation null's runs.
+
+    ``folds`` (0: none): the cross-fitted, out-of-sample advantage, the headline; its
+    ``folds`` fits share each family's ``time_limit``. ``permutations`` (0: none, else at
+    least 19): the in-sample search on as many relabelled splits, each with the full
+    ``time_limit``. ``anchors``: the same figures for a copy of ``members`` and, given a
+    ``reserve`` of real records in neither file, for that reserve as the ideal release.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"jobs={jobs!r}; expected a whole number of worker processes, at least 1")
@@ -556,8 +615,18 @@ def membership_risk(
     unknown = [f for f in families if f not in allowed]
     if unknown:
         raise InputError(f"membership families {unknown}; expected some of {', '.join(allowed)}")
-    raw = {name: _numeric(frame, columns, name) for name, frame in
-           (("members", members), ("held-out", holdout), ("synthetic", synthetic))}  # fmt: skip
+    frames = [("members", members), ("held-out", holdout), ("synthetic", synthetic)]
+    raw = {
+        name: _numeric(frame, columns, name)
+        for name, frame in frames + [("reserve", reserve)]
+        if frame is not None
+    }
+    if folds:
+        check_folds(folds, len(raw["members"]), len(raw["held-out"]))
+    if permutations:
+        check_permutations(permutations)
+    for name in families:
+        get_learned_family(name).check_attributes(len(columns))
     zm, zh, zs = standardised(raw["members"], raw["held-out"], raw["synthetic"])
     euclid = get_learned_family("wm")
     distance = euclid.distance(euclid.neutral(len(columns)), columns)
@@ -567,15 +636,127 @@ def membership_risk(
     closer = nearest_is_member(zm, zh, zs)
     options = SolverOptions(time_limit=time_limit, threads=threads, seed=seed)
     figures = {}
+    head = (columns, len(zm), len(zh), len(zs), fixed, closer, level)
     for done, name in enumerate(families):
         family = get_learned_family(name)
-        family.check_attributes(len(columns))
         start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
         figures[name] = _solve_family(family, columns, zm, zh, zs, start, options, jobs)
         if figures[name].status == Status.INTERRUPTED:  # Ctrl-C: what finished, the rest not started
-            stopped = tuple(families[done + 1 :])
-            return MembershipRisk(columns, len(zm), len(zh), len(zs), fixed, closer, level, figures, stopped)
-    return MembershipRisk(columns, len(zm), len(zh), len(zs), fixed, closer, level, figures)
+            return MembershipRisk(*head, figures, tuple(families[done + 1 :]))
+    found = MembershipRisk(*head, figures)
+    return _calibrated(
+        found, families, raw, (zm, zh, zs), options, seed, jobs, (folds, permutations, anchors)
+    )
+
+
+def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, asked):
+    """``found`` with its out-of-sample advantage, permutation null and anchors (each
+    skipped, and said so, once Ctrl-C stopped the one before)."""
+    from dataclasses import replace
+
+    columns, skipped = found.columns, []
+    (zm, zh, zs), (folds, permutations, anchors) = z, asked
+    crossed = null = None
+    if folds:
+        learn = _learner(families, columns, zs, options, seed, folds, check=False)
+        crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
+        if crossed is None:
+            return replace(found, skipped=("out-of-sample: stopped by Ctrl-C", "permutations", "anchors"))
+    if permutations:
+        learn = _learner(families, columns, zs, options, seed, 1)
+        null = permutation_null(
+            learn, zm, zh, runs=permutations, observed=found.worst.advantage, seed=seed, jobs=jobs
+        )
+        if null is None:
+            return replace(
+                found, out_of_sample=crossed, skipped=("permutations: stopped by Ctrl-C", "anchors")
+            )
+    kept = {}
+    if anchors:
+        releases = {"ideal": raw.get("reserve"), "copy": raw["members"]}
+        if releases["ideal"] is None:
+            del releases["ideal"]
+            skipped.append("ideal anchor: no reserve of real records (--reserve FILE or --reserve-share)")
+        for kind, released in releases.items():
+            anchor = _anchor(kind, families, columns, raw, released, options, seed, jobs, folds)
+            if anchor is None:
+                skipped.append(f"{kind} anchor: stopped by Ctrl-C")
+                break
+            kept[kind] = anchor
+    return replace(found, out_of_sample=crossed, null=null, anchors=kept, skipped=tuple(skipped))
+
+
+def _anchor(kind, families, columns, raw, released, options, seed, jobs, folds) -> Anchor | None:
+    """The release ``released`` (a reserve or the copy) measured as the release is."""
+    zm, zh, zs = standardised(raw["members"], raw["held-out"], released)
+    found = fit(families, columns, zm, zh, zs, options, seed, jobs)
+    if found.interrupted:
+        return None
+    crossed = None
+    if folds:
+        learn = _learner(families, columns, zs, options, seed, folds, check=False)
+        crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
+        if crossed is None:
+            return None
+    return Anchor(kind, len(released), found.attack.advantage, found.ceiling, crossed)
+
+
+def _learner(families, columns, zs, options, seed, share, check=True):
+    """:func:`fit` on a split's members and held-out records in one process (so that its
+    attack is the same whatever ``jobs``: the folds and relabelled runs are what run in
+    parallel), each family given ``time_limit / share`` seconds; picklable."""
+    from dataclasses import replace
+    from functools import partial
+
+    if options.time_limit is not None:
+        options = replace(options, time_limit=options.time_limit / share)
+    return partial(_fit_split, tuple(families), columns, zs, options, seed, check)
+
+
+def _fit_split(families, columns, zs, options, seed, check, zm, zh) -> Fit:
+    return fit(families, columns, zm, zh, zs, options, seed, check=check)
+
+
+def _caller(columns, zs):
+    from functools import partial
+
+    return partial(distances, columns=columns, zs=zs)
+
+
+def fit(
+    families: Sequence[str], columns, zm, zh, zs, options, seed: int, jobs: int = 1, check: bool = True
+) -> Fit:
+    """The in-sample search on z-scores already standardised: the best verified attack
+    over ``families`` and the fixed Euclidean distance, and the largest ceiling
+    (``check``: the MILP re-proves a region search's proof)."""
+    euclid = get_learned_family("wm")
+    distance = euclid.distance(euclid.neutral(len(columns)), columns)
+    best = _attack("euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs))
+    ceiling = 0.0
+    for name in families:
+        family = get_learned_family(name)
+        start = max(_search(family, columns, zm, zh, zs, seed), best, key=lambda a: a.units)
+        figure = _solve_family(family, columns, zm, zh, zs, start, options, jobs, check)
+        if figure.status == Status.INTERRUPTED:
+            return Fit(best, 1.0, Status.INTERRUPTED)
+        best = max(best, figure.lower, key=lambda a: a.units)
+        ceiling = max(ceiling, figure.ceiling)
+    ceiling = max(ceiling, best.advantage) if families else 1.0
+    return Fit(best, ceiling, Status.PROVEN if best.advantage >= ceiling else Status.INTERVAL)
+
+
+def distances(attack: Attack, records: np.ndarray, *, columns, zs: np.ndarray) -> np.ndarray:
+    """Each record's distance to its nearest synthetic record under ``attack``'s distance
+    (the fixed attack's: wm's neutral parameter); ``attack`` calls it a member within its
+    threshold."""
+    name = "wm" if attack.family == "euclidean" else attack.family
+    family = get_learned_family(name)
+    theta = (
+        family.neutral(len(columns))
+        if attack.family == "euclidean"
+        else family.theta_from_params(attack.params, columns)
+    )
+    return nearest(family.distance(theta, columns), records, zs)
 
 
 CHANCE_DRAWS = 200

@@ -188,17 +188,17 @@ def test_a_membership_milp_that_failed_bounds_nothing(monkeypatch, termination):
     frames = release(1)  # 7 attributes: the MILP alone bounds wm; the search finds 0.833 (100 units)
     if termination.failed:  # "0.383 is the optimum", as the false proof said
         monkeypatch.setattr(mip, "solve_model", _claiming(termination, 120.0 - 46))
-        figure = membership_risk(*frames, families=["wm"], time_limit=10).families["wm"]
+        figure = membership_risk(*frames, folds=0, anchors=False, families=["wm"], time_limit=10).families["wm"]
         assert figure.status == "interval" and figure.source == "none" and figure.ceiling == 1.0
         assert "solver failure" in figure.model["why"]
         return
     monkeypatch.setattr(mip, "solve_model", _claiming(termination, 10.0))  # a limit's bound: 110 units
-    figure = membership_risk(*frames, families=["wm"], time_limit=10).families["wm"]
+    figure = membership_risk(*frames, folds=0, anchors=False, families=["wm"], time_limit=10).families["wm"]
     assert figure.status == termination and figure.source == "milp"
     assert figure.ceiling == pytest.approx(110 / 120)  # an interval's upper end
     monkeypatch.setattr(mip, "solve_model", _claiming(termination, 120.0 - 46))
     with pytest.raises(RecountMismatchError, match="above the ceiling 0.383"):  # below a verified attack
-        membership_risk(*frames, families=["wm"], time_limit=10)
+        membership_risk(*frames, folds=0, anchors=False, families=["wm"], time_limit=10)
 
 
 def test_integral_privacy_solves_no_model():

@@ -59,7 +59,7 @@ def _brute_force(family, members, holdout, synthetic) -> int:
 def test_the_proven_optimum_is_the_brute_force_one(family):
     members, holdout, synthetic = _frames(np.random.default_rng(3), 7, 6, 5)
     synthetic.iloc[:3] = members.iloc[:3].to_numpy() + 0.05  # a release that leaks a little
-    result = membership_risk(members, holdout, synthetic, families=[family])
+    result = membership_risk(members, holdout, synthetic, folds=0, anchors=False, families=[family])
     figure = result.families[family]
     exact = _brute_force(get_learned_family(family), members, holdout, synthetic)
     assert figure.status == "optimal"
@@ -71,7 +71,7 @@ def test_the_proven_optimum_is_the_brute_force_one(family):
 
 def test_a_copying_generator_gives_every_member_away():
     members, holdout, _ = _frames(np.random.default_rng(0), 40, 30, 0, p=3)
-    result = membership_risk(members, holdout, members.copy(), families=["wm", "owa"])
+    result = membership_risk(members, holdout, members.copy(), folds=0, anchors=False, families=["wm", "owa"])
     assert result.status == "proven"
     assert result.worst.advantage == 1.0 and result.fixed.advantage == 1.0
     assert result.dcr_share == 1.0
@@ -79,7 +79,9 @@ def test_a_copying_generator_gives_every_member_away():
 
 def test_an_independent_generator_gives_next_to_nothing():
     members, holdout, synthetic = _frames(np.random.default_rng(1), 300, 300, 300)
-    result = membership_risk(members, holdout, synthetic, families=["wm"], time_limit=3)
+    result = membership_risk(
+        members, holdout, synthetic, folds=0, anchors=False, families=["wm"], time_limit=3
+    )
     # the best of a family chosen on the same split: a small advantage by chance only
     assert result.fixed.advantage < 0.1
     assert result.worst.advantage < 0.15
@@ -92,7 +94,9 @@ def test_learned_worst_case_contains_the_fixed_distance_on_a_copula_release():
         frame, masking_spec("synthetic_copula", seed=1), holdout_share=0.4, seed=1
     )
     assert (len(members), len(holdout), len(synthetic)) == (96, 64, 96)
-    result = membership_risk(members, holdout, synthetic, families=["wm", "owa"], time_limit=1.5)
+    result = membership_risk(
+        members, holdout, synthetic, folds=0, anchors=False, families=["wm", "owa"], time_limit=1.5
+    )
     for figure in result.families.values():
         assert figure.lower.advantage >= result.fixed.advantage
         assert figure.lower.advantage <= figure.ceiling <= 1.0
@@ -108,9 +112,9 @@ def test_a_held_out_share_without_records_is_refused(share):
 def test_bad_inputs_name_what_is_wrong():
     members, holdout, synthetic = _frames(np.random.default_rng(0), 10, 10, 10)
     with pytest.raises(InputError, match="membership families \\['ci'\\]"):
-        membership_risk(members, holdout, synthetic, families=["ci"])
+        membership_risk(members, holdout, synthetic, folds=0, anchors=False, families=["ci"])
     with pytest.raises(InputError, match="\\['zz'\\] not in the file"):
-        membership_risk(members, holdout, synthetic, columns=["x0", "zz"])
+        membership_risk(members, holdout, synthetic, folds=0, anchors=False, columns=["x0", "zz"])
     text = holdout.assign(x1=["a"] * 10)
     with pytest.raises(InputError, match="column 'x1' is not numeric"):
         membership_risk(members, text, synthetic)
@@ -202,12 +206,12 @@ def test_workers_prove_the_same_optimum_as_one_process(monkeypatch):
     members, holdout, synthetic = split_release(
         frame, masking_spec("synthetic_copula", seed=2), holdout_share=0.4, seed=2
     )
-    one = membership_risk(members, holdout, synthetic, families=["wm"])
-    three = membership_risk(members, holdout, synthetic, families=["wm"], jobs=3)
+    one = membership_risk(members, holdout, synthetic, folds=0, anchors=False, families=["wm"])
+    three = membership_risk(members, holdout, synthetic, folds=0, anchors=False, families=["wm"], jobs=3)
     assert one.status == three.status == "proven"
     assert one.worst.units == three.worst.units
     with pytest.raises(InputError, match="jobs=0"):
-        membership_risk(members, holdout, synthetic, jobs=0)
+        membership_risk(members, holdout, synthetic, folds=0, anchors=False, jobs=0)
 
 
 def test_the_searches_for_a_lower_end_only_ever_raise_it():

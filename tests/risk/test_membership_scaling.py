@@ -89,7 +89,7 @@ def test_the_reported_parameter_reaches_0_817_on_the_reproduction():
 def test_the_reproduction_gives_no_proof_below_a_recounted_attack(seed):
     pytest.importorskip("pyscipopt")
     frames = release(seed)
-    result = membership_risk(*frames, families=["wm"], time_limit=20)
+    result = membership_risk(*frames, folds=0, anchors=False, families=["wm"], time_limit=20)
     figure = result.families["wm"]
     floor = _best_random_recount("wm", frames, 2000, seed)
     if seed == 1:
@@ -144,7 +144,9 @@ def test_badly_scaled_releases_of_two_attributes_meet_the_brute_force(seed, sd, 
     members = members + shift
     holdout = holdout + shift
     frames = [pd.DataFrame(a, columns=["x0", "x1"]) for a in (members, holdout, synthetic)]
-    figure = membership_risk(*frames, families=[family], time_limit=10).families[family]
+    figure = membership_risk(*frames, folds=0, anchors=False, families=[family], time_limit=10).families[
+        family
+    ]
     exact = _brute_force(get_learned_family(family), *frames)
     assert figure.lower.units <= exact <= round(figure.ceiling * 63)
     if figure.status == "optimal":
@@ -158,7 +160,7 @@ def test_badly_scaled_releases_of_seven_attributes_give_no_proof_below_a_recount
     recount of 500 random parameters."""
     members, holdout, synthetic = release(seed, sd)
     frames = [members + shift, holdout + shift, synthetic]
-    figure = membership_risk(*frames, families=["wm"], time_limit=10).families["wm"]
+    figure = membership_risk(*frames, folds=0, anchors=False, families=["wm"], time_limit=10).families["wm"]
     floor = _best_random_recount("wm", frames, 500, seed)
     assert round(figure.ceiling * 120) >= floor
     if figure.status == "optimal":

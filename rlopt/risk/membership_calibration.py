@@ -1,0 +1,303 @@
+"""The membership worst case, calibrated (docs/method.md §9): figures that read 0 for a
+release that favours no one and 1 for a copy of the training file.
+
+The in-sample worst case (:func:`rlopt.risk.membership.membership_risk`) chooses the
+distance and the threshold on the records it counts them on, so it is inflated by the
+choice itself: an ideal generator reads about 0.2 on 300 records. Three figures correct it:
+
+- :func:`cross_fitted`, the headline: members and held-out records each split into
+  ``K`` folds (seeded); each fold's records are called by the attack (family, parameter,
+  threshold) learned on the other folds by the same search, and the pooled out-of-fold
+  calls give TPR, FPR and the advantage with a 95 % interval (Clopper-Pearson, 97.5 % on
+  TPR and on FPR), the AUC of the calls' margins and TPR at a low FPR (:class:`OutOfSample`);
+- :func:`permutation_null`: the in-sample search re-run on ``B`` relabelled splits (the
+  member labels permuted, the counts kept), its mean, 95 % quantile and the observed
+  figure's p-value (:class:`PermutationNull`);
+- :class:`Anchor`: the same figures for a release that is a reserve of real records
+  (the ideal generator) or a copy of the training file, on the same split (measured by
+  :func:`rlopt.risk.membership.membership_risk`).
+
+It computes statistics of splits; the search it calls is passed in (``learn``), so
+that it imports nothing of :mod:`rlopt.risk.membership`.
+
+The out-of-fold calls never read a fold's labels: the fold's records enter only the
+pooled standardisation, which reads values, not labels.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rlopt.exceptions import InputError
+from rlopt.status import Status
+
+__all__ = [
+    "FPR_LEVELS",
+    "Anchor",
+    "Fit",
+    "OutOfSample",
+    "PermutationNull",
+    "check_folds",
+    "check_permutations",
+    "clopper_pearson",
+    "cross_fitted",
+    "permutation_null",
+]
+
+FPR_LEVELS = (0.1, 0.01)
+"""The false-positive rates at which the out-of-fold TPR is reported (Carlini et al.)."""
+
+MIN_PERMUTATIONS = 19
+"""Fewer relabelled runs cannot give a p-value of 0.05 ((1 + 0) / (19 + 1))."""
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The in-sample search on one split: ``attack`` the best verified attack over the
+    families (and the fixed Euclidean one), ``ceiling`` the largest proven ceiling over
+    them (an advantage; 1 where a family is unbounded), ``status`` proven or not."""
+
+    attack: object  # rlopt.risk.membership.Attack
+    ceiling: float
+    status: Status
+
+    @property
+    def interrupted(self) -> bool:
+        return self.status == Status.INTERRUPTED
+
+
+@dataclass(frozen=True)
+class OutOfSample:
+    """The pooled out-of-fold calls of :func:`cross_fitted`."""
+
+    folds: int
+    tp: int
+    fp: int
+    n_members: int
+    n_holdout: int
+    tpr: float
+    fpr: float
+    advantage: float
+    interval: tuple[float, float]  # 95 %: Clopper-Pearson 97.5 % on TPR and on FPR
+    auc: float
+    tpr_at_fpr: dict[str, float | None]  # None: too few held-out records for that FPR
+    attacks: tuple  # each fold's attack, learned on the other folds
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"interval": list(self.interval)}
+
+
+@dataclass(frozen=True)
+class PermutationNull:
+    """The in-sample search on ``runs`` relabelled splits. A run stopped by its limit
+    enters the mean by its lower end and the p-value by its ceiling, so that the excess
+    never understates a leak and the p-value never overstates one."""
+
+    runs: int
+    lower: tuple[float, ...]
+    ceiling: tuple[float, ...]
+    observed: float
+    seconds: float
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.lower))
+
+    @property
+    def q95(self) -> float:
+        return float(np.quantile(self.ceiling, 0.95))
+
+    @property
+    def p_value(self) -> float:
+        """``(1 + #{runs whose ceiling reaches the observed figure}) / (1 + runs)``."""
+        return (1 + sum(c >= self.observed for c in self.ceiling)) / (1 + self.runs)
+
+    @property
+    def excess(self) -> float:
+        """``(observed - mean) / (1 - mean)``: 0 at the null's mean, 1 at a copy."""
+        return (self.observed - self.mean) / (1 - self.mean) if self.mean < 1 else 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {
+            "mean": self.mean,
+            "q95": self.q95,
+            "p_value": self.p_value,
+            "excess": self.excess,
+        }
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """What a release of ``kind`` (``ideal``: real records of the same population, none
+    of them a member; ``copy``: the training file) gives on the same split."""
+
+    kind: str
+    n_synthetic: int
+    in_sample: float
+    ceiling: float
+    out_of_sample: OutOfSample | None
+
+    def to_dict(self) -> dict:
+        figures = asdict(self)
+        figures["out_of_sample"] = None if self.out_of_sample is None else self.out_of_sample.to_dict()
+        return figures
+
+
+def clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided interval of a binomial share ``k / n``."""
+    from scipy.stats import beta
+
+    alpha = 1 - confidence
+    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
+
+
+def _folds(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Each of ``n`` records' fold, ``k`` folds of sizes differing by at most one."""
+    fold = np.arange(n) % k
+    return fold[rng.permutation(n)]
+
+
+def check_folds(folds: int, n_members: int, n_holdout: int) -> None:
+    """One clear error for a fold count the split cannot carry."""
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise InputError(f"folds={folds!r}; expected a whole number of folds, at least 2 (0 to skip)")
+    smallest = min(n_members, n_holdout)
+    if folds > smallest:
+        which = "members" if n_members <= n_holdout else "held-out records"
+        raise InputError(
+            f"folds={folds}: larger than the smallest class ({smallest} {which}); expected at most "
+            f"{smallest}, so that every fold holds records of both"
+        )
+    if smallest - math.ceil(smallest / folds) < 2:
+        raise InputError(
+            f"folds={folds}: the other folds keep fewer than 2 {'members' if n_members == smallest else 'held-out records'}"
+            " to learn from; choose fewer folds"
+        )
+
+
+def cross_fitted(
+    learn: Callable[[np.ndarray, np.ndarray], Fit],
+    call: Callable[[object, np.ndarray], np.ndarray],
+    zm: np.ndarray,
+    zh: np.ndarray,
+    *,
+    folds: int,
+    seed: int,
+    jobs: int = 1,
+) -> OutOfSample | None:
+    """The out-of-fold advantage: each fold's records called by the attack that
+    ``learn(members, held_out)`` finds on the other folds; ``call(attack, records)`` gives
+    the records' distances to their nearest synthetic records under the attack's
+    distance (a record is called a member within the attack's threshold). The AUC and
+    the TPR at a low FPR rank the pooled out-of-fold distances. Any verified attack is a
+    fair out-of-sample attack, proven or not. The folds' fits run on ``jobs`` worker
+    processes (``learn`` picklable), each the same whatever ``jobs``. ``None`` when
+    Ctrl-C stopped a fit."""
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    check_folds(folds, len(zm), len(zh))
+    t0 = time.perf_counter()
+    rng = np.random.default_rng([seed, 51])
+    fold_m, fold_h = _folds(len(zm), folds, rng), _folds(len(zh), folds, rng)
+    d_m, d_h, called_m, called_h, attacks = (
+        np.empty(len(zm)),
+        np.empty(len(zh)),
+        np.zeros(len(zm), bool),
+        np.zeros(len(zh), bool),
+        [],
+    )
+    fits = _mapped(_fit_task, [(learn, zm[fold_m != k], zh[fold_h != k]) for k in range(folds)], jobs)
+    if fits is None or any(f.interrupted for f in fits):
+        return None
+    for k, learned in enumerate(fits):
+        attacks.append(learned.attack)
+        d_m[fold_m == k] = call(learned.attack, zm[fold_m == k])
+        d_h[fold_h == k] = call(learned.attack, zh[fold_h == k])
+        called_m[fold_m == k] = d_m[fold_m == k] <= learned.attack.threshold
+        called_h[fold_h == k] = d_h[fold_h == k] <= learned.attack.threshold
+    n_m, n_h = len(zm), len(zh)
+    tp, fp = int(called_m.sum()), int(called_h.sum())
+    tpr_low, tpr_high = clopper_pearson(tp, n_m, 0.975)
+    fpr_low, fpr_high = clopper_pearson(fp, n_h, 0.975)
+    labels = np.r_[np.ones(n_m), np.zeros(n_h)]
+    scores = -np.r_[d_m, d_h]  # nearer: more likely a member
+    fpr_curve, tpr_curve, _ = roc_curve(labels, scores)
+    at_fpr: dict[str, float | None] = {}
+    for level in FPR_LEVELS:  # an FPR below one held-out record's share does not exist
+        at_fpr[f"{level:g}"] = float(tpr_curve[fpr_curve <= level].max()) if n_h * level >= 1 else None
+    return OutOfSample(
+        folds, tp, fp, n_m, n_h, tp / n_m, fp / n_h, tp / n_m - fp / n_h,
+        (tpr_low - fpr_high, tpr_high - fpr_low), float(roc_auc_score(labels, scores)), at_fpr,
+        tuple(attacks), time.perf_counter() - t0,
+    )  # fmt: skip
+
+
+def check_permutations(runs: int) -> None:
+    """One clear error for a permutation count too small to give a p-value of 0.05."""
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < MIN_PERMUTATIONS:
+        raise InputError(
+            f"permutations={runs!r}; expected at least {MIN_PERMUTATIONS} relabelled runs (fewer cannot "
+            "give a p-value of 0.05), or 0 for none"
+        )
+
+
+def _fit_task(task) -> Fit:
+    learn, members, holdout = task
+    return learn(members, holdout)
+
+
+def _mapped(work: Callable, tasks: list, jobs: int) -> list | None:
+    """``work`` on each task, in this process (``jobs`` 1) or on ``jobs`` workers, in the
+    tasks' order; ``None`` when Ctrl-C stopped it."""
+    try:
+        if jobs == 1:
+            return [work(t) for t in tasks]
+        from rlopt.processes import local_pool, stop_pool
+
+        pool = local_pool(min(jobs, len(tasks)))
+        try:
+            return list(pool.map(work, tasks))
+        finally:
+            stop_pool(pool)
+    except KeyboardInterrupt:
+        return None
+
+
+def _null_run(task) -> tuple[float, float, bool]:
+    """One relabelled split's in-sample search (a worker's task)."""
+    learn, pooled, n_m, seed, run = task
+    order = np.random.default_rng([seed, 52, run]).permutation(len(pooled))
+    found = learn(pooled[order[:n_m]], pooled[order[n_m:]])
+    return found.attack.advantage, found.ceiling, found.interrupted
+
+
+def permutation_null(
+    learn: Callable[[np.ndarray, np.ndarray], Fit],
+    zm: np.ndarray,
+    zh: np.ndarray,
+    *,
+    runs: int,
+    observed: float,
+    seed: int,
+    jobs: int = 1,
+) -> PermutationNull | None:
+    """``learn`` (picklable: it runs in worker processes when ``jobs > 1``) on ``runs``
+    relabelled splits of the records (run ``r`` permuted by the seed ``[seed, 52, r]``,
+    the same whatever ``jobs``); ``None`` when Ctrl-C stopped it."""
+    check_permutations(runs)
+    t0 = time.perf_counter()
+    pooled = np.vstack([zm, zh])
+    results = _mapped(_null_run, [(learn, pooled, len(zm), seed, r) for r in range(runs)], jobs)
+    if results is None or any(stopped for *_, stopped in results):
+        return None
+    return PermutationNull(
+        runs, tuple(r[0] for r in results), tuple(r[1] for r in results), observed, time.perf_counter() - t0
+    )
