@@ -30,6 +30,7 @@ class Status(StrEnum):
     # the headline of a risk assessment
     PROVEN = "proven"
     INTERVAL = "interval"
+    ESTIMATE = "estimate"  # an out-of-sample figure with its 95 % interval (a membership cell of a map)
     NONE = "none"  # neither a family nor an attack was assessed
 
     @property

@@ -249,8 +249,15 @@ async def cell(request: Request, values) -> Response:
     if not rows:
         raise InputError(f"no cell {key!r} in this map")
     row = rows[0]
+    if row.get("risk_kind") == "membership":
+        raise InputError(
+            f"{row['label']} is fully synthetic: its records are nobody's, so no linkage report applies; "
+            "its membership advantage is on the map (rlopt membership measures it on its own)"
+        )
+    # a method without parameters: results.csv's empty cell reads back as NaN
+    parameters = row["parameters"] if isinstance(row["parameters"], str) else ""
     made = await run_in_threadpool(
-        mask_cell, workspace, spec.original, row["method"], row["parameters"], int(row["seed"]), row["label"]
+        mask_cell, workspace, spec.original, row["method"], parameters, int(row["seed"]), row["label"]
     )
     asked = {"families": list(spec.families), "time_limit": f"{spec.time_limit:g}"}
     return pair_page(request, made.original, made.masked, {}, made.commands, asked=asked)

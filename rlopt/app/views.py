@@ -103,7 +103,7 @@ def grid_view(folder: Path, spec) -> dict:
 
     path = folder / "results.csv"
     if not isinstance(spec, CompareSpec) or not path.exists():
-        return {"rows": [], "loss": getattr(spec, "loss", "il1s"), "points": [], "most": 0.0}
+        return {"rows": [], "loss": getattr(spec, "loss", "il1s"), "points": [], "most": 0.0, "axis": ""}
     frame = pd.read_csv(path)
     loss = spec.loss
     done = frame.dropna(subset=["risk", "risk_upper", loss]) if len(frame) else frame
@@ -114,11 +114,19 @@ def grid_view(folder: Path, spec) -> dict:
         for i, row in zip(frame.index, frame.to_dict(orient="records"), strict=True)
     ]
     finite = [r[loss] for r in rows if isinstance(r.get(loss), float | int) and r[loss] == r[loss]]
-    return {"rows": rows, "loss": loss, "points": map_points(rows, loss), "most": max(finite, default=0.0)}
+    kinds = {r.get("risk_kind") == "membership" for r in rows}
+    axis = {
+        frozenset({True}): "membership advantage out of sample",
+        frozenset({True, False}): "worst-case re-identification, or membership advantage (fully synthetic)",
+    }.get(frozenset(kinds), "worst-case re-identification")
+    return {
+        "rows": rows, "loss": loss, "points": map_points(rows, loss), "most": max(finite, default=0.0), "axis": axis,
+    }  # fmt: skip
 
 
 def map_points(rows: list[dict], loss: str, width: int = 480, height: int = 240) -> list[dict]:
-    """SVG coordinates of each cell: x its loss, a bar from its risk's lower to upper end."""
+    """SVG coordinates of each cell: x its loss, a point at its risk and a bar from its
+    risk's lower to upper end (a membership cell: its out-of-sample 95 % interval)."""
     import math
 
     placed = [
@@ -141,7 +149,9 @@ def map_points(rows: list[dict], loss: str, width: int = 480, height: int = 240)
     return [
         {
             "x": x(r[loss]),
-            "low": y(r["risk"]),
+            "at": y(r["risk"]),
+            # a membership cell's bar: its out-of-sample interval around the estimate
+            "low": y(r["risk_low"] if r.get("risk_kind") == "membership" else r["risk"]),
             "high": y(r["risk_upper"]),
             "label": r["label"],
             "pareto": r["pareto"],

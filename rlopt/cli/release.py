@@ -38,6 +38,7 @@ from rlopt.cli._options import (
 )
 from rlopt.exceptions import Interrupted
 from rlopt.masking.grammar import parse_bounds, parse_names
+from rlopt.report.answers import membership_cell
 from rlopt.status import Status
 
 app = commands()
@@ -143,12 +144,15 @@ def _print_map(result, loss: str, out_dir: Path) -> None:
     marked), the notes, the kinds and where the map and its table are."""
     print_grid_summary(result.run, out_dir)
     for row, on_front in zip(result.frame.to_dict(orient="records"), result.front):
-        interval = "" if row["risk_status"] == Status.PROVEN else f"..{100 * row['risk_upper']:.2f}"
         mark = "  (Pareto front)" if on_front else ""
         decision = f", {row['decision']} the threshold" if row.get("decision") else ""
+        if row.get("risk_kind") == "membership":
+            figure = membership_cell(row)
+        else:
+            interval = "" if row["risk_status"] == Status.PROVEN else f"..{100 * row['risk_upper']:.2f}"
+            figure = f"{100 * row['risk']:.2f}{interval}%"
         typer.echo(
-            f"  {row['label']}: {100 * row['risk']:.2f}{interval}% by {row['risk_source']}, "
-            f"{loss} {_figure(row[loss])}{mark}{decision}"
+            f"  {row['label']}: {figure} by {row['risk_source']}, {loss} {_figure(row[loss])}{mark}{decision}"
         )
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)

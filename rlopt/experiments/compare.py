@@ -39,6 +39,7 @@ from rlopt.milp import SolverOptions
 from rlopt.risk.measures import distribution_loss, information_loss
 from rlopt.risk.pair import measure
 from rlopt.risk.permutation import permutation_analysis
+from rlopt.status import Status
 from rlopt.validation import JOBS, MARGIN, SEED, TIME_LIMIT, Interval, Options, validate_params
 
 __all__ = [
@@ -223,13 +224,19 @@ SYNTHETIC_HOLDOUT = 0.3
 """The share of the records a fully synthetic cell keeps out of its generator's training:
 the membership attack's non-members."""
 
+SYNTHETIC_FOLDS = 5
+"""The folds of a fully synthetic cell's out-of-sample advantage (its map figure)."""
+
 
 def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
-    """A fully synthetic cell's row: its records are nobody's, so its risk is the worst
-    case of the membership attack (:mod:`rlopt.risk.membership`, ``risk_kind``
-    ``membership``, an advantage ``TPR - FPR`` in [0, 1]): the original's records split
-    with :data:`SYNTHETIC_HOLDOUT` held out (the cell's seed), the generator given the rest,
-    the families among wm, wm_m and owa (wm when none is). Its utility is the information
+    """A fully synthetic cell's row: its records are nobody's, so its risk is the
+    membership attack's advantage ``TPR - FPR`` (:mod:`rlopt.risk.membership`, ``risk_kind``
+    ``membership``): the original's records split with :data:`SYNTHETIC_HOLDOUT` held out
+    (the cell's seed), the generator given the rest, the families among wm, wm_m and owa
+    (wm when none is). ``risk`` is the calibrated figure, out of sample over
+    :data:`SYNTHETIC_FOLDS` folds (``risk_low``, ``risk_upper``: its 95 % interval;
+    ``risk_status`` ``estimate``); the in-sample worst case, proven or bracketed, is beside
+    it (``membership_in_sample``, ``_upper``, ``_status``). Its utility is the information
     loss that needs no record alignment (:func:`rlopt.risk.measures.distribution_loss`)
     of the synthetic file against its training records."""
     from rlopt.milp.membership import membership_families
@@ -247,17 +254,25 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
     families = [f for f in cell.families if f in membership_families()] or ["wm"]
     result = membership_risk(
         members, holdout, synthetic, families=families, time_limit=cell.time_limit,
-        threads=cell.threads, seed=cell.seed,
+        threads=cell.threads, seed=cell.seed, folds=SYNTHETIC_FOLDS, anchors=False,
     )  # fmt: skip
+    crossed = result.out_of_sample
     row: dict = {"n_records": len(original), "n_attributes": len(columns)}
     for family, figure in result.families.items():
         row[f"{family}_rate"] = figure.lower.advantage
         row[f"{family}_bound_rate"] = figure.ceiling
         row[f"{family}_status"] = str(figure.status)
+    if crossed is None:
+        raise InputError(f"{cell.label}: the out-of-sample advantage did not finish")
     row |= {
-        "risk": result.worst.advantage,
-        "risk_upper": result.upper,
-        "risk_status": str(result.status),
+        "risk": crossed.advantage,
+        "risk_low": crossed.interval[0],
+        "risk_upper": crossed.interval[1],
+        "risk_status": str(Status.ESTIMATE),
+        "membership_in_sample": result.worst.advantage,
+        "membership_in_sample_upper": result.upper,
+        "membership_in_sample_status": str(result.status),
+        "membership_auc": crossed.auc,
         "risk_source": result.worst.family,
         "risk_kind": "membership",
         "fixed_dcr": result.fixed.advantage,
@@ -266,8 +281,8 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
     row |= distribution_loss(members, synthetic)
     row |= _model_columns(synthetic, list(synthetic.columns), [])
     notes.append(
-        f"fully synthetic: membership advantage of {', '.join(families)} with "
-        f"{len(holdout)} of {len(original)} records held out"
+        f"fully synthetic: membership advantage of {', '.join(families)} out of sample "
+        f"({SYNTHETIC_FOLDS} folds), {len(holdout)} of {len(original)} records held out"
     )
     return row | {"notes": " | ".join(notes)}
 
@@ -328,17 +343,18 @@ def pareto_front(frame: pd.DataFrame, loss: str) -> np.ndarray:
     dominates when its risk's upper end is at most this cell's lower end and its
     ``loss`` at most this one's, one of the two strictly. A cell with an interval is
     dropped only when dominated for every value in its interval, never on its lower end
-    alone; a cell without the loss (NaN) is never dropped."""
+    alone. A cell without the loss (NaN: a fully synthetic file has no il1s) is not on
+    the map, so not on its front, and dominates nothing."""
     low, high = frame["risk"].to_numpy(float), frame["risk_upper"].to_numpy(float)
     cost = frame[loss].to_numpy(float)
     kind = frame["risk_kind"].to_numpy(str) if "risk_kind" in frame else np.full(len(frame), "")
-    keep = np.ones(len(frame), dtype=bool)
+    keep = ~np.isnan(cost)
     for i in range(len(frame)):
         # a membership advantage and a re-identification share are not one scale
         better = (
             (kind == kind[i]) & (high <= low[i]) & (cost <= cost[i]) & ((high < low[i]) | (cost < cost[i]))
         )
-        keep[i] = not better.any()
+        keep[i] = keep[i] and not better.any()
     return keep
 
 
@@ -361,7 +377,9 @@ def compare_columns(families: Sequence[str]) -> list[str]:
     per_family = [f"{f}_{part}" for f in families for part in ("rate", "bound_rate", "status")]
     return [
         "method", "parameters", "label", "seed", "n_records", "n_attributes", "epsilon",
-        "risk", "risk_upper", "risk_status", "risk_source", "risk_kind", "fixed_dcr", "dcr_share",
+        "risk", "risk_low", "risk_upper", "risk_status", "risk_source", "risk_kind",
+        "membership_in_sample", "membership_in_sample_upper", "membership_in_sample_status", "membership_auc",
+        "fixed_dcr", "dcr_share",
         *(f"{b}_rate" for b in BASELINES), "attack_rate",
         *per_family, *LOSSES, "mean_displacement", "residual_noise",
         "k_anonymity", "l_diversity", "t_closeness", "dp_ratio_epsilon",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rlopt.status import Status
 
-__all__ = ["answer", "certified", "integral_answer", "map_answer", "proven"]
+__all__ = ["answer", "certified", "integral_answer", "map_answer", "membership_cell", "proven"]
 
 
 def answer(figures: dict) -> str:
@@ -129,22 +129,42 @@ def _ranked(cells: list[dict], noun: str) -> str:
     proven = sum(r["risk_status"] == Status.PROVEN for r in cells)
     low = min(cells, key=lambda r: (r["risk_upper"], r["risk"]))
     high = max(cells, key=lambda r: (r["risk_upper"], r["risk"]))
+    estimates = all(r["risk_status"] == Status.ESTIMATE for r in cells)  # fully synthetic, calibrated
+    figure = "membership advantage" if estimates else "worst case"
     if len(cells) == 1:
-        return f"Worst case of {low['label']}: {_cell(low)}."
+        return f"{figure.capitalize()} of {low['label']}: {_cell(low)}."
+    tail = "each out of sample, with its 95 % interval" if estimates else f"{proven} of {len(cells)} proven"
     return (
-        f"Of {len(cells)} {noun} files, the lowest worst case is {low['label']}'s: {_cell(low)}; "
-        f"the highest is {high['label']}'s: {_cell(high)}. {proven} of {len(cells)} proven."
+        f"Of {len(cells)} {noun} files, the lowest {figure} is {low['label']}'s: {_cell(low)}; "
+        f"the highest is {high['label']}'s: {_cell(high)}. {tail.capitalize()}."
     )
 
 
 def _cell(row: dict) -> str:
     if row.get("risk_kind") == "membership":  # a fully synthetic file: no record to re-identify
-        if row["risk_status"] == Status.PROVEN:
-            return f"membership advantage {row['risk']:.3f} (proven)"
-        return f"membership advantage between {row['risk']:.3f} and {row['risk_upper']:.3f} (not proven)"
+        return membership_cell(row)
     if row["risk_status"] == Status.PROVEN:
         return f"{100 * row['risk']:.2f} % re-identified (proven)"
     return f"between {100 * row['risk']:.2f} % and {100 * row['risk_upper']:.2f} % re-identified (not proven)"
+
+
+def membership_cell(row: dict) -> str:
+    """A fully synthetic cell's figure: the out-of-sample advantage with its interval,
+    the in-sample worst case beside it."""
+    if row["risk_status"] != Status.ESTIMATE:  # a row of an older map: the in-sample figure alone
+        if row["risk_status"] == Status.PROVEN:
+            return f"membership advantage {row['risk']:.3f} (proven)"
+        return f"membership advantage between {row['risk']:.3f} and {row['risk_upper']:.3f} (not proven)"
+    inside = row.get("membership_in_sample")
+    beside = ""
+    if inside is not None and inside == inside:
+        proven = row.get("membership_in_sample_status") == Status.PROVEN
+        upper = row.get("membership_in_sample_upper")
+        beside = f"; in sample {inside:.3f}" + (" (proven)" if proven else f" to {upper:.3f} (not proven)")
+    return (
+        f"membership advantage {row['risk']:.3f} out of sample (95 % interval {row['risk_low']:.3f} "
+        f"to {row['risk_upper']:.3f}{beside})"
+    )
 
 
 def integral_answer(figures: dict) -> str:

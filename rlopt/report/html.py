@@ -341,8 +341,10 @@ def render_results_report(results_dir: str | Path, path: str | Path | None = Non
 COMPARE_SHOWN = [
     "label",
     "risk",
+    "risk_low",  # a membership cell's out-of-sample interval
     "risk_upper",
     "risk_status",
+    "membership_in_sample",
     "risk_source",
     "decision",  # with --threshold
     "risk_kind",
@@ -360,7 +362,9 @@ def render_compare_report(
     rows = frame.to_dict(orient="records")
     shown = [c for c in COMPARE_SHOWN if c in frame.columns]
     candidates = (loss, "il1s", "sse", "pmse", "correlation_change", "categorical_changed", "categorical_tv")
-    losses = [c for c in dict.fromkeys(candidates) if c in frame.columns and frame[c].notna().any()]
+    losses = [
+        c for c in dict.fromkeys(candidates) if c in frame.columns and (c == loss or frame[c].notna().any())
+    ]  # the map's own loss always, empty or not: the front is sorted by it
     models = [c for c in frame.columns if c in ("l_diversity", "t_closeness", "dp_ratio_epsilon", "epsilon")]
     table = frame[shown + losses + models]
     keep = np.asarray(front, dtype=bool)

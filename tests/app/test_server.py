@@ -425,3 +425,41 @@ def test_the_threshold_field_adds_it_to_the_command_and_the_code_and_a_bad_one_i
     assert "--threshold 10%" in page and "threshold=&#39;10%&#39;" in page
     refused = client.post("/runs", data={**asked, "threshold": "150%"}).text
     assert "threshold &#39;150%&#39; is outside (0, 100 %]" in refused and 'value="150%"' in refused
+
+
+def test_a_fully_synthetic_cell_of_a_map_is_drawn_as_an_advantage_and_offers_no_linkage_report(
+    client, tmp_path
+):
+    import pandas as pd
+
+    from rlopt.app.runs import CompareSpec
+    from rlopt.app.views import grid_view
+
+    client.get(f"/?token={TOKEN}")
+    workspace = client.app.state.workspace
+    original, _ = noisy_file(3, 30, 2)
+    loaded = workspace.store("mine.csv", original.to_csv(index=False).encode()).id
+    spec = CompareSpec(loaded, "synthetic_copula", loss="pmse")
+    run_id = client.app.state.runner.submit(spec)  # queued, never started: the rows are ours
+    folder = workspace.run(run_id)
+    cells = pd.DataFrame(
+        {
+            "method": ["synthetic_copula", "pram"], "parameters": [float("nan"), float("nan")],
+            "label": ["synthetic_copula", "pram"], "seed": [0, 0], "key": ["a", "b"],
+            "risk": [0.30, 0.10], "risk_low": [0.10, float("nan")], "risk_upper": [0.48, 0.20],
+            "risk_status": ["estimate", "time_limit"], "risk_source": ["wm", "wm"],
+            "risk_kind": ["membership", "re-identification"], "pmse": [0.01, 0.02],
+        }
+    )  # fmt: skip
+    cells.to_csv(folder / "results.csv", index=False)
+    grid = grid_view(folder, spec)
+    assert grid["axis"] == "worst-case re-identification, or membership advantage (fully synthetic)"
+    point = grid["points"][0]  # the bar: the out-of-sample interval around the estimate
+    assert point["low"] > point["at"] > point["high"]
+    grid_html = client.app.state.templates.get_template("_grid.html")
+    page = html.unescape(grid_html.render(run_id=run_id, csrf="x", **grid))
+    assert "membership advantage 0.300 out of sample (0.100 to 0.480)" in page
+    assert "fully synthetic: no linkage report" in page and page.count(">open for a risk report</button>") == 1
+    assert "2 cells finished" in page
+    said = _post(client, f"/runs/{run_id}/cell", data={"csrf": _csrf(client), "cell": "a"})
+    assert said.status_code == 400 and "synthetic_copula is fully synthetic" in said.said

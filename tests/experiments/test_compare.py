@@ -163,9 +163,36 @@ def test_a_fully_synthetic_cell_is_on_the_map_with_its_membership_worst_case(tmp
     rows = result.frame.set_index("method")
     copula = rows.loc["synthetic_copula"]
     assert copula["risk_kind"] == "membership" and rows.loc["mdav", "risk_kind"] == "re-identification"
-    assert copula["fixed_dcr"] <= copula["risk"] <= copula["risk_upper"] <= 1
+    # the map's figure is the calibrated one: out of sample, with its 95 % interval; the
+    # in-sample worst case (chosen on the records it counts) beside it
+    assert copula["risk_status"] == "estimate"
+    assert copula["risk_low"] <= copula["risk"] <= copula["risk_upper"] <= 1
+    assert copula["fixed_dcr"] <= copula["membership_in_sample"] <= copula["membership_in_sample_upper"] <= 1
     assert pd.isna(copula["il1s"]) and copula["pmse"] >= 0  # no record alignment: no il1s
-    assert "membership advantage" in (tmp_path / "out" / "compare.html").read_text()
-    # on a record-aligned loss the synthetic cell is named, not placed (the cells resume)
+    assert "out of sample" in (tmp_path / "out" / "compare.html").read_text()
+    # on a record-aligned loss the synthetic cell is named, not placed, nor on the front
     again = run_compare(tmp_path / "o.csv", methods, tmp_path / "out", time_limit=2, progress=False)
     assert any("not on the map: synthetic_copula" in note for note in again.notes)
+    assert not again.front[again.frame["method"].eq("synthetic_copula").to_numpy()].any()
+
+
+def test_a_map_of_fully_synthetic_cells_only_renders(tmp_path, capsys):
+    load_census().iloc[:90, :3].to_csv(tmp_path / "o.csv", index=False)
+    args = [
+        "compare",
+        tmp_path / "o.csv",
+        "--methods",
+        "synthetic_copula:n_records=60",
+        "--out-dir",
+        tmp_path / "out",
+    ]
+    assert run_main([*args, "--time-limit", "2", "--no-progress"]) == 0  # was a KeyError on the default il1s
+    out = capsys.readouterr().out
+    assert "synthetic_copula n_records=60: membership advantage" in out and "out of sample" in out
+    assert "(Pareto front)" not in out  # not on an il1s map: not on its front
+    assert (tmp_path / "out" / "compare.html").exists()
+
+
+def test_a_cell_without_the_loss_is_not_on_the_front():
+    frame = pd.DataFrame({"risk": [0.1, 0.0], "risk_upper": [0.1, 0.0], "il1s": [0.5, float("nan")]})
+    assert pareto_front(frame, "il1s").tolist() == [True, False]
