@@ -2,6 +2,7 @@
 Euclidean DCR attack other tools report, per generator, on two bundled files.
 
     python -m benchmarks.bench_membership --seconds 20
+    python -m benchmarks.bench_membership --files census --records 2000 --generators fresh,copy,copula --seconds 20
     python -m benchmarks.bench_membership --files census --generators copy --seconds 5
 
 Each cell draws ``--records`` records of the bundled file (seed 0) on ``--columns``
@@ -10,8 +11,12 @@ and runs :func:`rlopt.risk.membership.membership_risk` with wm and owa, ``--seco
 per family. Generators: the Gaussian copula, the DP histogram at epsilon 1 and 10 (4
 bins per attribute, the published domain the file's range), a "generator" that copies
 its training file (the known answer 1), and "fresh": records of the same file outside
-the sample, the ideal generator (what an attack chosen on the split finds by chance). Prints the table and appends one row per
-cell to ``benchmarks/results/bench_membership.csv``.
+the sample, the ideal generator (what an attack chosen on the split finds by chance).
+Each cell gives the in-sample worst case, the out-of-sample advantage (``--folds``) with
+its 95 % interval, and the permutation null (``--permutations`` relabelled runs, on
+``--jobs`` workers): its mean, 95 % quantile, the p-value, the excess and the excess
+that relabelling alone gives. Prints the table and appends one row per cell to
+``benchmarks/results/bench_membership.csv``.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--families", default="wm,owa")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--permutations", type=int, default=19)
+    parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
 
     from rlopt.data._bundled import BUNDLED_FILES
@@ -90,8 +98,17 @@ def main() -> None:
                 members, holdout, synthetic = split_release(frame, spec, holdout_share=0.3, seed=0)
             t0 = time.perf_counter()
             result = membership_risk(
-                members, holdout, synthetic, families=args.families.split(","), time_limit=args.seconds
-            )
+                members,
+                holdout,
+                synthetic,
+                families=args.families.split(","),
+                time_limit=args.seconds,
+                folds=args.folds,
+                permutations=args.permutations,
+                anchors=False,
+                jobs=args.jobs,
+            )  # fmt: skip (the copy and fresh generators are the anchors)
+            crossed, null = result.out_of_sample, result.null
             figures = {
                 "file": f"{file} {args.records}x{len(columns)}",
                 "time_limit": args.seconds,
@@ -103,6 +120,28 @@ def main() -> None:
                 "worst_upper": round(result.upper, 3),
                 "status": str(result.status),
                 "by": result.worst.family,
+                **(
+                    {}
+                    if crossed is None
+                    else {
+                        "oos": round(crossed.advantage, 3),
+                        "oos_low": round(crossed.interval[0], 3),
+                        "oos_high": round(crossed.interval[1], 3),
+                        "oos_auc": round(crossed.auc, 3),
+                        "oos_tpr_at_fpr_0.1": crossed.tpr_at_fpr["0.1"],
+                    }
+                ),
+                **(
+                    {}
+                    if null is None
+                    else {
+                        "null_mean": round(null.mean, 3),
+                        "null_q95": round(null.q95, 3),
+                        "p_value": round(null.p_value, 3),
+                        "excess": round(null.excess, 3),
+                        "excess_band": f"{null.band[0]:.3f}..{null.band[1]:.3f}",
+                    }
+                ),
                 **{
                     f"{f}_status": str(figure.status) + f" ({figure.source})"
                     for f, figure in result.families.items()

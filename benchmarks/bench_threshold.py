@@ -139,7 +139,9 @@ def _region_ceiling(g: np.ndarray, lo, hi, trace, possible: list[int], seconds: 
     return int(np.floor(-result.mip_dual_bound + 1e-6))
 
 
-def dives(original: Path, masked: Path, target: int, count: int, seed: int, milp_at: int, seconds: float) -> list[dict]:
+def dives(
+    original: Path, masked: Path, target: int, count: int, seed: int, milp_at: int, seconds: float
+) -> list[dict]:
     """Knuth's estimate of the parameter-space branch and bound's node count, per dive."""
     from rlopt.data import load_table, validate_pair
     from rlopt.families import get_learned_family
@@ -201,9 +203,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         original, masked = make(args.file, folder)
-        rows = [] if args.target is None or args.dives else cutoff(original, masked, args.target, args.seconds, folder)
+        rows = (
+            []
+            if args.target is None or args.dives
+            else cutoff(original, masked, args.target, args.seconds, folder)
+        )
         if args.dives:
-            rows += dives(original, masked, args.target, args.dives, args.seed, args.milp_at, args.milp_seconds)
+            rows += dives(
+                original, masked, args.target, args.dives, args.seed, args.milp_at, args.milp_seconds
+            )
         if args.blocks:
             sizes = [int(s) for s in args.blocks.split(",")]
             limits = [float(s) for s in args.block_seconds.split(",")]

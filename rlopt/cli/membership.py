@@ -232,7 +232,8 @@ def membership_lines(result) -> list[str]:
         lines.append(
             f"  chance level ({null.runs} relabelled splits searched alike): mean {null.mean:.3f}, "
             f"95 % quantile {null.q95:.3f}; p-value {null.p_value:.3f}; excess over chance "
-            f"(advantage - mean) / (1 - mean) {null.excess:.3f}"
+            f"(advantage - mean) / (1 - mean) {null.excess:.3f} (relabelling alone: {null.band[0]:.3f} "
+            f"to {null.band[1]:.3f})"
         )
     for kind, anchor in result.anchors.items():
         what = (

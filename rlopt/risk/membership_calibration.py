@@ -123,6 +123,15 @@ class PermutationNull:
         """``(observed - mean) / (1 - mean)``: 0 at the null's mean, 1 at a copy."""
         return (self.observed - self.mean) / (1 - self.mean) if self.mean < 1 else 0.0
 
+    @property
+    def band(self) -> tuple[float, float]:
+        """The 2.5 % and 97.5 % quantiles of the relabelled runs' own excesses (their lower
+        ends): an excess inside it is what relabelling alone gives."""
+        if self.mean >= 1:
+            return 0.0, 0.0
+        runs = (np.asarray(self.lower) - self.mean) / (1 - self.mean)
+        return float(np.quantile(runs, 0.025)), float(np.quantile(runs, 0.975))
+
     def to_dict(self) -> dict:
         return asdict(self) | {
             "mean": self.mean,

@@ -459,7 +459,9 @@ def test_a_fully_synthetic_cell_of_a_map_is_drawn_as_an_advantage_and_offers_no_
     grid_html = client.app.state.templates.get_template("_grid.html")
     page = html.unescape(grid_html.render(run_id=run_id, csrf="x", **grid))
     assert "membership advantage 0.300 out of sample (0.100 to 0.480)" in page
-    assert "fully synthetic: no linkage report" in page and page.count(">open for a risk report</button>") == 1
+    assert (
+        "fully synthetic: no linkage report" in page and page.count(">open for a risk report</button>") == 1
+    )
     assert "2 cells finished" in page
     said = _post(client, f"/runs/{run_id}/cell", data={"csrf": _csrf(client), "cell": "a"})
     assert said.status_code == 400 and "synthetic_copula is fully synthetic" in said.said

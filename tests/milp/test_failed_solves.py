@@ -188,7 +188,9 @@ def test_a_membership_milp_that_failed_bounds_nothing(monkeypatch, termination):
     frames = release(1)  # 7 attributes: the MILP alone bounds wm; the search finds 0.833 (100 units)
     if termination.failed:  # "0.383 is the optimum", as the false proof said
         monkeypatch.setattr(mip, "solve_model", _claiming(termination, 120.0 - 46))
-        figure = membership_risk(*frames, folds=0, anchors=False, families=["wm"], time_limit=10).families["wm"]
+        figure = membership_risk(*frames, folds=0, anchors=False, families=["wm"], time_limit=10).families[
+            "wm"
+        ]
         assert figure.status == "interval" and figure.source == "none" and figure.ceiling == 1.0
         assert "solver failure" in figure.model["why"]
         return
