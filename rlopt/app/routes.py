@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 from rlopt.app.forms import asked_map, asked_risk, command_defaults, map_options, risk_families, risk_options
 from rlopt.app.live import live_view
 from rlopt.app.prepare import BUNDLED, make_original, make_pair, mask_cell, privacy_models
-from rlopt.app.runs import ChoiceSpec, CompareSpec, RunSpec, UpdateSpec, run_state, spec_of
+from rlopt.app.runs import ChoiceSpec, CompareSpec, MembershipSpec, RunSpec, UpdateSpec, run_state, spec_of
 from rlopt.app.security import REPORT_POLICY, form, posted_to
 from rlopt.app.stream import event_stream
 from rlopt.app.views import (
@@ -292,6 +292,71 @@ def published_page(request: Request, status_code: int = 200, error: str | None =
     )
 
 
+def synthetic_page(request: Request, status_code: int = 200, error: str | None = None) -> HTMLResponse:
+    """The synthetic release's page (``rlopt membership``), with ``error`` said."""
+    from rlopt.masking.methods import MASKING_METHODS, fully_synthetic
+    from rlopt.milp.membership import membership_families
+
+    generators = [name for name in MASKING_METHODS if fully_synthetic(name)]
+    return page(
+        request, "synthetic.html", status_code, error=error, bundled=list(BUNDLED), generators=generators,
+        families=list(membership_families()),
+    )  # fmt: skip
+
+
+async def synthetic(request: Request) -> Response:
+    """The membership worst case of a fully synthetic release."""
+    return synthetic_page(request)
+
+
+@posted_to(synthetic_page)
+async def membership(request: Request, values) -> Response:
+    """A membership run: one file split and given to a generator, or the three files."""
+    from rlopt.milp.membership import membership_families
+    from rlopt.risk.membership_calibration import check_permutations
+
+    state = request.app.state
+    families = [str(f) for f in values.getlist("families")] or ["wm"]
+    unknown = [f for f in families if f not in membership_families()]
+    if unknown:
+        raise InputError(f"families {unknown}; expected some of {', '.join(membership_families())}")
+    reserve, epsilon = (
+        str(values.get("reserve_share") or "").strip(),
+        str(values.get("epsilon") or "").strip(),
+    )
+    options = {  # read first: a bad one is said before any file is kept
+        "attack_families": families,
+        "time_limit": float(str(values.get("time_limit") or 60)),
+        "folds": int(str(values.get("folds") or 0)),
+        "permutations": int(str(values.get("permutations") or 0)),
+        "seed": int(str(values.get("seed") or 0)),
+    }
+    if options["folds"] == 1 or options["folds"] < 0:
+        raise InputError(f"folds {options['folds']}; expected 0 (none) or at least 2")
+    if options["permutations"]:
+        check_permutations(options["permutations"])
+    three = [values.get(role) for role in ("training", "holdout", "synthetic")]
+    if any(isinstance(u, UploadFile) and u.filename for u in three):
+        stored = [
+            await _stored(state.workspace, upload, role)
+            for upload, role in zip(
+                three, ("the training file", "the held-out records", "the synthetic release")
+            )
+        ]
+        spec = MembershipSpec(training=stored[0].id, holdout=stored[1].id, synthetic=stored[2].id, **options)
+    else:
+        data = await _map_file(
+            state.workspace, values, str(values.get("source") or ""), {}, "data", "the data"
+        )
+        spec = MembershipSpec(
+            data=data.id, generator=str(values.get("generator") or "synthetic_copula"),
+            epsilon=float(epsilon) if epsilon else None,
+            holdout_share=float(str(values.get("holdout_share") or 0.3)),
+            reserve_share=float(reserve) if reserve else None, **options,
+        )  # fmt: skip
+    return RedirectResponse(f"/runs/{state.runner.submit(spec)}", status_code=303)
+
+
 async def published(request: Request) -> Response:
     """Integral privacy of published models: the update attack and the private model."""
     return published_page(request)
@@ -426,6 +491,8 @@ ROUTES: list[BaseRoute] = [
     Route("/published", published),
     Route("/published/update", update, methods=["POST"]),
     Route("/published/choose", choose, methods=["POST"]),
+    Route("/synthetic", synthetic),
+    Route("/synthetic/membership", membership, methods=["POST"]),
     Route("/runs/{run_id}/cell", cell, methods=["POST"]),
     Route("/runs/{run_id}", run_page),
     Route("/runs/{run_id}/stop", stop, methods=["POST"]),

@@ -35,6 +35,7 @@ __all__ = [
     "ChoiceSpec",
     "LearnedSpec",
     "CompareSpec",
+    "MembershipSpec",
     "RunSpec",
     "UpdateSpec",
     "Runner",
@@ -295,9 +296,106 @@ class ChoiceSpec(LearnedSpec):
         )
 
 
-Spec = RunSpec | CompareSpec | UpdateSpec | ChoiceSpec
-SPECS: dict[str, type[Spec]] = {spec.kind: spec for spec in (RunSpec, CompareSpec, UpdateSpec, ChoiceSpec)}
-FILE_ROLES = ("original", "masked", "before", "after", "data")
+@dataclass
+class MembershipSpec:
+    """The membership attack on a fully synthetic release: ``rlopt membership`` on one
+    loaded file split and given to ``generator`` (``data``), or on the generator's
+    training file, held-out records and release (``training``, ``holdout``,
+    ``synthetic``). ``attack_families``: the distance families searched (not ``families``,
+    which names a risk run's live panels)."""
+
+    kind: ClassVar[str] = "membership"
+    data: str | None = None
+    generator: str = "synthetic_copula"
+    epsilon: float | None = None  # dp_histogram's
+    training: str | None = None
+    holdout: str | None = None
+    synthetic: str | None = None
+    attack_families: list[str] = field(default_factory=lambda: ["wm"])
+    time_limit: float = 60.0
+    holdout_share: float = 0.3
+    reserve_share: float | None = None
+    folds: int = 5
+    permutations: int = 0
+    seed: int = 0
+
+    def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
+        if self.data is not None:
+            (data,) = _inputs(workspace, [self.data], rerun)
+            args = [
+                "membership",
+                data,
+                "--method",
+                self.generator,
+                "--holdout-share",
+                f"{self.holdout_share:g}",
+            ]
+            args += [] if self.reserve_share is None else ["--reserve-share", f"{self.reserve_share:g}"]
+            args += [] if self.epsilon is None else ["--epsilon", f"{self.epsilon:g}"]
+        else:
+            training, holdout, synthetic = _inputs(
+                workspace, [self.training, self.holdout, self.synthetic], rerun
+            )
+            args = ["membership", training, "--holdout", holdout, "--synthetic", synthetic]
+        args += ["--families", ",".join(self.attack_families), "--time-limit", f"{self.time_limit:g}"]
+        args += [
+            "--folds",
+            str(self.folds),
+            "--permutations",
+            str(self.permutations),
+            "--seed",
+            str(self.seed),
+        ]
+        return [*args, "--json", _output("figures.json", rerun)]
+
+    def python(self, workspace: Workspace, rerun: str) -> str:
+        options = {
+            "families": self.attack_families, "time_limit": self.time_limit, "folds": self.folds,
+            "permutations": self.permutations, "seed": self.seed,
+        }  # fmt: skip
+        if self.data is not None:
+            (data,) = _inputs(workspace, [self.data], rerun)
+            head = [
+                "from rlopt.data import load_table",
+                "from rlopt.masking import masking_spec",
+                "from rlopt.risk.membership import membership_risk, set_aside, split_release",
+                "",
+                f"frame, reserve = set_aside(load_table({data!r}), {self.reserve_share!r}, seed={self.seed})",
+                "members, holdout, synthetic = split_release(",
+                f"    frame, masking_spec({self.generator!r}, seed={self.seed}"
+                + ("" if self.epsilon is None else f", epsilon={self.epsilon!r}")
+                + "), "
+                f"holdout_share={self.holdout_share!r}, seed={self.seed}",
+                ")",
+            ]
+            files = "members, holdout, synthetic, reserve=reserve,"
+        else:
+            training, holdout, synthetic = _inputs(
+                workspace, [self.training, self.holdout, self.synthetic], rerun
+            )
+            head = [
+                "from rlopt.data import load_table",
+                "from rlopt.risk.membership import membership_risk",
+                "",
+            ]
+            files = f"load_table({training!r}), load_table({holdout!r}), load_table({synthetic!r}),"
+        return "\n".join(
+            [
+                *head,
+                "result = membership_risk(",
+                f"    {files}",
+                *[f"    {name}={value!r}," for name, value in options.items()],
+                ")",
+                "print(result.out_of_sample)",
+            ]
+        )
+
+
+Spec = RunSpec | CompareSpec | UpdateSpec | ChoiceSpec | MembershipSpec
+SPECS: dict[str, type[Spec]] = {
+    spec.kind: spec for spec in (RunSpec, CompareSpec, UpdateSpec, ChoiceSpec, MembershipSpec)
+}
+FILE_ROLES = ("original", "masked", "before", "after", "data", "training", "holdout", "synthetic")
 """The fields of a spec that name a loaded file."""
 
 
@@ -318,7 +416,7 @@ def reproduction(spec: Spec, workspace: Workspace, run_id: str) -> dict[str, str
     into a new folder (:func:`rerun_folder`), never into the run's; a comment says
     where the workspace keeps its copies of the files."""
     rerun = rerun_folder(run_id)
-    stored = [workspace.file(getattr(spec, role)) for role in FILE_ROLES if hasattr(spec, role)]
+    stored = [workspace.file(getattr(spec, role)) for role in FILE_ROLES if getattr(spec, role, None)]
     names = _shown_names(stored)
     where = [
         f"# run in the folder that holds {' and '.join(names)}; it writes into a new folder, {rerun}",

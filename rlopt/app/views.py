@@ -234,6 +234,9 @@ def headline(folder: Path) -> str:
             if isinstance(upper, int | float)
             else f"at least {100 * rate:.2f} %"
         )
+    crossed = figures.get("out_of_sample")
+    if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):
+        return f"membership advantage {crossed['advantage']:.3f} out of sample"
     if "integrally_private" in figures:
         return "integrally private" if figures["integrally_private"] else "not integrally private"
     results = folder / "results.csv"
@@ -246,7 +249,7 @@ def headline(folder: Path) -> str:
 
 def file_names(workspace: Workspace, spec: dict) -> list[str]:
     """The names the officer gave the run's files."""
-    return [workspace.file(spec[role]).name for role in FILE_ROLES if role in spec]
+    return [workspace.file(spec[role]).name for role in FILE_ROLES if spec.get(role)]
 
 
 def run_view(workspace: Workspace, folder: Path) -> dict:
@@ -283,6 +286,9 @@ def run_answer(folder: Path) -> dict | None:
         every = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
         return {"text": map_answer(rows), "proven": every}
     figures = figures_of(folder)
+    crossed = figures.get("out_of_sample")
+    if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):
+        return f"membership advantage {crossed['advantage']:.3f} out of sample"
     if "integrally_private" in figures:  # an update attack's
         return {"text": integral_answer(figures), "proven": bool(figures["integrally_private"])}
     if not isinstance(figures.get("headline"), dict):

@@ -128,10 +128,11 @@ class MembershipRisk:
     null: PermutationNull | None = None
     anchors: dict[str, Anchor] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()  # what was asked for but not run, and why
+    stopped: bool = False  # Ctrl-C stopped the calibration (the in-sample figures finished)
 
     @property
     def interrupted(self) -> bool:
-        return any(f.status == Status.INTERRUPTED for f in self.families.values())
+        return self.stopped or any(f.status == Status.INTERRUPTED for f in self.families.values())
 
     @property
     def worst(self) -> Attack:
@@ -148,7 +149,8 @@ class MembershipRisk:
 
     @property
     def status(self) -> Status:
-        if self.interrupted:
+        """The in-sample worst case's (a calibration Ctrl-C stopped leaves it as it was)."""
+        if any(f.status == Status.INTERRUPTED for f in self.families.values()):
             return Status.INTERRUPTED
         # proven when a verified attack meets every family's ceiling (a family still open
         # below another's optimum changes nothing)
@@ -661,16 +663,16 @@ def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, as
         learn = _learner(families, columns, zs, options, seed, folds, check=False)
         crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
         if crossed is None:
-            return replace(found, skipped=("out-of-sample: stopped by Ctrl-C", "permutations", "anchors"))
+            why = ("out-of-sample: stopped by Ctrl-C", "permutations", "anchors")
+            return replace(found, skipped=why, stopped=True)
     if permutations:
         learn = _learner(families, columns, zs, options, seed, 1)
         null = permutation_null(
             learn, zm, zh, runs=permutations, observed=found.worst.advantage, seed=seed, jobs=jobs
         )
         if null is None:
-            return replace(
-                found, out_of_sample=crossed, skipped=("permutations: stopped by Ctrl-C", "anchors")
-            )
+            why = ("permutations: stopped by Ctrl-C", "anchors")
+            return replace(found, out_of_sample=crossed, skipped=why, stopped=True)
     kept = {}
     if anchors:
         releases = {"ideal": raw.get("reserve"), "copy": raw["members"]}
@@ -681,7 +683,14 @@ def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, as
             anchor = _anchor(kind, families, columns, raw, released, options, seed, jobs, folds)
             if anchor is None:
                 skipped.append(f"{kind} anchor: stopped by Ctrl-C")
-                break
+                return replace(
+                    found,
+                    out_of_sample=crossed,
+                    null=null,
+                    anchors=kept,
+                    skipped=tuple(skipped),
+                    stopped=True,
+                )
             kept[kind] = anchor
     return replace(found, out_of_sample=crossed, null=null, anchors=kept, skipped=tuple(skipped))
 

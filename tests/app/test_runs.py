@@ -288,3 +288,30 @@ def test_the_update_attack_and_the_private_model_run_as_their_commands_and_show_
     assert "rlopt private-model " in choice_page and "No report" not in choice_page
     assert "private-model" in listed and "integral" in listed
     assert '<td class="figure">not integrally private</td>' in listed
+
+
+def test_a_membership_run_of_a_generator_prints_its_calibrated_figures_and_names_its_file(tmp_path):
+    from rlopt.app.runs import MembershipSpec
+    from rlopt.app.views import headline, run_view
+
+    workspace = Workspace(tmp_path / "ws")
+    original, _ = noisy_file(5, 60, 2)
+    loaded = workspace.store("mine.csv", _csv(original)).id
+    spec = MembershipSpec(data=loaded, time_limit=4, folds=3, reserve_share=0.2, seed=1)
+    assert spec.argv(workspace, "again")[:2] == ["membership", "mine.csv"]
+    runner = Runner(workspace)
+    try:
+        run_id = runner.submit(spec)
+        state = _wait(workspace, run_id, {"complete", "failed"}, seconds=240)
+    finally:
+        runner.close()
+    assert state["status"] == "complete", state.get("error")
+    folder = workspace.run(run_id)
+    figures = json.loads((folder / "figures.json").read_text())
+    assert figures["out_of_sample"]["folds"] == 3 and set(figures["anchors"]) == {"ideal", "copy"}
+    view = run_view(workspace, folder)
+    assert view["files"] == ["mine.csv"]
+    assert view["summary"].startswith("membership advantage (TPR - FPR) out of sample:")
+    assert headline(folder).startswith("membership advantage") and "out of sample" in headline(folder)
+    code = reproduction(spec, workspace, run_id)["python"]
+    assert "membership_risk(" in code and "reserve=reserve" in code

@@ -3,6 +3,7 @@ on every request, the CSRF field on every form, the upload limit, downloads by t
 names only, a bad form said on the page; and the pieces the pages draw."""
 
 import html
+import json
 import os
 import re
 import select
@@ -465,3 +466,22 @@ def test_a_fully_synthetic_cell_of_a_map_is_drawn_as_an_advantage_and_offers_no_
     assert "2 cells finished" in page
     said = _post(client, f"/runs/{run_id}/cell", data={"csrf": _csrf(client), "cell": "a"})
     assert said.status_code == 400 and "synthetic_copula is fully synthetic" in said.said
+
+
+def test_the_synthetic_release_page_queues_a_membership_run_and_says_a_bad_form_on_itself(client):
+    client.get(f"/?token={TOKEN}")
+    page = client.get("/synthetic").text
+    assert 'id="membership"' in page and "synthetic_copula" in page and 'href="/synthetic"' in page
+    csrf = _csrf(client)
+    bad = _post(client, "/synthetic/membership", data={"csrf": csrf, "source": "census", "permutations": "5"})
+    assert bad.status_code == 400 and "expected at least 19" in bad.said and 'id="membership"' in bad.said
+    nothing = _post(client, "/synthetic/membership", data={"csrf": csrf})
+    assert nothing.status_code == 400 and "no file chosen" in nothing.said
+    data = {"csrf": csrf, "source": "census", "generator": "dp_histogram", "epsilon": "1", "families": ["wm", "owa"],
+            "time_limit": "5", "folds": "3", "reserve_share": "0.2"}  # fmt: skip
+    queued = client.post("/synthetic/membership", data=data, follow_redirects=False)
+    assert queued.status_code == 303
+    (run_id,) = _queued(client)
+    spec = json.loads((client.app.state.workspace.run(run_id) / "spec.json").read_text())
+    assert spec["kind"] == "membership" and spec["generator"] == "dp_histogram" and spec["epsilon"] == 1
+    assert spec["attack_families"] == ["wm", "owa"] and spec["folds"] == 3 and spec["reserve_share"] == 0.2
