@@ -223,7 +223,8 @@ def cross_fitted(
         np.zeros(len(zh), bool),
         [],
     )
-    fits = _mapped(_fit_task, [(learn, zm[fold_m != k], zh[fold_h != k]) for k in range(folds)], jobs)
+    tasks = [(learn, zm[fold_m != k], zh[fold_h != k]) for k in range(folds)]
+    fits = _mapped(_fit_task, tasks, jobs, stopped=lambda fit: fit.interrupted)
     if fits is None or any(f.interrupted for f in fits):
         return None
     for k, learned in enumerate(fits):
@@ -263,12 +264,18 @@ def _fit_task(task) -> Fit:
     return learn(members, holdout)
 
 
-def _mapped(work: Callable, tasks: list, jobs: int) -> list | None:
+def _mapped(work: Callable, tasks: list, jobs: int, stopped: Callable) -> list | None:
     """``work`` on each task, in this process (``jobs`` 1) or on ``jobs`` workers, in the
-    tasks' order; ``None`` when Ctrl-C stopped it."""
+    tasks' order; ``None`` when Ctrl-C stopped it: in this process, the search a Ctrl-C
+    reaches returns what ``stopped`` tells apart, and no task starts after it."""
     try:
         if jobs == 1:
-            return [work(t) for t in tasks]
+            done = []
+            for task in tasks:
+                done.append(work(task))
+                if stopped(done[-1]):
+                    return None
+            return done
         from rlopt.processes import local_pool, stop_pool
 
         pool = local_pool(min(jobs, len(tasks)))
@@ -304,7 +311,8 @@ def permutation_null(
     check_permutations(runs)
     t0 = time.perf_counter()
     pooled = np.vstack([zm, zh])
-    results = _mapped(_null_run, [(learn, pooled, len(zm), seed, r) for r in range(runs)], jobs)
+    tasks = [(learn, pooled, len(zm), seed, r) for r in range(runs)]
+    results = _mapped(_null_run, tasks, jobs, stopped=lambda result: result[2])
     if results is None or any(stopped for *_, stopped in results):
         return None
     return PermutationNull(

@@ -211,3 +211,21 @@ def test_the_cli_prints_the_out_of_sample_headline_first_and_writes_it(tmp_path,
                          (["--reserve-share", "0.2"], "--reserve-share: only with --method")):  # fmt: skip
         assert run_main(args + bad) == 2
         assert message in capsys.readouterr().err
+
+
+def test_ctrl_c_in_a_fit_ends_the_calibration_and_starts_no_other_fit():
+    zm, zh = np.arange(8.0)[:, None], np.arange(8.0, 14.0)[:, None]
+    calls = []
+
+    def interrupted_second(members, holdout):
+        calls.append(len(members))
+        status = Status.INTERRUPTED if len(calls) == 2 else Status.PROVEN
+        return Fit(_Attack(threshold=1.0), 1.0, status)
+
+    assert cross_fitted(interrupted_second, lambda a, r: r[:, 0], zm, zh, folds=3, seed=0) is None
+    assert len(calls) == 2  # the third fold's fit never started
+
+    def raised(members, holdout):
+        raise KeyboardInterrupt
+
+    assert permutation_null(raised, zm, zh, runs=19, observed=0.5, seed=0) is None
