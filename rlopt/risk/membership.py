@@ -740,11 +740,13 @@ def fit(
     (``check``: the MILP re-proves a region search's proof)."""
     euclid = get_learned_family("wm")
     distance = euclid.distance(euclid.neutral(len(columns)), columns)
-    best = _attack("euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs))
-    ceiling = 0.0
+    fixed = _attack("euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs))
+    best, ceiling = fixed, 0.0
     for name in families:
         family = get_learned_family(name)
-        start = max(_search(family, columns, zm, zh, zs, seed), best, key=lambda a: a.units)
+        # each family from its own search and the fixed attack (in every family), never
+        # from another family's attack: the family's ceiling may be below that one
+        start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
         figure = _solve_family(family, columns, zm, zh, zs, start, options, jobs, check)
         if figure.status == Status.INTERRUPTED:
             return Fit(best, 1.0, Status.INTERRUPTED)

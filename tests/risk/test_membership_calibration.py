@@ -229,3 +229,31 @@ def test_ctrl_c_in_a_fit_ends_the_calibration_and_starts_no_other_fit():
         raise KeyboardInterrupt
 
     assert permutation_null(raised, zm, zh, runs=19, observed=0.5, seed=0) is None
+
+
+def test_each_family_of_a_fit_starts_from_its_own_attacks_only(monkeypatch):
+    """A fit over wm then owa starts owa from owa's search or the fixed attack (in every
+    family), never from wm's attack, which owa's ceiling may lie below (a relabelled run
+    of the Census copula met it: 'a verified attack above the ceiling')."""
+    import rlopt.risk.membership as membership
+    from rlopt.milp import SolverOptions
+
+    starts, solve = [], membership._solve_family
+
+    def recorded(family, columns, zm, zh, zs, start, *args, **kwargs):
+        starts.append((family.name, start.family))
+        return solve(family, columns, zm, zh, zs, start, *args, **kwargs)
+
+    monkeypatch.setattr(membership, "_solve_family", recorded)
+
+    # a search that finds nothing: wm's optimum is then the best attack owa could start from
+    def nothing(family, columns, zm, zh, zs, seed):
+        params = family.distance(family.neutral(len(columns)), columns).params()
+        return membership.Attack(family.name, params, -np.inf, 0, 0.0, 0.0, 0.0)
+
+    monkeypatch.setattr(membership, "_search", nothing)
+    rng = np.random.default_rng(0)
+    zm, zh, zs = rng.normal(size=(12, 2)), rng.normal(size=(8, 2)), rng.normal(size=(12, 2))
+    membership.fit(["wm", "owa"], ("a", "b"), zm, zh, zs, SolverOptions(time_limit=5), seed=0)
+    assert [name for name, _ in starts] == ["wm", "owa"]
+    assert all(start in (name, "euclidean") for name, start in starts)
