@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -324,7 +325,7 @@ async def membership(request: Request, values) -> Response:
         str(values.get("reserve_share") or "").strip(),
         str(values.get("epsilon") or "").strip(),
     )
-    options = {  # read first: a bad one is said before any file is kept
+    options: dict[str, Any] = {  # read first: a bad one is said before any file is kept
         "attack_families": families,
         "time_limit": float(str(values.get("time_limit") or 60)),
         "folds": int(str(values.get("folds") or 0)),

@@ -319,6 +319,13 @@ class MembershipSpec:
     permutations: int = 0
     seed: int = 0
 
+    def _three(self) -> list[str]:
+        """The training file, the held-out records and the release (workspace ids)."""
+        files = [self.training, self.holdout, self.synthetic]
+        if any(f is None for f in files):
+            raise InputError("a membership run takes one file and a generator, or the three files")
+        return [str(f) for f in files]
+
     def argv(self, workspace: Workspace, rerun: str | None = None) -> list[str]:
         if self.data is not None:
             (data,) = _inputs(workspace, [self.data], rerun)
@@ -333,9 +340,7 @@ class MembershipSpec:
             args += [] if self.reserve_share is None else ["--reserve-share", f"{self.reserve_share:g}"]
             args += [] if self.epsilon is None else ["--epsilon", f"{self.epsilon:g}"]
         else:
-            training, holdout, synthetic = _inputs(
-                workspace, [self.training, self.holdout, self.synthetic], rerun
-            )
+            training, holdout, synthetic = _inputs(workspace, self._three(), rerun)
             args = ["membership", training, "--holdout", holdout, "--synthetic", synthetic]
         args += ["--families", ",".join(self.attack_families), "--time-limit", f"{self.time_limit:g}"]
         args += [
@@ -370,9 +375,7 @@ class MembershipSpec:
             ]
             files = "members, holdout, synthetic, reserve=reserve,"
         else:
-            training, holdout, synthetic = _inputs(
-                workspace, [self.training, self.holdout, self.synthetic], rerun
-            )
+            training, holdout, synthetic = _inputs(workspace, self._three(), rerun)
             head = [
                 "from rlopt.data import load_table",
                 "from rlopt.risk.membership import membership_risk",

@@ -237,6 +237,9 @@ def headline(folder: Path) -> str:
     crossed = figures.get("out_of_sample")
     if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):
         return f"membership advantage {crossed['advantage']:.3f} out of sample"
+    crossed = figures.get("out_of_sample")
+    if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):
+        return f"membership advantage {crossed['advantage']:.3f} out of sample"
     if "integrally_private" in figures:
         return "integrally private" if figures["integrally_private"] else "not integrally private"
     results = folder / "results.csv"
@@ -287,8 +290,14 @@ def run_answer(folder: Path) -> dict | None:
         return {"text": map_answer(rows), "proven": every}
     figures = figures_of(folder)
     crossed = figures.get("out_of_sample")
-    if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):
-        return f"membership advantage {crossed['advantage']:.3f} out of sample"
+    if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):  # a membership run's
+        low, high = crossed["interval"]
+        text = (
+            f"Membership advantage (TPR - FPR) {crossed['advantage']:.3f} out of sample (95 % interval "
+            f"{low:.3f} to {high:.3f}, {crossed['folds']} folds); in sample {figures['advantage']:.3f} "
+            f"({figures['status']})."
+        )
+        return {"text": text, "proven": False}
     if "integrally_private" in figures:  # an update attack's
         return {"text": integral_answer(figures), "proven": bool(figures["integrally_private"])}
     if not isinstance(figures.get("headline"), dict):

@@ -671,9 +671,13 @@ def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, as
             learn, zm, zh, runs=permutations, observed=found.worst.advantage, seed=seed, jobs=jobs
         )
         if null is None:
-            why = ("permutations: stopped by Ctrl-C", "anchors")
-            return replace(found, out_of_sample=crossed, skipped=why, stopped=True)
-    kept = {}
+            return replace(
+                found,
+                out_of_sample=crossed,
+                skipped=("permutations: stopped by Ctrl-C", "anchors"),
+                stopped=True,
+            )
+    kept: dict[str, Anchor] = {}
     if anchors:
         releases = {"ideal": raw.get("reserve"), "copy": raw["members"]}
         if releases["ideal"] is None:
@@ -740,7 +744,9 @@ def fit(
     (``check``: the MILP re-proves a region search's proof)."""
     euclid = get_learned_family("wm")
     distance = euclid.distance(euclid.neutral(len(columns)), columns)
-    fixed = _attack("euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs))
+    fixed = _attack(
+        "euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs)
+    )
     best, ceiling = fixed, 0.0
     for name in families:
         family = get_learned_family(name)

@@ -30,6 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -56,13 +57,23 @@ MIN_PERMUTATIONS = 19
 """Fewer relabelled runs cannot give a p-value of 0.05 ((1 + 0) / (19 + 1))."""
 
 
+class Called(Protocol):
+    """What the calibration reads of an attack (:class:`rlopt.risk.membership.Attack`)."""
+
+    @property
+    def threshold(self) -> float: ...
+
+    @property
+    def advantage(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class Fit:
     """The in-sample search on one split: ``attack`` the best verified attack over the
     families (and the fixed Euclidean one), ``ceiling`` the largest proven ceiling over
     them (an advantage; 1 where a family is unbounded), ``status`` proven or not."""
 
-    attack: object  # rlopt.risk.membership.Attack
+    attack: Called
     ceiling: float
     status: Status
 
