@@ -312,6 +312,10 @@ def test_a_membership_run_of_a_generator_prints_its_calibrated_figures_and_names
     view = run_view(workspace, folder)
     assert view["files"] == ["mine.csv"]
     assert view["summary"].startswith("membership advantage (TPR - FPR) out of sample:")
+    assert (
+        view["answer"]["text"].startswith("Membership advantage (TPR - FPR)")
+        and "out of sample" in view["answer"]["text"]
+    )
     assert headline(folder).startswith("membership advantage") and "out of sample" in headline(folder)
     code = reproduction(spec, workspace, run_id)["python"]
     assert "membership_risk(" in code and "reserve=reserve" in code
