@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rlopt.data import LinkageData
-from rlopt.exceptions import RecountMismatchError, SolverError
+from rlopt.exceptions import InputError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.milp.peers import Peers, read_states
 from rlopt.milp.solvers.options import SolverOptions
@@ -332,6 +332,13 @@ def race(
     if scheduler is None and (message := oversubscription(jobs, options.threads or 1)):
         warnings.warn(message, stacklevel=2)
     resolved = [get_learned_family(f) if isinstance(f, str) else f for f in families]
+    names = [f.name for f in resolved]
+    shared = sorted({n for n in names if names.count(n) > 1})
+    if shared:  # a family's runs, states and ceilings are keyed by its name
+        raise InputError(
+            f"families named {shared} more than once (e.g. ci_k with two k); expected each name once: "
+            "race families of one name in separate calls"
+        )
     say = progress or (lambda message: None)
     client = dask_client(scheduler) if scheduler is not None else None  # a bad address: an error first
     folder = tempfile.mkdtemp(prefix="rlopt-race-")

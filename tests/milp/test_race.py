@@ -188,3 +188,16 @@ def test_spare_runs_take_seeds_after_the_users_and_a_stopped_family_starts_no_mo
     result, _ = learn(data, wm, margin=MARGIN, options=SolverOptions())
     family.outcomes.append((dataclasses.replace(result, status=Status.GAP_LIMIT), None, 5))
     assert family.closed() and state.next_run(2.0) is None  # stopped at its gap: no other seed
+
+
+def test_two_families_of_one_name_are_refused_before_any_run():
+    """A race keys a family's runs, states and ceilings by its name: ci_k with k = 2 and
+    with k = 3 would share them, so both in one race is one clear error."""
+    from rlopt.exceptions import InputError
+    from rlopt.milp.race import race
+
+    original, masked = noisy_file(0, 12, 3)
+    data = validate_pair(original, masked)
+    two, three = get_learned_family("ci_k", k=2), get_learned_family("ci_k", k=3)
+    with pytest.raises(InputError, match=r"families named \['ci_k'\] more than once"):
+        race(data, [two, three], margin=MARGIN, options=SolverOptions(time_limit=1), jobs=2)

@@ -78,7 +78,9 @@ class HittingMaster:
         (``setSolution``, 5 elements) on the 5 sets of
         ``tests/milp/test_hitting.py::test_the_master_is_exact_where_a_mip_start_misled_highs``
         reported "optimal, objective 1" and returned the start, where 2 is the optimum
-        (without the start, or with presolve off, it finds 2). The bound is HiGHS's dual
+        (without the start, or with presolve off, it finds 2; run alone later with presolve
+        and 5-element starts it found 2, so the defect is not reproduced in isolation and the
+        guard stays, checked by that test). The bound is HiGHS's dual
         bound, at most the size of an incumbent checked to hit every set, and only of a run
         that ended at its optimum or a limit: the master is always feasible (every element
         hits every set), so any other end is HiGHS's failure, whose bound is not read."""
