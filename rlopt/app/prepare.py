@@ -153,13 +153,15 @@ def make_original(workspace: Workspace, source: str, records: int | None = None,
 def privacy_models(released: StoredFile, options: dict[str, str]) -> tuple[str, str]:
     """``rlopt models`` on a loaded file with ``options`` (``quasi_identifiers``,
     ``confidential``, ``k``, ``p``, ``l``, ``t``, ``epsilon``; empty ones left out): its
-    summary, and the command. Quick: run while the page waits."""
-    argv = ["models", str(released.path)]
+    summary, and the command on the officer's file, named as it was loaded (the run
+    pages' commands do the same), the summary too. Quick: run while the page waits."""
+    flags = []
     for name, value in options.items():
         if str(value).strip():
-            argv += [f"--{name.replace('_', '-')}", str(value).strip()]
-    done = _rlopt(argv, accepted=(0, 1))  # 1: a level asked for is not met (the summary says which)
-    return done.stdout + done.stderr, f"rlopt {shlex.join(argv)}"
+            flags += [f"--{name.replace('_', '-')}", str(value).strip()]
+    done = _rlopt(["models", str(released.path), *flags], accepted=(0, 1))  # 1: a level not met
+    summary = (done.stdout + done.stderr).replace(str(released.path), released.name)
+    return summary, f"rlopt {shlex.join(['models', released.name, *flags])}"
 
 
 def _rlopt(argv: list[str], cwd: str | None = None, accepted: tuple[int, ...] = (0,)):

@@ -62,10 +62,12 @@ def front(
     *,
     asked: dict | None = None,
     kept: dict | None = None,
+    error_form: str | None = None,
 ) -> HTMLResponse:
-    """The front page: the forms and the runs so far, with ``error`` said; a refused
-    form drawn again with what was given (``asked``: its fields by form, ``kept``: the
-    files it had loaded, by form and field)."""
+    """The front page: the forms and the runs so far, with ``error`` said (beside the
+    form ``error_form`` refused, else at the top); a refused form drawn again with what
+    was given (``asked``: its fields by form, ``kept``: the files it had loaded, by form
+    and field)."""
     workspace = request.app.state.workspace
     runs = [listed_run(workspace, run_id) for run_id in workspace.run_ids()]
     defaults = {
@@ -78,6 +80,7 @@ def front(
         status_code,
         runs=runs,
         error=error,
+        error_form=error_form,
         asked={"map": defaults, **(asked or {})},
         kept=kept or {},
         **choices(),
@@ -232,7 +235,8 @@ async def compare(request: Request, values) -> Response:
         n_records = len(await run_in_threadpool(load_table, original.path))
         spec = CompareSpec(original=original.id, **map_options(asked, n_records))
     except (RloptError, ValueError) as exc:
-        return front(request, 400, str(exc), asked={"map": asked}, kept={"map": kept})
+        said = str(exc).replace("--methods ", "Methods ")  # the form's words, not the command line's
+        return front(request, 400, said, asked={"map": asked}, kept={"map": kept}, error_form="map")
     return RedirectResponse(f"/runs/{state.runner.submit(spec)}", status_code=303)
 
 

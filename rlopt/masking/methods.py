@@ -555,19 +555,30 @@ def check_linkable(spec_or_name: MaskingSpec | str) -> None:
         )
 
 
+def _expected(message: str) -> str:
+    """pydantic's "Input should be greater than 0" as rlopt says it: "expected a value
+    greater than 0"."""
+    for prefix in ("Input should be a valid ", "Input should be "):
+        if message.startswith(prefix):
+            rest = message.removeprefix(prefix)
+            return f"expected a {rest}" if prefix.endswith("valid ") else f"expected a value {rest}"
+    return message
+
+
 def _validated(spec: type[BaseModel], fields: dict, name: str) -> BaseModel:
     try:
         return spec.model_validate({"method": name, **fields})
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'parameters'}: {e['msg']} (got {e.get('input')!r})"
+            f"{'.'.join(map(str, e['loc'])) or 'parameters'}={e.get('input')!r}: {_expected(e['msg'])}"
             if e["loc"]
             else e["msg"].removeprefix("Value error, ")
             for e in exc.errors()
         )
         given = {key: value for key, value in fields.items() if key != "seed"}  # the seed always has a value
+        named = all(e["loc"] for e in exc.errors())  # each problem names its parameter and value
         raise InputError(
-            f"{name} parameters {given}: {problems}" if given else f"{name}: {problems}"
+            f"{name} parameters {given}: {problems}" if given and not named else f"{name} {problems}"
         ) from None
 
 

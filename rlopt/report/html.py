@@ -17,6 +17,7 @@ from rlopt.families import BASELINES, FAMILIES, BaselineFamily, Chart, family_of
 from rlopt.milp.certificate import describe_blocks, describe_lower
 from rlopt.report import plots
 from rlopt.report.answers import answer, integral_answer, map_answer, proven
+from rlopt.status import Status
 
 __all__ = ["render_risk_report", "render_results_report", "render_compare_report", "render_integral_report"]
 
@@ -379,6 +380,8 @@ def render_compare_report(
             n_cells=len(frame),
             n_front=int(keep.sum()),
             answer=map_answer(rows),
+            all_proven=bool(rows) and all(r.get("risk_status") == Status.PROVEN for r in rows),
+            synthetic=any(r.get("risk_kind") == "membership" for r in rows),
             loss=loss,
             **about,
         )

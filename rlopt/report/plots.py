@@ -93,7 +93,7 @@ def interval_chart(history: list[dict], *, end: float, title: str) -> str:
     ax.set_ylabel("records re-identified")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
+    _legend(ax, loc="best", fontsize=8)
     return png_data_uri(figure)
 
 
@@ -148,8 +148,15 @@ def tradeoff_chart(rows: list[dict]) -> str:
     ax.set_xlabel("information loss, SSE / SST")
     ax.set_ylabel("correct re-identifications (%)")
     ax.grid(alpha=0.3)
-    ax.legend()
+    _legend(ax, )
     return png_data_uri(figure)
+
+
+def _legend(ax, **options) -> None:
+    """The axes' legend, where something on them has a label (matplotlib warns "No
+    artists with labels found" otherwise, e.g. a map whose cells none could place)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**options)
 
 
 def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> str:
@@ -195,5 +202,5 @@ def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> s
         }.get(frozenset(kinds), "worst-case re-identification (%)")
     )
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    _legend(ax, fontsize=8)
     return png_data_uri(figure)

@@ -156,6 +156,9 @@ def test_a_missing_or_wrong_input_is_refused_at_submission_and_the_form_kept(cli
     wrong = _post(client, "/compare", data={**asked, "methods": "noise:sd=0.2"}, files=mine)
     assert wrong.status_code == 400 and "'sd=0.2'" in wrong.said and "variance_ratio" in wrong.said
     assert 'value="noise:sd=0.2"' in wrong.said  # kept, and so is the file loaded
+    # said beside the map's form, in the form's words, not 800 px above it in the command line's
+    assert wrong.said.index('id="map-error"') > wrong.said.index("Or: choose what to publish")
+    assert "Methods 'noise:sd=0.2'" in wrong.said and "--methods" not in wrong.said
     kept = re.search(
         r'name="kept_original" value="([0-9a-f]{16})" checked> keep the file loaded: <b>mine.csv', wrong.said
     )
@@ -163,6 +166,10 @@ def test_a_missing_or_wrong_input_is_refused_at_submission_and_the_form_kept(cli
         client, "/compare", data={**asked, "methods": "mdav:k=40", "kept_original": kept.group(1)}
     )
     assert too_big.status_code == 400 and "40" in too_big.said  # k above the file's 30 records
+    zero = _post(
+        client, "/compare", data={**asked, "methods": "rank_swap:p=0", "kept_original": kept.group(1)}
+    )
+    assert zero.status_code == 400 and "rank_swap p=0.0: expected a value greater than 0" in zero.said
     no_family = _post(client, "/compare", data={**asked, "families": [], "kept_original": kept.group(1)})
     assert no_family.status_code == 400 and "no family ticked" in no_family.said
     both = _post(client, "/compare", data={**asked, "source": "census", "kept_original": kept.group(1)})
@@ -485,3 +492,15 @@ def test_the_synthetic_release_page_queues_a_membership_run_and_says_a_bad_form_
     spec = json.loads((client.app.state.workspace.run(run_id) / "spec.json").read_text())
     assert spec["kind"] == "membership" and spec["generator"] == "dp_histogram" and spec["epsilon"] == 1
     assert spec["attack_families"] == ["wm", "owa"] and spec["folds"] == 3 and spec["reserve_share"] == 0.2
+
+
+def test_the_models_page_names_the_officers_file_in_its_command(client, tmp_path):
+    client.get(f"/?token={TOKEN}")
+    original, _ = noisy_file(4, 30, 3)
+    files = {"released": ("mine.csv", original.to_csv(index=False).encode())}
+    qis = ",".join(original.columns[:2])
+    said = _post(
+        client, "/models", data={"csrf": _csrf(client), "quasi_identifiers": qis, "k": "2"}, files=files
+    ).said
+    assert f"rlopt models mine.csv --quasi-identifiers {qis} --k 2" in said
+    assert str(client.app.state.workspace.root) not in said  # no workspace copy's path on the page

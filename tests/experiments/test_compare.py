@@ -103,11 +103,11 @@ def test_a_map_resumes_and_renders(small_map, tmp_path):
     "args, message",
     [
         (["--methods", "mdav:k=500"], "k=500 is larger than the number of records"),
-        (["--methods", "dp_mdav:k=2,epsilon=0"], "epsilon: Input should be greater than 0"),
+        (["--methods", "dp_mdav:k=2,epsilon=0"], "epsilon=0.0: expected a value greater than 0"),
         (["--methods", "mdav:k=3", "--confidential", "AGI,AFNLWGT,EMCONTRB"], "every column is confidential"),
         (["--methods", "mdav:k=3", "--columns", "AGI,AFNLWGT", "--confidential", "AGI"], "in one role"),
         (["--methods", "mdav:k=3", "--loss", "nope"], "loss='nope'"),
-        (["--methods", "mdav:k=0"], "k: Input should be greater than or equal to 1"),
+        (["--methods", "mdav:k=0"], "k=0.0: expected a value greater than or equal to 1"),
         (["--methods", "mdav:k=3", "--jobs", "0"], "jobs=0; expected an integer >= 1"),
     ],
 )

@@ -387,7 +387,7 @@ def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, t
     [
         (
             ["risk", "--attack-method", "rank-swapping", "--p", "0"],
-            r"p: Input should be greater than 0 \(got 0.0\)",
+            r"p=0.0: expected a value greater than 0",
         ),
         (
             ["risk", "--attack-method", "rank-swapping"],
