@@ -143,21 +143,26 @@ def map_points(rows: list[dict], loss: str, width: int = 480, height: int = 240)
     def x(value: float) -> float:
         return round(50 + (width - 70) * value / most, 1)
 
-    def y(rate: float) -> float:
-        return round(10 + (height - 40) * (1 - rate), 1)
+    def y(rate: float) -> float:  # an advantage below 0 is drawn at the axis
+        return round(10 + (height - 40) * (1 - min(max(rate, 0.0), 1.0)), 1)
 
     return [
         {
             "x": x(r[loss]),
             "at": y(r["risk"]),
-            # a membership cell's bar: its out-of-sample interval around the estimate
-            "low": y(r["risk_low"] if r.get("risk_kind") == "membership" else r["risk"]),
+            # a membership cell's bar: its out-of-sample interval around the estimate (a row
+            # of an older map has none)
+            "low": y(r["risk_low"] if _finite(r.get("risk_low")) else r["risk"]),
             "high": y(r["risk_upper"]),
             "label": r["label"],
             "pareto": r["pareto"],
         }
         for r in placed
     ]
+
+
+def _finite(value) -> bool:
+    return isinstance(value, float | int) and value == value and abs(value) != float("inf")
 
 
 def records_view(path: Path, sort: str | None, descending: bool, find: str) -> dict:
@@ -237,9 +242,8 @@ def headline(folder: Path) -> str:
     crossed = figures.get("out_of_sample")
     if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):
         return f"membership advantage {crossed['advantage']:.3f} out of sample"
-    crossed = figures.get("out_of_sample")
-    if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):
-        return f"membership advantage {crossed['advantage']:.3f} out of sample"
+    if "n_members" in figures and isinstance(figures.get("advantage"), int | float):  # no folds run
+        return f"membership advantage {figures['advantage']:.3f} in sample"
     if "integrally_private" in figures:
         return "integrally private" if figures["integrally_private"] else "not integrally private"
     results = folder / "results.csv"
@@ -289,13 +293,18 @@ def run_answer(folder: Path) -> dict | None:
         every = bool(rows) and all(r.get("risk_status") == "proven" for r in rows)
         return {"text": map_answer(rows), "proven": every}
     figures = figures_of(folder)
-    crossed = figures.get("out_of_sample")
-    if isinstance(crossed, dict) and isinstance(crossed.get("advantage"), int | float):  # a membership run's
+    if "n_members" in figures and isinstance(figures.get("advantage"), int | float):  # a membership run's
+        crossed = figures.get("out_of_sample")
+        inside = f"in sample {figures['advantage']:.3f} ({figures['status']})"
+        if not isinstance(crossed, dict):  # no folds asked, or Ctrl-C before them
+            return {
+                "text": f"Membership advantage (TPR - FPR) {inside}; no out-of-sample figure.",
+                "proven": False,
+            }
         low, high = crossed["interval"]
         text = (
             f"Membership advantage (TPR - FPR) {crossed['advantage']:.3f} out of sample (95 % interval "
-            f"{low:.3f} to {high:.3f}, {crossed['folds']} folds); in sample {figures['advantage']:.3f} "
-            f"({figures['status']})."
+            f"{low:.3f} to {high:.3f}, {crossed['folds']} folds); {inside}."
         )
         return {"text": text, "proven": False}
     if "integrally_private" in figures:  # an update attack's

@@ -229,12 +229,14 @@ SYNTHETIC_FOLDS = 5
 
 
 def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
-    """A fully synthetic cell's row: its records are nobody's, so its risk is the
+    """A fully synthetic cell's row (Ctrl-C: ``KeyboardInterrupt``, as in a masked file's
+    cell): its records are nobody's, so its risk is the
     membership attack's advantage ``TPR - FPR`` (:mod:`rlopt.risk.membership`, ``risk_kind``
     ``membership``): the original's records split with :data:`SYNTHETIC_HOLDOUT` held out
     (the cell's seed), the generator given the rest, the families among wm, wm_m and owa
     (wm when none is). ``risk`` is the calibrated figure, out of sample over
-    :data:`SYNTHETIC_FOLDS` folds (``risk_low``, ``risk_upper``: its 95 % interval;
+    :data:`SYNTHETIC_FOLDS` folds, fewer on a file too small for them, none below 2 records
+    of each class per fold (then ``risk`` is the in-sample figure) (``risk_low``, ``risk_upper``: its 95 % interval;
     ``risk_status`` ``estimate``); the in-sample worst case, proven or bracketed, is beside
     it (``membership_in_sample``, ``_upper``, ``_status``). Its utility is the information
     loss that needs no record alignment (:func:`rlopt.risk.measures.distribution_loss`)
@@ -252,27 +254,41 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
         )
     notes = sorted({str(w.message) for w in caught if issubclass(w.category, DataWarning)})
     families = [f for f in cell.families if f in membership_families()] or ["wm"]
+    # as many folds as each keeps 2 records of each class to learn from (0: too few records)
+    smallest = min(len(members), len(holdout))
+    folds = max(
+        (k for k in range(2, min(SYNTHETIC_FOLDS, smallest) + 1) if smallest - -(-smallest // k) >= 2),
+        default=0,
+    )
     result = membership_risk(
         members, holdout, synthetic, families=families, time_limit=cell.time_limit,
-        threads=cell.threads, seed=cell.seed, folds=SYNTHETIC_FOLDS, anchors=False,
+        threads=cell.threads, seed=cell.seed, folds=folds, anchors=False,
     )  # fmt: skip
+    if result.interrupted:  # Ctrl-C: the map stops here, as it does in a masked file's cell
+        raise KeyboardInterrupt
     crossed = result.out_of_sample
     row: dict = {"n_records": len(original), "n_attributes": len(columns)}
     for family, figure in result.families.items():
         row[f"{family}_rate"] = figure.lower.advantage
         row[f"{family}_bound_rate"] = figure.ceiling
         row[f"{family}_status"] = str(figure.status)
-    if crossed is None:
-        raise InputError(f"{cell.label}: the out-of-sample advantage did not finish")
+    if crossed is None:  # too few records for folds: the in-sample figure, as it is
+        row |= {"risk": result.worst.advantage, "risk_upper": result.upper, "risk_status": str(result.status)}
+        notes.append(
+            f"{cell.label}: {smallest} held-out or member records, too few for folds: in sample only"
+        )
+    else:
+        row |= {
+            "risk": crossed.advantage,
+            "risk_low": crossed.interval[0],
+            "risk_upper": crossed.interval[1],
+            "risk_status": str(Status.ESTIMATE),
+            "membership_auc": crossed.auc,
+        }
     row |= {
-        "risk": crossed.advantage,
-        "risk_low": crossed.interval[0],
-        "risk_upper": crossed.interval[1],
-        "risk_status": str(Status.ESTIMATE),
         "membership_in_sample": result.worst.advantage,
         "membership_in_sample_upper": result.upper,
         "membership_in_sample_status": str(result.status),
-        "membership_auc": crossed.auc,
         "risk_source": result.worst.family,
         "risk_kind": "membership",
         "fixed_dcr": result.fixed.advantage,
@@ -282,7 +298,7 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
     row |= _model_columns(synthetic, list(synthetic.columns), [])
     notes.append(
         f"fully synthetic: membership advantage of {', '.join(families)} out of sample "
-        f"({SYNTHETIC_FOLDS} folds), {len(holdout)} of {len(original)} records held out"
+        f"({folds} folds), {len(holdout)} of {len(original)} records held out"
     )
     return row | {"notes": " | ".join(notes)}
 
@@ -346,6 +362,8 @@ def pareto_front(frame: pd.DataFrame, loss: str) -> np.ndarray:
     alone. A cell without the loss (NaN: a fully synthetic file has no il1s) is not on
     the map, so not on its front, and dominates nothing."""
     low, high = frame["risk"].to_numpy(float), frame["risk_upper"].to_numpy(float)
+    if "risk_low" in frame:  # a membership estimate's interval starts below it
+        low = np.where(frame["risk_low"].notna(), frame["risk_low"].to_numpy(float), low)
     cost = frame[loss].to_numpy(float)
     kind = frame["risk_kind"].to_numpy(str) if "risk_kind" in frame else np.full(len(frame), "")
     keep = ~np.isnan(cost)

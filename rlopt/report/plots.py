@@ -148,7 +148,9 @@ def tradeoff_chart(rows: list[dict]) -> str:
     ax.set_xlabel("information loss, SSE / SST")
     ax.set_ylabel("correct re-identifications (%)")
     ax.grid(alpha=0.3)
-    _legend(ax, )
+    _legend(
+        ax,
+    )
     return png_data_uri(figure)
 
 
@@ -175,7 +177,8 @@ def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> s
         membership = own[0].get("risk_kind") == "membership"
         # a re-identification worst case: its interval from the verified lower end up;
         # a membership advantage out of sample: its 95 % interval around the estimate
-        low = [100 * r["risk_low"] if membership else 100 * r["risk"] for r in own]
+        low = [100 * r.get("risk_low", r["risk"]) if membership else 100 * r["risk"] for r in own]
+        low = [v if v == v else y_ for v, y_ in zip(low, y)]  # an older map's row: no interval below
         label = f"{method} (membership advantage out of sample)" if membership else method
         ax.scatter(x, y, s=28, color=f"C{i}", marker="^" if membership else "o", label=label, zorder=3)
         ax.errorbar(

@@ -652,66 +652,82 @@ def membership_risk(
 
 
 def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, asked):
-    """``found`` with its out-of-sample advantage, permutation null and anchors (each
-    skipped, and said so, once Ctrl-C stopped the one before)."""
+    """``found`` with its out-of-sample advantage, permutation null and anchors. Ctrl-C
+    keeps what finished: the stage it stops says so in ``skipped``, and the stages after
+    it (those asked for) are named there too, not run."""
     from dataclasses import replace
 
-    columns, skipped = found.columns, []
+    columns = found.columns
     (zm, zh, zs), (folds, permutations, anchors) = z, asked
-    crossed = null = None
+    later = [
+        name
+        for name, on in (("out-of-sample", folds), ("permutations", permutations), ("anchors", anchors))
+        if on
+    ]
+    kept: dict = {}
+    notes: list[str] = []
+
+    def stop(stage: str, why: str = "stopped by Ctrl-C"):
+        rest = later[later.index(stage) + 1 :]
+        return replace(found, **kept, skipped=(*notes, f"{stage}: {why}", *rest), stopped=True)
+
     if folds:
-        learn = _learner(families, columns, zs, options, seed, folds, check=False)
-        crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
+        try:
+            learn = _learner(families, columns, zs, options, seed, folds, check=False)
+            crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
+        except KeyboardInterrupt:
+            crossed = None
         if crossed is None:
-            why = ("out-of-sample: stopped by Ctrl-C", "permutations", "anchors")
-            return replace(found, skipped=why, stopped=True)
+            return stop("out-of-sample")
+        kept["out_of_sample"] = crossed
     if permutations:
-        learn = _learner(families, columns, zs, options, seed, 1)
-        null = permutation_null(
-            learn, zm, zh, runs=permutations, observed=found.worst.advantage, seed=seed, jobs=jobs
-        )
+        try:
+            learn = _learner(families, columns, zs, options, seed, 1)
+            null = permutation_null(
+                learn, zm, zh, runs=permutations, observed=found.worst.advantage, observed_upper=found.upper,
+                seed=seed, jobs=jobs,
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            null = None
         if null is None:
-            return replace(
-                found,
-                out_of_sample=crossed,
-                skipped=("permutations: stopped by Ctrl-C", "anchors"),
-                stopped=True,
-            )
-    kept: dict[str, Anchor] = {}
+            return stop("permutations")
+        kept["null"] = null
+        if null.stopped:
+            return stop("permutations", f"{null.runs} of {permutations} relabelled runs before Ctrl-C (kept)")
     if anchors:
+        kept["anchors"] = {}
         releases = {"ideal": raw.get("reserve"), "copy": raw["members"]}
         if releases["ideal"] is None:
             del releases["ideal"]
-            skipped.append("ideal anchor: no reserve of real records (--reserve FILE or --reserve-share)")
+            notes.append("ideal anchor: no reserve of real records (--reserve FILE or --reserve-share)")
         for kind, released in releases.items():
-            anchor = _anchor(kind, families, columns, raw, released, options, seed, jobs, folds)
-            if anchor is None:
-                skipped.append(f"{kind} anchor: stopped by Ctrl-C")
-                return replace(
-                    found,
-                    out_of_sample=crossed,
-                    null=null,
-                    anchors=kept,
-                    skipped=tuple(skipped),
-                    stopped=True,
-                )
-            kept[kind] = anchor
-    return replace(found, out_of_sample=crossed, null=null, anchors=kept, skipped=tuple(skipped))
+            anchor, stopped = _anchor(kind, families, columns, raw, released, options, seed, jobs, folds)
+            if anchor is not None:
+                kept["anchors"][kind] = anchor
+            if stopped:
+                return stop("anchors", f"the {kind} anchor stopped by Ctrl-C")
+    return replace(found, **kept, skipped=tuple(notes))
 
 
-def _anchor(kind, families, columns, raw, released, options, seed, jobs, folds) -> Anchor | None:
-    """The release ``released`` (a reserve or the copy) measured as the release is."""
+def _anchor(kind, families, columns, raw, released, options, seed, jobs, folds) -> tuple[Anchor | None, bool]:
+    """``(anchor, stopped)``: the release ``released`` (a reserve or the copy) measured as
+    the release is; a Ctrl-C during its cross-fit keeps its in-sample figure."""
     zm, zh, zs = standardised(raw["members"], raw["held-out"], released)
-    found = fit(families, columns, zm, zh, zs, options, seed, jobs)
+    try:
+        found = fit(families, columns, zm, zh, zs, options, seed, jobs)
+    except KeyboardInterrupt:
+        return None, True
     if found.interrupted:
-        return None
-    crossed = None
+        return None, True
+    crossed, stopped = None, False
     if folds:
-        learn = _learner(families, columns, zs, options, seed, folds, check=False)
-        crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
-        if crossed is None:
-            return None
-    return Anchor(kind, len(released), found.attack.advantage, found.ceiling, crossed)
+        try:
+            learn = _learner(families, columns, zs, options, seed, folds, check=False)
+            crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
+        except KeyboardInterrupt:
+            crossed = None
+        stopped = crossed is None
+    return Anchor(kind, len(released), found.attack.advantage, found.ceiling, crossed), stopped
 
 
 def _learner(families, columns, zs, options, seed, share, check=True):

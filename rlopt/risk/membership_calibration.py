@@ -9,7 +9,8 @@ choice itself: an ideal generator reads about 0.2 on 300 records. Three figures 
   ``K`` folds (seeded); each fold's records are called by the attack (family, parameter,
   threshold) learned on the other folds by the same search, and the pooled out-of-fold
   calls give TPR, FPR and the advantage with a 95 % interval (Clopper-Pearson, 97.5 % on
-  TPR and on FPR), the AUC of the calls' margins and TPR at a low FPR (:class:`OutOfSample`);
+  TPR and on FPR), the AUC of the out-of-fold distances (each fold's on its own scale)
+  and TPR at a low FPR (:class:`OutOfSample`);
 - :func:`permutation_null`: the in-sample search re-run on ``B`` relabelled splits (the
   member labels permuted, the counts kept), its mean, 95 % quantile and the observed
   figure's p-value (:class:`PermutationNull`);
@@ -107,14 +108,18 @@ class OutOfSample:
 @dataclass(frozen=True)
 class PermutationNull:
     """The in-sample search on ``runs`` relabelled splits. A run stopped by its limit
-    enters the mean by its lower end and the p-value by its ceiling, so that the excess
-    never understates a leak and the p-value never overstates one."""
+    enters the mean by its lower end and the p-value by its ceiling; the observed figure
+    enters the p-value by its lower end (``observed``) and the excess by its ceiling
+    (``observed_upper``): the p-value never overstates a leak, the excess never
+    understates one. ``stopped``: Ctrl-C ended it, the runs that finished kept."""
 
     runs: int
     lower: tuple[float, ...]
     ceiling: tuple[float, ...]
     observed: float
+    observed_upper: float
     seconds: float
+    stopped: bool = False
 
     @property
     def mean(self) -> float:
@@ -132,16 +137,20 @@ class PermutationNull:
     @property
     def excess(self) -> float:
         """``(observed - mean) / (1 - mean)``: 0 at the null's mean, 1 at a copy."""
-        return (self.observed - self.mean) / (1 - self.mean) if self.mean < 1 else 0.0
+        return self._excess(self.observed_upper)
+
+    def _excess(self, value) -> float:
+        return (value - self.mean) / (1 - self.mean) if self.mean < 1 else 0.0
 
     @property
     def band(self) -> tuple[float, float]:
-        """The 2.5 % and 97.5 % quantiles of the relabelled runs' own excesses (their lower
-        ends): an excess inside it is what relabelling alone gives."""
+        """What relabelling alone gives: the 2.5 % quantile of the relabelled runs' own
+        excesses by their lower ends, the 97.5 % one by their ceilings (so that a stopped
+        run widens it, never narrows it)."""
         if self.mean >= 1:
             return 0.0, 0.0
-        runs = (np.asarray(self.lower) - self.mean) / (1 - self.mean)
-        return float(np.quantile(runs, 0.025)), float(np.quantile(runs, 0.975))
+        low = self._excess(np.quantile(self.lower, 0.025))
+        return float(low), float(self._excess(np.quantile(self.ceiling, 0.975)))
 
     def to_dict(self) -> dict:
         return asdict(self) | {
@@ -149,6 +158,7 @@ class PermutationNull:
             "q95": self.q95,
             "p_value": self.p_value,
             "excess": self.excess,
+            "excess_band": list(self.band),
         }
 
 
@@ -217,7 +227,8 @@ def cross_fitted(
     ``learn(members, held_out)`` finds on the other folds; ``call(attack, records)`` gives
     the records' distances to their nearest synthetic records under the attack's
     distance (a record is called a member within the attack's threshold). The AUC and
-    the TPR at a low FPR rank the pooled out-of-fold distances. Any verified attack is a
+    the TPR at a low FPR rank the pooled out-of-fold distances, each divided by its
+    fold's median (the folds' attacks measure on their own scales). Any verified attack is a
     fair out-of-sample attack, proven or not. The folds' fits run on ``jobs`` worker
     processes (``learn`` picklable), each the same whatever ``jobs``. ``None`` when
     Ctrl-C stopped a fit."""
@@ -235,8 +246,8 @@ def cross_fitted(
         [],
     )
     tasks = [(learn, zm[fold_m != k], zh[fold_h != k]) for k in range(folds)]
-    fits = _mapped(_fit_task, tasks, jobs, stopped=lambda fit: fit.interrupted)
-    if fits is None or any(f.interrupted for f in fits):
+    fits, stopped = _mapped(_fit_task, tasks, jobs, stopped=lambda fit: fit.interrupted)
+    if stopped:  # every fold's calls are needed: no figure from some of them
         return None
     for k, learned in enumerate(fits):
         attacks.append(learned.attack)
@@ -249,7 +260,7 @@ def cross_fitted(
     tpr_low, tpr_high = clopper_pearson(tp, n_m, 0.975)
     fpr_low, fpr_high = clopper_pearson(fp, n_h, 0.975)
     labels = np.r_[np.ones(n_m), np.zeros(n_h)]
-    scores = -np.r_[d_m, d_h]  # nearer: more likely a member
+    scores = -np.r_[d_m / _scale(d_m, d_h, fold_m, fold_h), d_h / _scale(d_h, d_m, fold_h, fold_m)]
     fpr_curve, tpr_curve, _ = roc_curve(labels, scores)
     at_fpr: dict[str, float | None] = {}
     for level in FPR_LEVELS:  # an FPR below one held-out record's share does not exist
@@ -270,32 +281,47 @@ def check_permutations(runs: int) -> None:
         )
 
 
+def _scale(d: np.ndarray, other: np.ndarray, fold: np.ndarray, other_fold: np.ndarray) -> np.ndarray:
+    """Each record's fold's scale: the median distance of the fold's records, members and
+    held out together (label-free), so that folds whose attacks measure on other scales
+    rank on one (their maximum where the median is 0; 1 where every distance is)."""
+    out = np.ones(len(d))
+    for k in np.unique(fold):
+        values = np.r_[d[fold == k], other[other_fold == k]]
+        median, most = float(np.median(values)), float(values.max())
+        out[fold == k] = median if median > 0 else (most if most > 0 else 1.0)
+    return out
+
+
 def _fit_task(task) -> Fit:
     learn, members, holdout = task
     return learn(members, holdout)
 
 
-def _mapped(work: Callable, tasks: list, jobs: int, stopped: Callable) -> list | None:
-    """``work`` on each task, in this process (``jobs`` 1) or on ``jobs`` workers, in the
-    tasks' order; ``None`` when Ctrl-C stopped it: in this process, the search a Ctrl-C
-    reaches returns what ``stopped`` tells apart, and no task starts after it."""
+def _mapped(work: Callable, tasks: list, jobs: int, stopped: Callable) -> tuple[list, bool]:
+    """``(results, stopped)``: ``work`` on each task, in this process (``jobs`` 1) or on
+    ``jobs`` workers, in the tasks' order. Ctrl-C stops it with the results finished
+    before it: in this process, the search a Ctrl-C reaches returns what ``stopped``
+    tells apart (kept), and no task starts after it; on workers, those done in order."""
+    done: list = []
     try:
         if jobs == 1:
-            done = []
             for task in tasks:
                 done.append(work(task))
                 if stopped(done[-1]):
-                    return None
-            return done
+                    return done, True
+            return done, False
         from rlopt.processes import local_pool, stop_pool
 
         pool = local_pool(min(jobs, len(tasks)))
         try:
-            return list(pool.map(work, tasks))
+            for result in pool.map(work, tasks):
+                done.append(result)
+            return done, False
         finally:
             stop_pool(pool)
     except KeyboardInterrupt:
-        return None
+        return done, True
 
 
 def _null_run(task) -> tuple[float, float, bool]:
@@ -313,6 +339,7 @@ def permutation_null(
     *,
     runs: int,
     observed: float,
+    observed_upper: float | None = None,
     seed: int,
     jobs: int = 1,
 ) -> PermutationNull | None:
@@ -323,9 +350,11 @@ def permutation_null(
     t0 = time.perf_counter()
     pooled = np.vstack([zm, zh])
     tasks = [(learn, pooled, len(zm), seed, r) for r in range(runs)]
-    results = _mapped(_null_run, tasks, jobs, stopped=lambda result: result[2])
-    if results is None or any(stopped for *_, stopped in results):
+    results, stopped = _mapped(_null_run, tasks, jobs, stopped=lambda result: result[2])
+    finished = [r for r in results if not r[2]]  # a run Ctrl-C stopped bounds nothing
+    if stopped and len(finished) < MIN_PERMUTATIONS:
         return None
     return PermutationNull(
-        runs, tuple(r[0] for r in results), tuple(r[1] for r in results), observed, time.perf_counter() - t0
-    )
+        len(finished), tuple(r[0] for r in finished), tuple(r[1] for r in finished), observed,
+        observed if observed_upper is None else observed_upper, time.perf_counter() - t0, stopped,
+    )  # fmt: skip

@@ -196,3 +196,18 @@ def test_a_map_of_fully_synthetic_cells_only_renders(tmp_path, capsys):
 def test_a_cell_without_the_loss_is_not_on_the_front():
     frame = pd.DataFrame({"risk": [0.1, 0.0], "risk_upper": [0.1, 0.0], "il1s": [0.5, float("nan")]})
     assert pareto_front(frame, "il1s").tolist() == [True, False]
+
+
+def test_a_membership_estimate_is_dropped_from_the_front_only_below_its_whole_interval():
+    frame = pd.DataFrame(
+        {
+            "risk": [0.30, 0.20],
+            "risk_low": [0.10, 0.15],
+            "risk_upper": [0.50, 0.25],
+            "pmse": [0.02, 0.01],
+            "risk_kind": ["membership", "membership"],
+        }
+    )
+    # cell 1's upper end 0.25 is below cell 0's estimate but not below its interval's 0.10
+    assert pareto_front(frame, "pmse").tolist() == [True, True]
+    assert pareto_front(frame.drop(columns="risk_low"), "pmse").tolist() == [False, True]

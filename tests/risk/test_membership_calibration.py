@@ -74,8 +74,17 @@ def test_cross_fitting_by_hand():
         expected_fp += sum(v <= threshold for v in other_holdout)
     assert (crossed.tp, crossed.fp) == (expected_tp, expected_fp)
     assert crossed.advantage == pytest.approx(expected_tp / 4 - expected_fp / 4)
-    # the pooled ranking: every member below every held-out record but 2.5 < 3.0
-    assert crossed.auc == pytest.approx(15 / 16)
+    # the pooled ranking: each fold's distances over its median (label-free), ranked
+    from sklearn.metrics import roc_auc_score
+
+    scores, labels = [], []
+    for members, holdout in seen:
+        fold_m = sorted(set(zm[:, 0]) - set(members))
+        fold_h = sorted(set(zh[:, 0]) - set(holdout))
+        median = np.median(fold_m + fold_h)
+        scores += [-v / median for v in fold_m + fold_h]
+        labels += [1] * len(fold_m) + [0] * len(fold_h)
+    assert crossed.auc == pytest.approx(roc_auc_score(labels, scores))
     low, high = crossed.interval
     assert low <= crossed.advantage <= high
     assert crossed.tpr_at_fpr == {"0.1": None, "0.01": None}  # 4 held-out records: no FPR of 0.1
@@ -104,11 +113,14 @@ def test_a_folds_own_labels_are_never_read():
 
 
 def test_the_permutation_nulls_p_value_and_excess_by_hand():
-    null = PermutationNull(19, lower=(0.1,) * 19, ceiling=(0.2,) * 18 + (0.5,), observed=0.4, seconds=0)
-    assert null.p_value == pytest.approx(2 / 20)  # one ceiling reaches 0.4, plus the observed
+    null = PermutationNull(
+        19, lower=(0.1,) * 19, ceiling=(0.2,) * 18 + (0.5,), observed=0.4, observed_upper=0.45, seconds=0
+    )
+    assert null.p_value == pytest.approx(2 / 20)  # one ceiling reaches 0.4 (the lower end), plus the observed
     assert null.mean == pytest.approx(0.1)
-    assert null.excess == pytest.approx((0.4 - 0.1) / 0.9)
-    assert null.band == pytest.approx((0.0, 0.0), abs=1e-12)  # every relabelled run at the mean
+    assert null.excess == pytest.approx((0.45 - 0.1) / 0.9)  # by the observed ceiling: never understated
+    # the band: lower ends' 2.5 % quantile (all 0.1: excess 0), ceilings' 97.5 % one
+    assert null.band == pytest.approx((0.0, (np.quantile(null.ceiling, 0.975) - 0.1) / 0.9), abs=1e-12)
 
 
 def _fixed_learner(members, holdout, synthetic):
@@ -257,3 +269,27 @@ def test_each_family_of_a_fit_starts_from_its_own_attacks_only(monkeypatch):
     membership.fit(["wm", "owa"], ("a", "b"), zm, zh, zs, SolverOptions(time_limit=5), seed=0)
     assert [name for name, _ in starts] == ["wm", "owa"]
     assert all(start in (name, "euclidean") for name, start in starts)
+
+
+def test_ctrl_c_in_a_stage_keeps_what_finished_and_names_only_the_stages_asked(monkeypatch):
+    import rlopt.risk.membership as membership
+
+    members, holdout, synthetic, _ = _files(seed=4, n_m=16, n_h=12, n_s=16)
+    kept_null = PermutationNull(20, (0.1,) * 20, (0.2,) * 20, 0.3, 0.3, seconds=0, stopped=True)
+    monkeypatch.setattr(membership, "permutation_null", lambda *a, **k: kept_null)
+    result = membership_risk(members, holdout, synthetic, families=["wm"], folds=2, permutations=25)
+    assert result.interrupted and result.out_of_sample is not None and result.null is kept_null
+    assert result.skipped == ("permutations: 20 of 25 relabelled runs before Ctrl-C (kept)", "anchors")
+    assert result.status == "proven"  # the in-sample figure finished before the stop
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(membership, "cross_fitted", interrupted)
+    result = membership_risk(members, holdout, synthetic, families=["wm"], folds=2, anchors=False)
+    assert result.interrupted and result.skipped == (
+        "out-of-sample: stopped by Ctrl-C",
+    )  # no stage not asked
+    result = membership_risk(members, holdout, synthetic, families=["wm"], folds=0)
+    assert "ideal anchor: no reserve of real records (--reserve FILE or --reserve-share)" in result.skipped
+    assert result.anchors["copy"].in_sample == 1 and not result.interrupted
