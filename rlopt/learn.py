@@ -285,6 +285,21 @@ class LearnedDistanceLinkage(BaseEstimator):
     def _set_standardisation(self, data: LinkageData) -> None:
         self.masked_standardisation_, self.original_standardisation_ = data.encoded.maps
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: once fitted, the interval and the learned distance
+        (:mod:`rlopt.report.notebook`); before, scikit-learn's view of its parameters."""
+        if not self.__sklearn_is_fitted__():
+            return super()._repr_html_()
+        from rlopt.report.notebook import estimator_html
+
+        return estimator_html(self)
+
+    def plot(self):
+        """The fitted interval over the run (its certificate's events) as a figure."""
+        from rlopt.report.notebook import estimator_figure
+
+        return estimator_figure(self)
+
     def __sklearn_is_fitted__(self) -> bool:
         return getattr(self, "distance_", None) is not None
 

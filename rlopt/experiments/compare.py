@@ -416,6 +416,19 @@ class Comparison:
     page: Path
     notes: list[str]  # the masking's warnings, each once (e.g. DP domains taken from the data)
     kinds: str = ""  # the attribute kinds, as every output states them
+    loss: str = "il1s"  # the map's information loss
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the map's answer and its cells (:mod:`rlopt.report.notebook`)."""
+        from rlopt.report.notebook import map_html
+
+        return map_html(self)
+
+    def plot(self, loss: str | None = None):
+        """The risk-utility map (``loss`` across, the map's own by default) as a figure."""
+        from rlopt.report.notebook import map_figure
+
+        return map_figure(self, loss or self.loss)
 
 
 def _input_frame(
@@ -522,7 +535,7 @@ def run_compare(
                 "pmse, mean_change, variance_change, covariance_change or correlation_change)"
             )
     page = render_compare_report(frame, out / "compare.html", loss=loss, front=list(front), about=about)
-    return Comparison(frame, front, run, csv, page, about["notes"], kinds_described)
+    return Comparison(frame, front, run, csv, page, about["notes"], kinds_described, loss)
 
 
 def _about(

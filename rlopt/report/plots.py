@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import io
+import sys
 from collections.abc import Sequence
 
 import matplotlib
 
-matplotlib.use("Agg")
+if "ipykernel" not in sys.modules:  # a notebook keeps its inline backend, which draws .plot()'s figures
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -22,6 +24,7 @@ __all__ = [
     "family_chart",
     "interval_chart",
     "tradeoff_chart",
+    "risk_utility_axes",
     "risk_utility_map",
     "png_data_uri",
 ]
@@ -162,10 +165,16 @@ def _legend(ax, **options) -> None:
 
 
 def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> str:
-    """Every compared cell: ``loss`` across, the worst case up (its interval as an error
-    bar, never a point at its lower end alone), one colour per method; the Pareto
-    front's cells ringed, joined and labelled."""
+    """The map of :func:`risk_utility_axes`, as a PNG data URI (the compare page's)."""
     figure, ax = plt.subplots(figsize=(8, 5))
+    risk_utility_axes(ax, rows, loss=loss, front=front)
+    return png_data_uri(figure)
+
+
+def risk_utility_axes(ax, rows: list[dict], *, loss: str, front: Sequence[bool]) -> None:
+    """Every compared cell on ``ax``: ``loss`` across, the worst case up (its interval as
+    an error bar, never a point at its lower end alone), one colour per method; the
+    Pareto front's cells ringed, joined and labelled."""
     # a cell without the loss (a fully synthetic file has no il1s) is named in the notes, not placed
     placed = [i for i, r in enumerate(rows) if r.get(loss) is not None and r[loss] == r[loss]]
     rows, front = [rows[i] for i in placed], [front[i] for i in placed]
@@ -206,4 +215,3 @@ def risk_utility_map(rows: list[dict], *, loss: str, front: Sequence[bool]) -> s
     )
     ax.grid(alpha=0.3)
     _legend(ax, fontsize=8)
-    return png_data_uri(figure)

@@ -171,6 +171,19 @@ class RiskAssessment:
     drivers: dict | None = None
     decision: Decision | None = None
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the answer line, the families' intervals and the baselines
+        (:mod:`rlopt.report.notebook`)."""
+        from rlopt.report.notebook import assessment_html
+
+        return assessment_html(self)
+
+    def plot(self):
+        """Each family's interval and the baselines, as a matplotlib figure."""
+        from rlopt.report.notebook import assessment_figure
+
+        return assessment_figure(self)
+
     @property
     def failed(self) -> list[str]:
         """What was asked for and failed (families, generalisation folds, trade-off

@@ -130,6 +130,18 @@ class MembershipRisk:
     skipped: tuple[str, ...] = ()  # what was asked for but not run, and why
     stopped: bool = False  # Ctrl-C stopped the calibration (the in-sample figures finished)
 
+    def _repr_html_(self) -> str:
+        """A notebook's view (:mod:`rlopt.report.notebook`)."""
+        from rlopt.report.notebook import membership_html
+
+        return membership_html(self)
+
+    def plot(self):
+        """The advantages as intervals (out of sample, in sample per family, the anchors)."""
+        from rlopt.report.notebook import membership_figure
+
+        return membership_figure(self)
+
     @property
     def interrupted(self) -> bool:
         return self.stopped or any(f.status == Status.INTERRUPTED for f in self.families.values())
