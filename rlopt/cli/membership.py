@@ -227,26 +227,7 @@ def membership_lines(result) -> list[str]:
         f"({result.n_members} members, {result.n_holdout} held out, {result.n_synthetic} synthetic records; "
         f"attributes {', '.join(result.columns)})"
     )
-    if result.null is not None:
-        null = result.null
-        lines.append(
-            f"  chance level ({null.runs} relabelled splits searched alike): mean {null.mean:.3f}, "
-            f"95 % quantile {null.q95:.3f}; p-value {null.p_value:.3f}; excess over chance "
-            f"(advantage - mean) / (1 - mean) {null.excess:.3f} (relabelling alone: {null.band[0]:.3f} "
-            f"to {null.band[1]:.3f})"
-        )
-    for kind, anchor in result.anchors.items():
-        what = (
-            f"ideal release ({anchor.n_synthetic} real records, none a member)"
-            if kind == "ideal"
-            else "copy of the training file"
-        )
-        figure = (
-            "" if anchor.out_of_sample is None else f"out of sample {_out_of_sample(anchor.out_of_sample)}; "
-        )
-        lines.append(f"  anchor, {what}: {figure}in sample {anchor.in_sample:.3f}")
-    for why in result.skipped:
-        lines.append(f"  not measured: {why}")
+    lines += _calibration_lines(result)
     for name, figure in result.families.items():
         interval = (
             f"{figure.lower.advantage:.3f}"
@@ -267,6 +248,32 @@ def membership_lines(result) -> list[str]:
         f"synthetic records nearest a member: {result.dcr_share:.3f} ({expected:.3f} if the release "
         "favoured no one)"
     )
+    return lines
+
+
+def _calibration_lines(result) -> list[str]:
+    """The in-sample figure's chance level, the anchors and what was not measured."""
+    lines: list[str] = []
+    if result.null is not None:
+        null = result.null
+        lines.append(
+            f"  chance level ({null.runs} relabelled splits searched alike): mean {null.mean:.3f}, "
+            f"95 % quantile {null.q95:.3f}; p-value {null.p_value:.3f}; excess over chance "
+            f"(advantage - mean) / (1 - mean) {null.excess:.3f} (relabelling alone: {null.band[0]:.3f} "
+            f"to {null.band[1]:.3f})"
+        )
+    for kind, anchor in result.anchors.items():
+        what = (
+            f"ideal release ({anchor.n_synthetic} real records, none a member)"
+            if kind == "ideal"
+            else "copy of the training file"
+        )
+        figure = (
+            "" if anchor.out_of_sample is None else f"out of sample {_out_of_sample(anchor.out_of_sample)}; "
+        )
+        lines.append(f"  anchor, {what}: {figure}in sample {anchor.in_sample:.3f}")
+    for why in result.skipped:
+        lines.append(f"  not measured: {why}")
     return lines
 
 

@@ -266,17 +266,32 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
     )  # fmt: skip
     if result.interrupted:  # Ctrl-C: the map stops here, as it does in a masked file's cell
         raise KeyboardInterrupt
+    row = {"n_records": len(original), "n_attributes": len(columns)} | _membership_row(
+        result, notes, cell.label
+    )
+    row |= distribution_loss(members, synthetic)
+    row |= _model_columns(synthetic, list(synthetic.columns), [])
+    notes.append(
+        f"fully synthetic: membership advantage of {', '.join(families)} out of sample "
+        f"({folds} folds), {len(holdout)} of {len(original)} records held out"
+    )
+    return row | {"notes": " | ".join(notes)}
+
+
+def _membership_row(result, notes: list[str], label: str) -> dict:
+    """A fully synthetic cell's risk columns: the out-of-sample advantage with its
+    interval (the in-sample figure where no folds ran, said in ``notes``), the in-sample
+    worst case and each family's figure beside it."""
     crossed = result.out_of_sample
-    row: dict = {"n_records": len(original), "n_attributes": len(columns)}
+    row: dict = {}
     for family, figure in result.families.items():
         row[f"{family}_rate"] = figure.lower.advantage
         row[f"{family}_bound_rate"] = figure.ceiling
         row[f"{family}_status"] = str(figure.status)
     if crossed is None:  # too few records for folds: the in-sample figure, as it is
         row |= {"risk": result.worst.advantage, "risk_upper": result.upper, "risk_status": str(result.status)}
-        notes.append(
-            f"{cell.label}: {smallest} held-out or member records, too few for folds: in sample only"
-        )
+        smallest = min(result.n_members, result.n_holdout)
+        notes.append(f"{label}: {smallest} held-out or member records, too few for folds: in sample only")
     else:
         row |= {
             "risk": crossed.advantage,
@@ -294,13 +309,7 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
         "fixed_dcr": result.fixed.advantage,
         "dcr_share": result.dcr_share,
     }
-    row |= distribution_loss(members, synthetic)
-    row |= _model_columns(synthetic, list(synthetic.columns), [])
-    notes.append(
-        f"fully synthetic: membership advantage of {', '.join(families)} out of sample "
-        f"({folds} folds), {len(holdout)} of {len(original)} records held out"
-    )
-    return row | {"notes": " | ".join(notes)}
+    return row
 
 
 def run_compare_cell(cell: CompareCell) -> dict:

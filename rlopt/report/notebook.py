@@ -29,6 +29,7 @@ def _shown(figure: Figure) -> Figure:
     plt._get_backend_mod()  # private, but the one call that loads it without closing figures
     return figure
 
+
 __all__ = [
     "assessment_html",
     "assessment_figure",

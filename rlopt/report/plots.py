@@ -115,7 +115,7 @@ def heatmap(matrix: np.ndarray, labels: Sequence[str], *, title: str) -> str:
 
 def tradeoff_chart(rows: list[dict]) -> str:
     """Worst-case rate against information loss (SSE / SST), one line per family."""
-    from rlopt.risk.risk_utility import BASELINE_RATE  # a trade-off is drawn once rlopt.risk made it
+    baseline_rate = f"{DEFAULT_BASELINE}_rate"  # the key rlopt.risk.risk_utility writes (its BASELINE_RATE)
 
     figure, ax = plt.subplots(figsize=(6.5, 4))
     for family in sorted({r["family"] for r in rows}):
@@ -143,7 +143,7 @@ def tradeoff_chart(rows: list[dict]) -> str:
     own = sorted(rows, key=lambda r: r["sse"])
     ax.plot(
         [r["sse"] for r in own],
-        [100 * r[BASELINE_RATE] for r in own],
+        [100 * r[baseline_rate] for r in own],
         ls="--",
         color="grey",
         label=f"{DEFAULT_BASELINE} (baseline)",

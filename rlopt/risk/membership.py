@@ -619,28 +619,10 @@ def membership_risk(
     ``time_limit``. ``anchors``: the same figures for a copy of ``members`` and, given a
     ``reserve`` of real records in neither file, for that reserve as the ideal release.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"jobs={jobs!r}; expected a whole number of worker processes, at least 1")
     from rlopt.milp import SolverOptions
-    from rlopt.milp.membership import membership_families
 
     columns = tuple(map(str, columns or synthetic.columns))
-    allowed = membership_families()
-    unknown = [f for f in families if f not in allowed]
-    if unknown:
-        raise InputError(f"membership families {unknown}; expected some of {', '.join(allowed)}")
-    frames = [("members", members), ("held-out", holdout), ("synthetic", synthetic)]
-    raw = {
-        name: _numeric(frame, columns, name)
-        for name, frame in frames + [("reserve", reserve)]
-        if frame is not None
-    }
-    if folds:
-        check_folds(folds, len(raw["members"]), len(raw["held-out"]))
-    if permutations:
-        check_permutations(permutations)
-    for name in families:
-        get_learned_family(name).check_attributes(len(columns))
+    raw = _checked(members, holdout, synthetic, reserve, families, columns, jobs, folds, permutations)
     zm, zh, zs = standardised(raw["members"], raw["held-out"], raw["synthetic"])
     euclid = get_learned_family("wm")
     distance = euclid.distance(euclid.neutral(len(columns)), columns)
@@ -661,6 +643,27 @@ def membership_risk(
     return _calibrated(
         found, families, raw, (zm, zh, zs), options, seed, jobs, (folds, permutations, anchors)
     )
+
+
+def _checked(members, holdout, synthetic, reserve, families, columns, jobs, folds, permutations) -> dict:
+    """The files' numeric arrays by role, once every input is checked (one clear error)."""
+    from rlopt.milp.membership import membership_families
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs={jobs!r}; expected a whole number of worker processes, at least 1")
+    allowed = membership_families()
+    unknown = [f for f in families if f not in allowed]
+    if unknown:
+        raise InputError(f"membership families {unknown}; expected some of {', '.join(allowed)}")
+    frames = [("members", members), ("held-out", holdout), ("synthetic", synthetic), ("reserve", reserve)]
+    raw = {name: _numeric(frame, columns, name) for name, frame in frames if frame is not None}
+    if folds:
+        check_folds(folds, len(raw["members"]), len(raw["held-out"]))
+    if permutations:
+        check_permutations(permutations)
+    for name in families:
+        get_learned_family(name).check_attributes(len(columns))
+    return raw
 
 
 def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, asked):
