@@ -59,15 +59,19 @@ def test_highs_gets_what_is_left_once_the_model_is_loaded(monkeypatch):
 
     def loaded_slowly(interface):
         time.sleep(0.3)  # a model that takes 0.3 s to load
+        given = interface._active_config.time_limit  # what Pyomo was handed before the load
         real(interface)
-        seen.append(interface._active_config.time_limit)
+        seen.append((given, interface._active_config.time_limit))
 
     monkeypatch.setattr(solve_module, "_limit_to_deadline", loaded_slowly)
     # 100 records: HiGHS proves in about a second once loaded (200 records: it ran to the
     # 20 s limit); the limit it gets does not depend on the file's size
     original, masked = large_file(100, 3)
     LearnedDistanceLinkage("wm", time_limit=20, reductions="none").fit(original, masked)
-    assert seen and seen[0] <= 20 - 0.3 + 0.05
+    (given, reset), *_ = seen
+    # the reset takes off at least the 0.3 s the load took (without it, reset == given;
+    # a busy machine only takes off more)
+    assert reset <= given - 0.3 + 1e-6
 
 
 def test_a_milp_that_could_not_be_loaded_in_time_is_not_started(monkeypatch):
