@@ -348,7 +348,7 @@ async def membership(request: Request, values) -> Response:
                 three, ("the training file", "the held-out records", "the synthetic release")
             )
         ]
-        spec = MembershipSpec(training=stored[0].id, holdout=stored[1].id, synthetic=stored[2].id, **options)
+        spec = MembershipSpec(training=stored[0].id, held_out=stored[1].id, synthetic=stored[2].id, **options)
     else:
         data = await _map_file(
             state.workspace, values, str(values.get("source") or ""), {}, "data", "the data"

@@ -300,7 +300,7 @@ class ChoiceSpec(LearnedSpec):
 class MembershipSpec:
     """The membership attack on a fully synthetic release: ``rlopt membership`` on one
     loaded file split and given to ``generator`` (``data``), or on the generator's
-    training file, held-out records and release (``training``, ``holdout``,
+    training file, held-out records and release (``training``, ``held_out``,
     ``synthetic``). ``attack_families``: the distance families searched (not ``families``,
     which names a risk run's live panels)."""
 
@@ -309,7 +309,7 @@ class MembershipSpec:
     generator: str = "synthetic_copula"
     epsilon: float | None = None  # dp_histogram's
     training: str | None = None
-    holdout: str | None = None
+    held_out: str | None = None  # not `holdout`: a private model's share is named so
     synthetic: str | None = None
     attack_families: list[str] = field(default_factory=lambda: ["wm"])
     time_limit: float = 60.0
@@ -321,7 +321,7 @@ class MembershipSpec:
 
     def _three(self) -> list[str]:
         """The training file, the held-out records and the release (workspace ids)."""
-        files = [self.training, self.holdout, self.synthetic]
+        files = [self.training, self.held_out, self.synthetic]
         if any(f is None for f in files):
             raise InputError("a membership run takes one file and a generator, or the three files")
         return [str(f) for f in files]
@@ -398,7 +398,7 @@ Spec = RunSpec | CompareSpec | UpdateSpec | ChoiceSpec | MembershipSpec
 SPECS: dict[str, type[Spec]] = {
     spec.kind: spec for spec in (RunSpec, CompareSpec, UpdateSpec, ChoiceSpec, MembershipSpec)
 }
-FILE_ROLES = ("original", "masked", "before", "after", "data", "training", "holdout", "synthetic")
+FILE_ROLES = ("original", "masked", "before", "after", "data", "training", "held_out", "synthetic")
 """The fields of a spec that name a loaded file."""
 
 

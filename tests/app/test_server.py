@@ -492,6 +492,17 @@ def test_the_synthetic_release_page_queues_a_membership_run_and_says_a_bad_form_
     spec = json.loads((client.app.state.workspace.run(run_id) / "spec.json").read_text())
     assert spec["kind"] == "membership" and spec["generator"] == "dp_histogram" and spec["epsilon"] == 1
     assert spec["attack_families"] == ["wm", "owa"] and spec["folds"] == 3 and spec["reserve_share"] == 0.2
+    original, _ = noisy_file(4, 30, 3)
+    three = {
+        role: (f"{role}.csv", original.to_csv(index=False).encode())
+        for role in ("training", "holdout", "synthetic")
+    }
+    queued = client.post(
+        "/synthetic/membership", data={"csrf": csrf, "folds": "2"}, files=three, follow_redirects=False
+    )
+    assert queued.status_code == 303
+    spec = json.loads((client.app.state.workspace.run(_queued(client)[-1]) / "spec.json").read_text())
+    assert spec["data"] is None and all(spec[role] for role in ("training", "held_out", "synthetic"))
 
 
 def test_the_models_page_names_the_officers_file_in_its_command(client, tmp_path):
