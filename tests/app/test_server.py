@@ -497,11 +497,13 @@ def test_the_synthetic_release_page_queues_a_membership_run_and_says_a_bad_form_
         role: (f"{role}.csv", original.to_csv(index=False).encode())
         for role in ("training", "holdout", "synthetic")
     }
+    before = set(_queued(client))
     queued = client.post(
         "/synthetic/membership", data={"csrf": csrf, "folds": "2"}, files=three, follow_redirects=False
     )
     assert queued.status_code == 303
-    spec = json.loads((client.app.state.workspace.run(_queued(client)[-1]) / "spec.json").read_text())
+    (new,) = set(_queued(client)) - before
+    spec = json.loads((client.app.state.workspace.run(new) / "spec.json").read_text())
     assert spec["data"] is None and all(spec[role] for role in ("training", "held_out", "synthetic"))
 
 
