@@ -687,11 +687,7 @@ def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, as
         return replace(found, **kept, skipped=(*notes, f"{stage}: {why}", *rest), stopped=True)
 
     if folds:
-        try:
-            learn = _learner(families, columns, zs, options, seed, folds, check=False)
-            crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
-        except KeyboardInterrupt:
-            crossed = None
+        crossed = _cross_fitted(families, columns, (zm, zh, zs), options, seed, jobs, folds)
         if crossed is None:
             return stop("out-of-sample")
         kept["out_of_sample"] = crossed
@@ -734,15 +730,20 @@ def _anchor(kind, families, columns, raw, released, options, seed, jobs, folds) 
         return None, True
     if found.interrupted:
         return None, True
-    crossed, stopped = None, False
-    if folds:
-        try:
-            learn = _learner(families, columns, zs, options, seed, folds, check=False)
-            crossed = cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
-        except KeyboardInterrupt:
-            crossed = None
-        stopped = crossed is None
+    crossed = _cross_fitted(families, columns, (zm, zh, zs), options, seed, jobs, folds) if folds else None
+    stopped = bool(folds) and crossed is None
     return Anchor(kind, len(released), found.attack.advantage, found.ceiling, crossed), stopped
+
+
+def _cross_fitted(families, columns, z, options, seed, jobs, folds) -> OutOfSample | None:
+    """The out-of-sample advantage on the z-scores ``z`` (members, held out, synthetic);
+    ``None`` when Ctrl-C stopped it, wherever it came."""
+    zm, zh, zs = z
+    try:
+        learn = _learner(families, columns, zs, options, seed, folds, check=False)
+        return cross_fitted(learn, _caller(columns, zs), zm, zh, folds=folds, seed=seed, jobs=jobs)
+    except KeyboardInterrupt:
+        return None
 
 
 def _learner(families, columns, zs, options, seed, share, check=True):
