@@ -162,10 +162,50 @@ def attribute_drivers(
         "ceilings without an attribute are at most the whole file's (the intruder has less)",
         "full": _worst_dict(full),
         "ranking": [{"rank": rank, **row} for rank, row in enumerate(rows, 1)],
-        "notes": [] if all(row["drop_exact"] for row in rows) else [INEXACT_DROP],
+        "notes": ([] if all(row["drop_exact"] for row in rows) else [INEXACT_DROP]) + correlated_notes(data),
         "parameters": parameter_shares(measured.params, measured.families, data.columns),
         "records": record_groups(measured.records, [r.family for r in measured.families if r.learned]),
     }
+
+
+CORRELATED = 0.9
+"""Attributes whose original values correlate at least this much (Pearson, in absolute
+value) are said together: a distance moves its weight among them, and dropping one of
+them costs little, so the drop ranking and the weights can rank them apart."""
+
+
+def correlated_notes(data) -> list[str]:
+    """One note per group of numeric attributes correlated at :data:`CORRELATED` or more
+    in the original file (groups: linked by such pairs), with the largest ``|r|``."""
+    numeric = data.numeric_columns
+    if len(numeric) < 2:
+        return []
+    values = np.asarray(data.original[:, numeric], dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.corrcoef(values, rowvar=False)
+    linked = np.nan_to_num(np.abs(r)) >= CORRELATED
+    group = list(range(len(numeric)))  # union-find over the linked pairs
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i, j in zip(*np.nonzero(np.triu(linked, 1)), strict=True):
+        group[root(int(i))] = root(int(j))
+    notes = []
+    for head in sorted({root(i) for i in range(len(numeric))}):
+        members = [i for i in range(len(numeric)) if root(i) == head]
+        if len(members) > 1:
+            names = [data.columns[numeric[i]] for i in members]
+            strongest = max(abs(r[i, j]) for i in members for j in members if i < j)
+            listed = f"{', '.join(names[:-1])} and {names[-1]}"
+            notes.append(
+                f"{listed} correlate in the original file (|r| up to {strongest:.2f}): a distance moves its "
+                "weight among them and dropping one costs little, so the drop ranking and the families' "
+                "weights can rank them apart"
+            )
+    return notes
 
 
 def _without(

@@ -279,3 +279,21 @@ def test_ctrl_c_while_the_drivers_run_keeps_the_whole_files_figures():
     assert wm.family == "wm" and wm.status == "optimal" and set(stopped.baselines) >= {"am", "md", "pld"}
     assert stopped.stopped == ["the attribute drivers"] and stopped.headline.n_correct >= wm.n_correct
     assert stopped.drivers is None and not stopped.complete
+
+
+def test_correlated_attributes_are_said_together_where_the_two_views_can_disagree():
+    """Two attributes that move together (r about 0.999) share a distance's weight and
+    cost little when one is dropped: the drivers say so, naming them; an independent
+    attribute is not named."""
+    import numpy as np
+    import pandas as pd
+
+    from rlopt.data import validate_pair
+    from rlopt.risk.drivers import correlated_notes
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=80)
+    frame = pd.DataFrame({"a": a, "b": 2 * a + rng.normal(scale=0.05, size=80), "c": rng.normal(size=80)})
+    (note,) = correlated_notes(validate_pair(frame, frame + rng.normal(scale=0.1, size=frame.shape)))
+    assert note.startswith("a and b correlate in the original file (|r| up to 1.00)")
+    assert "c" not in note.split(" correlate")[0]
