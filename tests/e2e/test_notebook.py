@@ -14,7 +14,10 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "docs" / "notebook.ipynb"
 def test_the_example_notebook_runs_and_displays_every_result():
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
-        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parents[1])}}
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parents[1])}},
     )
     client.execute()  # a cell that raises fails here, with its traceback
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
