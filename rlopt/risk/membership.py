@@ -624,8 +624,7 @@ def membership_risk(
     columns = tuple(map(str, columns or synthetic.columns))
     raw = _checked(members, holdout, synthetic, reserve, families, columns, jobs, folds, permutations)
     zm, zh, zs = standardised(raw["members"], raw["held-out"], raw["synthetic"])
-    euclid = get_learned_family("wm")
-    distance = euclid.distance(euclid.neutral(len(columns)), columns)
+    distance = euclidean(columns)
     member_d, holdout_d = nearest(distance, zm, zs), nearest(distance, zh, zs)  # one count, two figures
     fixed = _attack("euclidean", {"family": "euclidean"}, member_d, holdout_d)
     level = chance_level(member_d, holdout_d, seed)
@@ -774,8 +773,7 @@ def fit(
     """The in-sample search on z-scores already standardised: the best verified attack
     over ``families`` and the fixed Euclidean distance, and the largest ceiling
     (``check``: the MILP re-proves a region search's proof)."""
-    euclid = get_learned_family("wm")
-    distance = euclid.distance(euclid.neutral(len(columns)), columns)
+    distance = euclidean(columns)
     fixed = _attack(
         "euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs)
     )
@@ -798,14 +796,17 @@ def distances(attack: Attack, records: np.ndarray, *, columns, zs: np.ndarray) -
     """Each record's distance to its nearest synthetic record under ``attack``'s distance
     (the fixed attack's: wm's neutral parameter); ``attack`` calls it a member within its
     threshold."""
-    name = "wm" if attack.family == "euclidean" else attack.family
-    family = get_learned_family(name)
-    theta = (
-        family.neutral(len(columns))
-        if attack.family == "euclidean"
-        else family.theta_from_params(attack.params, columns)
-    )
-    return nearest(family.distance(theta, columns), records, zs)
+    if attack.family == "euclidean":
+        return nearest(euclidean(columns), records, zs)
+    family = get_learned_family(attack.family)
+    return nearest(family.distance(family.theta_from_params(attack.params, columns), columns), records, zs)
+
+
+def euclidean(columns: Sequence[str]) -> Distance:
+    """The fixed attack's distance: wm at equal weights, the order of the Euclidean
+    distance on z-scores (the DCR of other tools)."""
+    wm = get_learned_family("wm")
+    return wm.distance(wm.neutral(len(columns)), tuple(columns))
 
 
 CHANCE_DRAWS = 200
@@ -829,8 +830,7 @@ def chance_level(member_d: np.ndarray, holdout_d: np.ndarray, seed: int) -> floa
 def nearest_is_member(members: np.ndarray, holdout: np.ndarray, synthetic: np.ndarray) -> float:
     """The share of synthetic records whose nearest original (Euclidean) is a member, of
     equal distances counted half (the DCR test of SDMetrics and SynthEval)."""
-    euclid = get_learned_family("wm")
-    distance = euclid.distance(euclid.neutral(members.shape[1]), ())
+    distance = euclidean([f"x{k}" for k in range(members.shape[1])])
     to_member = nearest(distance, synthetic, members)
     to_holdout = nearest(distance, synthetic, holdout)
     return float(np.mean((to_member < to_holdout) + 0.5 * (to_member == to_holdout)))
