@@ -281,7 +281,7 @@ def run_answer(folder: Path) -> dict | None:
     :func:`rlopt.report.answers.map_answer`) from the figures it wrote, and whether it is proven
     (a run stopped or partly failed never is); ``None`` when it wrote none (an update
     attack's or private model's figures have no worst case of a pair)."""
-    from rlopt.report.answers import answer, integral_answer, map_answer, proven
+    from rlopt.report.answers import answer, integral_answer, map_answer, membership_answer, proven
 
     if (folder / "compare.csv").is_file():
         import pandas as pd
@@ -294,19 +294,7 @@ def run_answer(folder: Path) -> dict | None:
         return {"text": map_answer(rows), "proven": every}
     figures = figures_of(folder)
     if "n_members" in figures and isinstance(figures.get("advantage"), int | float):  # a membership run's
-        crossed = figures.get("out_of_sample")
-        inside = f"in sample {figures['advantage']:.3f} ({figures['status']})"
-        if not isinstance(crossed, dict):  # no folds asked, or Ctrl-C before them
-            return {
-                "text": f"Membership advantage (TPR - FPR) {inside}; no out-of-sample figure.",
-                "proven": False,
-            }
-        low, high = crossed["interval"]
-        text = (
-            f"Membership advantage (TPR - FPR) {crossed['advantage']:.3f} out of sample (95 % interval "
-            f"{low:.3f} to {high:.3f}, {crossed['folds']} folds); {inside}."
-        )
-        return {"text": text, "proven": False}
+        return {"text": membership_answer(figures), "proven": False}
     if "integrally_private" in figures:  # an update attack's
         return {"text": integral_answer(figures), "proven": bool(figures["integrally_private"])}
     if not isinstance(figures.get("headline"), dict):

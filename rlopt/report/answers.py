@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from rlopt.status import Status
 
-__all__ = ["answer", "certified", "integral_answer", "map_answer", "membership_cell", "proven"]
+__all__ = [
+    "answer",
+    "certified",
+    "integral_answer",
+    "map_answer",
+    "membership_answer",
+    "membership_cell",
+    "proven",
+]
 
 
 def answer(figures: dict) -> str:
@@ -146,6 +154,20 @@ def _cell(row: dict) -> str:
     if row["risk_status"] == Status.PROVEN:
         return f"{100 * row['risk']:.2f} % re-identified (proven)"
     return f"between {100 * row['risk']:.2f} % and {100 * row['risk_upper']:.2f} % re-identified (not proven)"
+
+
+def membership_answer(figures: dict) -> str:
+    """A membership run's answer (``rlopt membership``'s JSON figures: ``advantage``,
+    ``status``, ``out_of_sample``): out of sample with its interval, then in sample."""
+    crossed = figures.get("out_of_sample")
+    inside = f"in sample {figures['advantage']:.3f} ({figures['status']})"
+    if not isinstance(crossed, dict):  # no folds asked, or Ctrl-C before them
+        return f"Membership advantage (TPR - FPR) {inside}; no out-of-sample figure."
+    low, high = crossed["interval"]
+    return (
+        f"Membership advantage (TPR - FPR) {crossed['advantage']:.3f} out of sample (95 % interval "
+        f"{low:.3f} to {high:.3f}, {crossed['folds']} folds); {inside}."
+    )
 
 
 def membership_cell(row: dict) -> str:

@@ -183,16 +183,9 @@ def _flat(params: dict, prefix: str = "") -> dict:
 def membership_html(result) -> str:
     """A membership result: the out-of-sample advantage first, then the in-sample one
     per family, the anchors and the chance level."""
-    crossed = result.out_of_sample
-    inside = f"in sample {result.worst.advantage:.3f} ({result.status})"
-    if crossed is None:
-        answer = f"Membership advantage (TPR - FPR) {inside}; no out-of-sample figure."
-    else:
-        low, high = crossed.interval
-        answer = (
-            f"Membership advantage (TPR - FPR) {crossed.advantage:.3f} out of sample "
-            f"(95 % interval {low:.3f} to {high:.3f}, {crossed.folds} folds); {inside}."
-        )
+    from rlopt.report.answers import membership_answer
+
+    answer = membership_answer(result.to_dict())
     families = pd.DataFrame(
         [
             {
