@@ -243,6 +243,7 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
     of the synthetic file against its training records."""
     from rlopt.milp.membership import membership_families
     from rlopt.risk.membership import membership_risk, split_release
+    from rlopt.risk.membership_calibration import most_folds
 
     original = load_table(cell.data_path)
     qis = [c for c in original.columns if c not in cell.confidential]
@@ -255,11 +256,7 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
     notes = sorted({str(w.message) for w in caught if issubclass(w.category, DataWarning)})
     families = [f for f in cell.families if f in membership_families()] or ["wm"]
     # as many folds as each keeps 2 records of each class to learn from (0: too few records)
-    smallest = min(len(members), len(holdout))
-    folds = max(
-        (k for k in range(2, min(SYNTHETIC_FOLDS, smallest) + 1) if smallest - -(-smallest // k) >= 2),
-        default=0,
-    )
+    folds = most_folds(len(members), len(holdout), SYNTHETIC_FOLDS)
     result = membership_risk(
         members, holdout, synthetic, families=families, time_limit=cell.time_limit,
         threads=cell.threads, seed=cell.seed, folds=folds, anchors=False,

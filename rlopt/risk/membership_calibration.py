@@ -47,6 +47,7 @@ __all__ = [
     "check_folds",
     "check_permutations",
     "clopper_pearson",
+    "most_folds",
     "cross_fitted",
     "permutation_null",
 ]
@@ -195,6 +196,17 @@ def _folds(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return fold[rng.permutation(n)]
 
 
+def _fits(folds: int, smallest: int) -> bool:
+    """Every fold holds a record of the smallest class, and the other folds keep 2 of it."""
+    return folds <= smallest and smallest - math.ceil(smallest / folds) >= 2
+
+
+def most_folds(n_members: int, n_holdout: int, at_most: int) -> int:
+    """The most folds, up to ``at_most``, that :func:`check_folds` accepts; 0 when none."""
+    smallest = min(n_members, n_holdout)
+    return max((k for k in range(2, at_most + 1) if _fits(k, smallest)), default=0)
+
+
 def check_folds(folds: int, n_members: int, n_holdout: int) -> None:
     """One clear error for a fold count the split cannot carry."""
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
@@ -206,7 +218,7 @@ def check_folds(folds: int, n_members: int, n_holdout: int) -> None:
             f"folds={folds}: larger than the smallest class ({smallest} {which}); expected at most "
             f"{smallest}, so that every fold holds records of both"
         )
-    if smallest - math.ceil(smallest / folds) < 2:
+    if not _fits(folds, smallest):
         raise InputError(
             f"folds={folds}: the other folds keep fewer than 2 {'members' if n_members == smallest else 'held-out records'}"
             " to learn from; choose fewer folds"

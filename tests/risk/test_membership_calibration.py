@@ -293,3 +293,15 @@ def test_ctrl_c_in_a_stage_keeps_what_finished_and_names_only_the_stages_asked(m
     result = membership_risk(members, holdout, synthetic, families=["wm"], folds=0)
     assert "ideal anchor: no reserve of real records (--reserve FILE or --reserve-share)" in result.skipped
     assert result.anchors["copy"].in_sample == 1 and not result.interrupted
+
+
+def test_the_most_folds_a_small_map_cell_takes_are_those_check_folds_accepts():
+    from rlopt.risk.membership_calibration import check_folds, most_folds
+
+    assert most_folds(2, 50, 5) == 0  # 2 of a class: no fold leaves 2 to learn from
+    for smallest in range(3, 13):
+        k = most_folds(smallest, 50, 5)
+        check_folds(k, smallest, 50)  # accepted
+        if k < 5:
+            with pytest.raises(InputError):
+                check_folds(k + 1, smallest, 50)
