@@ -315,13 +315,17 @@ def resumable(exc, out: Path) -> typer.Exit:
 @contextmanager
 def progress_bar(label: str, show: bool | None):
     """A ``progress(done, total)`` callback drawing a bar on stderr (``show`` None: when
-    stderr is a terminal), or None."""
+    stderr is a terminal), or None; asked for (``show`` true) where stderr is not a
+    terminal (a log file), a line at the start and at each tenth done instead."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
     if not (console.is_terminal if show is None else show):
         yield None
+        return
+    if not console.is_terminal:
+        yield _progress_lines(label)
         return
     bar = Progress(
         TextColumn("{task.description}"),
@@ -345,6 +349,21 @@ def progress_bar(label: str, show: bool | None):
     finally:
         if started:
             bar.stop()
+
+
+def _progress_lines(label: str) -> Callable[[int, int], None]:
+    """``progress(done, total)`` as plain lines on stderr: the first report, then each
+    tenth of ``total`` passed."""
+    said = -1
+
+    def advance(done: int, total: int) -> None:
+        nonlocal said
+        tenth = 10 * done // total if total else 10
+        if tenth > said:
+            said = tenth
+            typer.echo(f"{label}: {done} of {total}", err=True)
+
+    return advance
 
 
 Events = Annotated[

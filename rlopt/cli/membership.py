@@ -122,6 +122,7 @@ def membership(
         ),
     ] = True,
     json_out: JsonOut = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines on stderr")] = False,
     *,
     masking: dict[str, Any],
 ) -> None:
@@ -183,6 +184,7 @@ def membership(
         permutations=permutations,
         reserve=kept,
         anchors=anchors,
+        progress=None if quiet else (lambda line: typer.echo(line, err=True)),
     )
     for line in membership_lines(result):
         say(line)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -144,7 +144,7 @@ class MembershipRisk:
 
     @property
     def interrupted(self) -> bool:
-        return self.stopped or any(f.status == Status.INTERRUPTED for f in self.families.values())
+        return self.stopped or self.status == Status.INTERRUPTED
 
     @property
     def worst(self) -> Attack:
@@ -162,8 +162,8 @@ class MembershipRisk:
     @property
     def status(self) -> Status:
         """The in-sample worst case's (a calibration Ctrl-C stopped leaves it as it was)."""
-        if any(f.status == Status.INTERRUPTED for f in self.families.values()):
-            return Status.INTERRUPTED
+        if self.not_started or any(f.status == Status.INTERRUPTED for f in self.families.values()):
+            return Status.INTERRUPTED  # Ctrl-C before a family's end
         # proven when a verified attack meets every family's ceiling (a family still open
         # below another's optimum changes nothing)
         return Status.PROVEN if self.families and self.worst.advantage >= self.upper else Status.INTERVAL
@@ -602,6 +602,7 @@ def membership_risk(
     permutations: int = 0,
     reserve: pd.DataFrame | None = None,
     anchors: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> MembershipRisk:
     """The worst-case membership attack on ``synthetic`` (generated from ``members``, not
     from ``holdout``), over each family in ``families`` (wm, wm_m, owa), beside the fixed
@@ -618,8 +619,12 @@ def membership_risk(
     least 19): the in-sample search on as many relabelled splits, each with the full
     ``time_limit``. ``anchors``: the same figures for a copy of ``members`` and, given a
     ``reserve`` of real records in neither file, for that reserve as the ideal release.
+    ``progress(line)`` hears each step as it starts (a family's search, each stage of the
+    calibration).
     """
     from rlopt.milp import SolverOptions
+
+    say = progress or (lambda line: None)
 
     columns = tuple(map(str, columns or synthetic.columns))
     raw = _checked(members, holdout, synthetic, reserve, families, columns, jobs, folds, permutations)
@@ -630,17 +635,22 @@ def membership_risk(
     level = chance_level(member_d, holdout_d, seed)
     closer = nearest_is_member(zm, zh, zs)
     options = SolverOptions(time_limit=time_limit, threads=threads, seed=seed)
-    figures = {}
+    figures: dict[str, FamilyFigure] = {}
     head = (columns, len(zm), len(zh), len(zs), fixed, closer, level)
+    limit = "" if time_limit is None else f" (time limit {time_limit:g} s)"
     for done, name in enumerate(families):
+        say(f"learning {name} on {len(zm)} members, {len(zh)} held out, {len(zs)} synthetic{limit}")
         family = get_learned_family(name)
-        start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
+        try:
+            start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
+        except KeyboardInterrupt:  # Ctrl-C before its solve: this family not started either
+            return MembershipRisk(*head, figures, tuple(families[done:]))
         figures[name] = _solve_family(family, columns, zm, zh, zs, start, options, jobs)
         if figures[name].status == Status.INTERRUPTED:  # Ctrl-C: what finished, the rest not started
             return MembershipRisk(*head, figures, tuple(families[done + 1 :]))
     found = MembershipRisk(*head, figures)
     return _calibrated(
-        found, families, raw, (zm, zh, zs), options, seed, jobs, (folds, permutations, anchors)
+        found, families, raw, (zm, zh, zs), options, seed, jobs, (folds, permutations, anchors), say
     )
 
 
@@ -665,7 +675,7 @@ def _checked(members, holdout, synthetic, reserve, families, columns, jobs, fold
     return raw
 
 
-def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, asked):
+def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, asked, say):
     """``found`` with its out-of-sample advantage, permutation null and anchors. Ctrl-C
     keeps what finished: the stage it stops says so in ``skipped``, and the stages after
     it (those asked for) are named there too, not run."""
@@ -686,11 +696,13 @@ def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, as
         return replace(found, **kept, skipped=(*notes, f"{stage}: {why}", *rest), stopped=True)
 
     if folds:
+        say(f"out of sample: {folds} folds, each called by the attack learned on the others")
         crossed = _cross_fitted(families, columns, (zm, zh, zs), options, seed, jobs, folds)
         if crossed is None:
             return stop("out-of-sample")
         kept["out_of_sample"] = crossed
     if permutations:
+        say(f"chance level: the search on {permutations} relabelled splits")
         try:
             learn = _learner(families, columns, zs, options, seed, 1)
             null = permutation_null(
@@ -711,6 +723,7 @@ def _calibrated(found: MembershipRisk, families, raw, z, options, seed, jobs, as
             del releases["ideal"]
             notes.append("ideal anchor: no reserve of real records (--reserve FILE or --reserve-share)")
         for kind, released in releases.items():
+            say(f"the {kind} anchor: {len(released)} records measured as the release")
             anchor, stopped = _anchor(kind, families, columns, raw, released, options, seed, jobs, folds)
             if anchor is not None:
                 kept["anchors"][kind] = anchor

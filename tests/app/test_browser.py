@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("starlette")
 playwright = pytest.importorskip("playwright.sync_api")
+expect = playwright.expect
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -193,20 +194,25 @@ def test_a_stop_keeps_the_interval_of_a_census_run(page, server, tmp_path):
         timeout=240_000,
     )
     # the clocks count on and the running family's time axis reaches now between changes
-    clocks = page.locator("#step .clock").all_inner_texts()
-    end = page.locator("#family-wm text.end").text_content()
+    # (waited for: a loaded machine draws late)
+    clocks = "|".join(page.locator("#step .clock").all_inner_texts())
+    end = float(page.locator("#family-wm text.end").text_content().removesuffix(" s"))
     assert "running" in page.locator("#family-wm h3").inner_text()
-    page.wait_for_timeout(2500)
-    assert page.locator("#step .clock").all_inner_texts() != clocks
-    assert float(page.locator("#family-wm text.end").text_content().removesuffix(" s")) > float(
-        end.removesuffix(" s")
+    page.wait_for_function(
+        """([clocks, end]) => {
+            const now = [...document.querySelectorAll('#step .clock')].map((e) => e.innerText).join('|');
+            const axis = document.querySelector('#family-wm text.end');
+            return now !== clocks && axis && parseFloat(axis.textContent) > end;
+        }""",
+        arg=[clocks, end],
+        timeout=60_000,
     )
     _shot(page, "3-run-live")
     page.click("#stop button")
     page.wait_for_selector("#status.interrupted", timeout=120_000)
     page.wait_for_selector("#results")  # the page drawn again once the run has ended
-    page.wait_for_timeout(1000)  # what the event stream says after the page was drawn again
-    assert "interval when stopped" in page.locator("#family-wm h3").inner_text()
+    # what the event stream says after the page was drawn again
+    expect(page.locator("#family-wm h3")).to_contain_text("interval when stopped", timeout=30_000)
     _shot(page, "5-stopped")
     # the answer first: at least the lower end, the worst case maybe higher; the report of what finished
     answer = page.locator("#answer")
@@ -282,8 +288,9 @@ def test_a_map_of_masking_methods_fills_in_and_a_cell_opens_for_assessment(page,
     page.wait_for_url(re.compile(r"/runs/\d{8}-\d{6}-[0-9a-f]{6}$"))
     page.wait_for_selector("#status.complete", timeout=240_000)
     rows = page.locator("table.grid tbody tr")
-    assert rows.count() == 3 and page.locator("table.grid tr.pareto").count() >= 1
-    assert page.locator("svg.map circle").count() == 3
+    expect(rows).to_have_count(3, timeout=30_000)  # the grid drawn again once the run has ended
+    expect(page.locator("svg.map circle")).to_have_count(3, timeout=30_000)
+    assert page.locator("table.grid tr.pareto").count() >= 1
     _shot(page, "6-map")
     rows.first.locator("button").click()
     made = page.locator("pre.command").first.inner_text()

@@ -355,17 +355,22 @@ def test_learn_with_blocks_writes_their_certificate(tmp_path, monkeypatch, capsy
 
 
 def test_risk_with_blocks_reports_their_ceiling_in_the_json_and_the_report(tmp_path, monkeypatch, capsys):
-    from tests._helpers import noisy_file, run_main
+    import rlopt.milp.pipeline as pipeline
+    from tests._helpers import UntilABlockIsProven, noisy_file, run_main
 
     monkeypatch.chdir(tmp_path)
     original, masked = noisy_file(3, 60, 4, scale=(0.8, 1.0, 1.2, 1.5))  # sb: not proven in 20 s
     original.to_csv("a.csv", index=False)
     masked.to_csv("b.csv", index=False)
-    # blocks of 6, each proven in well under a second once its worker has started (on a
-    # loaded machine the workers took most of 8 s to start: 20 s)
-    args = ["risk", "a.csv", "b.csv", "--families", "sb", "--folds", "0", "--time-limit", "20"]
+    # the solve ends once a block of 6 is proven (well under a second once its worker has
+    # started; the workers' start is slow on a loaded machine): the limit is an outer timeout
+    until = UntilABlockIsProven(monkeypatch)
+    monkeypatch.setitem(
+        pipeline.learn.__kwdefaults__, "collaborators", pipeline.Collaborators(solve=until.solve)
+    )
+    args = ["risk", "a.csv", "b.csv", "--families", "sb", "--folds", "0", "--time-limit", "300"]
     args += ["--blocks", "6", "--jobs", "2", "--json", "r.json", "--report", "r.html"]
-    assert run_main(args) == 0
+    assert run_main(args) == 0 and until.proven
     figures = json.loads((tmp_path / "r.json").read_text())
     (row,) = figures["families"]
     blocks = row["blocks"]
@@ -409,3 +414,13 @@ def test_risk_events_end_interrupted_on_ctrl_c(tmp_path, monkeypatch):
     assert run_main(["risk", "a.csv", "b.csv", "--quiet", "--events", "e.jsonl"]) == 130
     events = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == ["step", "end"] and events[-1]["status"] == "interrupted"
+
+
+def test_progress_asked_for_in_a_log_is_a_line_per_tenth(capsys):
+    from rlopt.cli._options import progress_bar
+
+    with progress_bar("linking records", True) as advance:  # stderr is not a terminal here
+        for done in (0, 5, 10, 50, 99, 100):
+            advance(done, 100)
+    said = capsys.readouterr().err.splitlines()
+    assert said == [f"linking records: {n} of 100" for n in (0, 10, 50, 99, 100)]

@@ -415,13 +415,9 @@ def test_an_identifier_used_as_an_attribute_is_named_in_a_warning(files, m433, t
     ],
 )
 def test_bad_options_are_refused_before_any_solving(cli, files, args, pattern):
-    import time
-
-    t0 = time.perf_counter()
     done = cli(args[0], files / "o.csv", files / "m.csv", *args[1:], cwd=files)
     one_error_line(done, pattern)
-    assert "learning" not in done.stderr
-    assert time.perf_counter() - t0 < 10  # no MILP was solved first
+    assert "learning" not in done.stderr  # no family was started first
 
 
 def test_a_margin_no_record_can_meet_is_warned(files):

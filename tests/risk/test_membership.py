@@ -231,3 +231,29 @@ def test_the_searches_for_a_lower_end_only_ever_raise_it():
         "owa", family.distance(family.theta_from_params(moved.params, columns), columns), zm, zh, zs
     )
     assert again.units == moved.units
+
+
+def test_each_step_is_heard_and_a_ctrl_c_in_the_start_search_leaves_the_family_not_started(monkeypatch):
+    import rlopt.risk.membership as membership
+
+    members, holdout, synthetic = _frames(np.random.default_rng(7), 30, 20, 30)
+    heard: list[str] = []
+    result = membership_risk(members, holdout, synthetic, families=["wm"], folds=2, progress=heard.append)
+    assert (
+        heard
+        == [
+            "learning wm on 30 members, 20 held out, 30 synthetic",
+            "out of sample: 2 folds, each called by the attack learned on the others",
+            "the copy anchor: 30 records measured as the release",
+        ]
+        and result.status == "proven"
+    )
+
+    def stopped(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(membership, "_search", stopped)
+    result = membership_risk(members, holdout, synthetic, families=["wm", "owa"], folds=0)
+    assert result.interrupted and result.status == "interrupted" and result.not_started == ("wm", "owa")
+    assert result.families == {} and result.upper == 1.0  # nothing learned: the ceiling is 1
+    assert result.worst.family == "euclidean"  # the fixed attack's figure is kept
