@@ -4,7 +4,7 @@ Methods, each on one file and family:
 
 - ``milp``: ``rlopt learn --family F --time-limit T`` (``LearnedDistanceLinkage``), one run
   per ``T``: its verified count and ceiling;
-- ``hitting``: :func:`rlopt.milp.hitting.hitting_set_ceiling` on the whole file, one run
+- ``hitting``: :func:`rlopt.milp.ceilings.hitting.hitting_set_ceiling` on the whole file, one run
   per ``T`` (its deadline): its own count (it runs no search beyond its slave's) and ceiling;
 - ``blocks``: the same search on random blocks of ``--size`` records, one after another
   within ``T`` seconds (a block left unfinished keeps its ceiling so far); the ceiling is
@@ -67,7 +67,7 @@ def _milp(data, family: str, seconds: float) -> dict:
 
 def _hitting(data, family: str, seconds: float, *, margin: float) -> dict:
     from rlopt.families import get_learned_family
-    from rlopt.milp.hitting import hitting_set_ceiling
+    from rlopt.milp.ceilings.hitting import hitting_set_ceiling
 
     za, zb = data.encoded.za, data.encoded.zb
     started, cpu = time.perf_counter(), _cpu()
@@ -91,7 +91,7 @@ def _hitting(data, family: str, seconds: float, *, margin: float) -> dict:
 
 def _blocks(data, family: str, seconds: float, *, size: int, seed: int, margin: float) -> dict:
     from rlopt.families import get_learned_family
-    from rlopt.milp.hitting import hitting_set_ceiling
+    from rlopt.milp.ceilings.hitting import hitting_set_ceiling
 
     za, zb = data.encoded.za, data.encoded.zb
     blocks = np.array_split(np.random.default_rng(seed).permutation(za.shape[0]), max(1, za.shape[0] // size))

@@ -9,7 +9,7 @@
   so a relaxation) solved by HiGHS for ``--seconds`` on one thread with the objective
   cutoff ``objective_bound = n - T + 0.5`` ("some parameter re-identifies at least T?")
   and without it: status, dual bound (the ceiling is ``n`` less it) and nodes, side by side.
-- ``--blocks``: the hitting-set search (:mod:`rlopt.milp.hitting`) on the first ``--count``
+- ``--blocks``: the hitting-set search (:mod:`rlopt.milp.ceilings.hitting`) on the first ``--count``
   random blocks of each size (seed 0), ``--block-seconds`` each: each block's
   ``[verified count, ceiling]``. A partition's ceiling is at least the sum of its blocks'
   optima, so a block's verified count times the blocks bounds what any partition can prove.
@@ -77,7 +77,7 @@ def blocks(original: Path, masked: Path, sizes: list[int], seconds: list[float],
     """Each size's first ``count`` blocks: the hitting-set search's interval."""
     from rlopt.data import load_table, validate_pair
     from rlopt.families import get_learned_family
-    from rlopt.milp.hitting import hitting_set_ceiling
+    from rlopt.milp.ceilings.hitting import hitting_set_ceiling
 
     data = validate_pair(load_table(original), load_table(masked))
     za, zb, sb = data.encoded.za, data.encoded.zb, get_learned_family("sb")

@@ -104,7 +104,7 @@ def packages(root: Path) -> dict[str, dict]:
         for node in ast.walk(ast.parse(text)):
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            if node.end_lineno - node.lineno + 1 <= LIMIT:
+            if (node.end_lineno or node.lineno) - node.lineno + 1 <= LIMIT:
                 continue
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             said = lines[max(first - 3, 0) : first] + lines[node.lineno : node.lineno + 80]
@@ -115,7 +115,7 @@ def packages(root: Path) -> dict[str, dict]:
     return found
 
 
-def walk(root: Path) -> list[str]:
+def walk(root: Path) -> list[tuple[str, str]]:
     """The modules the original file passes through (see the module's docstring)."""
     done = subprocess.run(
         [sys.executable, "-c", WALK],
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--walk", action="store_true", help="print the walk's modules in order")
     args = parser.parse_args(argv)
     table = packages(args.tree)
-    total = Counter()
+    total: Counter[str] = Counter()
     print(f"{'package':<14}{'lines':>7}{'modules':>9}{'long':>6}{'w/ reason':>11}")
     for name, entry in sorted(table.items(), key=lambda kv: -kv[1]["lines"]):
         total.update(entry)

@@ -26,6 +26,11 @@ line), :mod:`rlopt.validation` (parameter constraints, declared once per functio
 :class:`~rlopt.results.LearnResult`), :mod:`rlopt.status`. The words they use (lower and
 upper end, claim and verified count, reduction and search, termination and status) are
 the glossary at the top of docs/method.md.
+
+Modules of the package itself: :mod:`rlopt.learn` (the estimator), :mod:`rlopt.processes`
+(child processes that never outlive their parent, and the one way to join a Dask
+cluster), :mod:`rlopt.__main__` (``python -m rlopt``) and :mod:`rlopt._docs` (the
+generated pages ``docs/cli.md`` and ``docs/api.md``).
 """
 
 from __future__ import annotations

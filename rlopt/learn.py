@@ -27,7 +27,7 @@ from rlopt.families import Distance, LearnedFamily, get_learned_family
 from rlopt.linkage import LinkageResult, link_records
 from rlopt.linkage.distance_based import recount
 from rlopt.milp import SolverOptions
-from rlopt.milp.certificate import BlockOptions, describe_lower
+from rlopt.milp.ceilings.certificate import BlockOptions, describe_lower
 from rlopt.milp.pipeline import learn, verify
 from rlopt.milp.reductions import Reductions, Searches, options_of
 from rlopt.milp.solvers.options import SOLVER_NAMES
@@ -90,13 +90,13 @@ class LearnedDistanceLinkage(BaseEstimator):
         HiGHS, or SCIP when installed, else HiGHS. ``"scip"`` without PySCIPOpt is an
         :class:`~rlopt.exceptions.InputError` before the fit.
     blocks : BlockOptions, dict or None, default=None
-        Block ceilings proven beside the fit (:mod:`rlopt.milp.beside`): the records in
+        Block ceilings proven beside the fit (:mod:`rlopt.milp.ceilings.blocks`): the records in
         random blocks whose MILPs, solved in worker processes (``{"jobs": 2}``) or on a
         Dask cluster (``{"scheduler": ADDRESS}``), bound the count by their sum;
         ``result_.blocks`` is the certificate. ``None``: none.
     n_jobs : int, default=1
         Worker processes racing the fit with other HiGHS seeds, telling each other their
-        ceilings and parameters (:mod:`rlopt.milp.race`): the first to close the interval
+        ceilings and parameters (:mod:`rlopt.milp.racing.race`): the first to close the interval
         ends them all; a proven optimum is the same for every ``n_jobs``. With ``blocks``
         the blocks have their own workers and the fit runs alone.
 
@@ -428,8 +428,8 @@ class LearnedDistanceLinkage(BaseEstimator):
 
 
 def _raced(data, family, margin, options, jobs, known, progress, settings):
-    """One family learned by ``jobs`` racing runs (:func:`rlopt.milp.race.race`)."""
-    from rlopt.milp.race import race
+    """One family learned by ``jobs`` racing runs (:func:`rlopt.milp.racing.race.race`)."""
+    from rlopt.milp.racing.race import race
 
     (raced,) = race(
         data,

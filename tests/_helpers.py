@@ -143,7 +143,7 @@ def dump_dom(page, tmp_path) -> str:
 
 class UntilABlockIsProven:
     """A run's MILP solve (``solve``, a collaborator) that ends as its time limit would
-    once the blocks beside it have proven a ceiling below the file's size: a test waits
+    once the blocks beside it have lowered the run's ceiling: a test waits
     for that event, and the run's long time limit is only its outer timeout (the blocks'
     workers took most of 8 s to start on a loaded machine). A solve the run itself stops
     (a closed interval) keeps its word. Hears the blocks through
@@ -151,13 +151,14 @@ class UntilABlockIsProven:
 
     def __init__(self, monkeypatch):
         import rlopt.milp.beside as beside
+        from rlopt.milp.ceilings.certificate import BLOCK_CEILINGS
 
         self.proven = False
         heard = beside._blocks_heard
 
         def blocks_heard(run):
             closed = heard(run)
-            if run.blocks is not None and run.blocks.ceiling().total < run.n_records:
+            if run.certificate.upper_source == BLOCK_CEILINGS:  # the blocks lowered the ceiling
                 self.proven = True
             return closed
 

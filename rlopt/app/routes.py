@@ -300,7 +300,7 @@ def published_page(request: Request, status_code: int = 200, error: str | None =
 def synthetic_page(request: Request, status_code: int = 200, error: str | None = None) -> HTMLResponse:
     """The synthetic release's page (``rlopt membership``), with ``error`` said."""
     from rlopt.masking.methods import MASKING_METHODS, fully_synthetic
-    from rlopt.milp.membership import membership_families
+    from rlopt.risk.membership.milp import membership_families
 
     generators = [name for name in MASKING_METHODS if fully_synthetic(name)]
     return page(
@@ -317,8 +317,8 @@ async def synthetic(request: Request) -> Response:
 @posted_to(synthetic_page)
 async def membership(request: Request, values) -> Response:
     """A membership run: one file split and given to a generator, or the three files."""
-    from rlopt.milp.membership import membership_families
-    from rlopt.risk.membership_calibration import check_permutations
+    from rlopt.risk.membership.calibration import check_permutations
+    from rlopt.risk.membership.milp import membership_families
 
     state = request.app.state
     families = [str(f) for f in values.getlist("families")] or ["wm"]

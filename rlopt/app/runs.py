@@ -351,7 +351,8 @@ class MembershipSpec:
             "--seed",
             str(self.seed),
         ]
-        return [*args, "--json", _output("figures.json", rerun)]
+        args += ["--json", _output("figures.json", rerun)]
+        return args if rerun else [*args, "--quiet"]  # the log is the summary: no step lines
 
     def python(self, workspace: Workspace, rerun: str) -> str:
         options = {

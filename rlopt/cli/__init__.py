@@ -15,6 +15,8 @@
 
 Exit codes: 0 done; 1 a figure is missing (a failed family or cell, a solver error);
 2 bad input (``error: ...``, naming the value); 130 Ctrl-C (what was finished is kept).
+
+:mod:`rlopt.cli.__main__` is ``python -m rlopt.cli``.
 """
 
 from rlopt.cli._app import app, main

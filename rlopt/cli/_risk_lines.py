@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import typer
 
-from rlopt.milp.certificate import describe_blocks, describe_lower
+from rlopt.milp.ceilings.certificate import describe_blocks, describe_lower
 from rlopt.report.answers import certified
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.status import Status

@@ -234,7 +234,7 @@ def _say_learned(learner, result, json_out: Path | None) -> None:
 
 def learned_line(result) -> str:
     """``rlopt learn``'s summary: the optimum or the interval, the recounts, the times."""
-    from rlopt.milp.certificate import describe_blocks, describe_lower
+    from rlopt.milp.ceilings.certificate import describe_blocks, describe_lower
 
     if result.status == Status.OPTIMAL:
         figure = f"{result.n_correct_verified} of {result.n_records} (proven optimal)"

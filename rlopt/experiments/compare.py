@@ -241,9 +241,9 @@ def _synthetic_cell(cell: CompareCell, spec: MaskingSpec) -> dict:
     it (``membership_in_sample``, ``_upper``, ``_status``). Its utility is the information
     loss that needs no record alignment (:func:`rlopt.risk.measures.distribution_loss`)
     of the synthetic file against its training records."""
-    from rlopt.milp.membership import membership_families
     from rlopt.risk.membership import membership_risk, split_release
-    from rlopt.risk.membership_calibration import most_folds
+    from rlopt.risk.membership.calibration import most_folds
+    from rlopt.risk.membership.milp import membership_families
 
     original = load_table(cell.data_path)
     qis = [c for c in original.columns if c not in cell.confidential]

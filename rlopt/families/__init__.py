@@ -4,6 +4,20 @@ A family is one module plus one line in :data:`FAMILIES`. What a family knows of
 itself (its parameter, its admissible set, how the report shows its parameter, the
 Shapley values of a measure) is said by its class; which names are families, which
 of them are learned and which are baselines is said here.
+
+Modules:
+
+- the contracts: :mod:`~rlopt.families._base` (every family: a parametric distance on
+  standardised records), :mod:`~rlopt.families._learned` (a learned family: its
+  parameter, admissible set and linear margins), :mod:`~rlopt.families._view` (what the
+  report shows of a parameter);
+- the baselines: :mod:`~rlopt.families.am` (Euclidean), :mod:`~rlopt.families.md`
+  (Mahalanobis);
+- the learned families: :mod:`~rlopt.families.wm` (wm, wm_m), :mod:`~rlopt.families.owa`,
+  :mod:`~rlopt.families.choquet` (ci, ci_m, ci_super), :mod:`~rlopt.families.kadditive`
+  (ci_k), :mod:`~rlopt.families.bilinear` (sb, sb_nc, sb_pd);
+- :mod:`~rlopt.families.containment`: a smaller family's parameter as one of a larger
+  family (the containments CI >= WM, SB >= SB_NC >= WM).
 """
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ class LearnedFamily(Family):
 
     def simplex_vertices(self, n_attributes: int) -> np.ndarray | None:
         """The vertices (one per row) when the admissible set is a simplex given by
-        them, else ``None`` (see :mod:`rlopt.milp.regions`)."""
+        them, else ``None`` (see :mod:`rlopt.milp.ceilings.regions`)."""
         return None
 
     @abstractmethod

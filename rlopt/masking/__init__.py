@@ -15,6 +15,9 @@
 - :mod:`~rlopt.masking._groups`: attribute groups, the rule MDAV and fuzzy
   microaggregation share (one size, or groups that partition the attributes);
 - :mod:`~rlopt.masking.recipes`: the published files M4-33 ... M6-853 and recipe YAMLs.
+
+:mod:`~rlopt.masking._swap_kernel` is rank swapping's walk compiled (numba), the same
+file for the same seed as the Python walk.
 """
 
 from rlopt.masking.categorical import global_recode, local_suppression, pram

@@ -35,15 +35,21 @@ from rlopt.linkage import LinkageResult
 from rlopt.linkage.distance_based import Method, recount
 from rlopt.linkage.identical import IDENTICAL_RECORDS, identical_records
 from rlopt.milp import beside, steps
-from rlopt.milp.beside import MIN_BLOCK_SECONDS, MIN_FEASIBILITY_TOL, BlockLimits, BlockSearch, unsolved
 from rlopt.milp.budget import NARROW_RECORDS, Budget
-from rlopt.milp.certificate import BlockOptions, Certificate, describe_lower
+from rlopt.milp.ceilings.blocks import (
+    MIN_BLOCK_SECONDS,
+    MIN_FEASIBILITY_TOL,
+    BlockLimits,
+    BlockSearch,
+    unsolved,
+)
+from rlopt.milp.ceilings.certificate import BlockOptions, Certificate, describe_lower
+from rlopt.milp.ceilings.regions import Companion
 from rlopt.milp.conclude import conclude
 from rlopt.milp.formulation import largest_big_c
 from rlopt.milp.incumbents.portfolio import Incumbent
-from rlopt.milp.peers import Peers
+from rlopt.milp.racing.peers import Peers
 from rlopt.milp.reductions import Reductions, Searches, screen_records
-from rlopt.milp.regions import Companion
 from rlopt.milp.solvers.mip import not_started, solve_model
 from rlopt.milp.solvers.options import SOLVER_NAMES, SolveResult, SolverOptions, Termination
 from rlopt.milp.solvers.scip import INSTALL, solve_model_scip, verifying_solver
@@ -107,13 +113,13 @@ def learn(
     result's ``lower_source`` names that parameter instead of ``"solver"``.
 
     ``progress(event)`` is called whenever the run's interval narrows (see
-    :class:`rlopt.milp.certificate.Certificate`); the events are the result's ``history``.
+    :class:`rlopt.milp.ceilings.certificate.Certificate`); the events are the result's ``history``.
 
-    ``blocks``: block ceilings (:mod:`rlopt.milp.beside`) proven beside the run, in worker
+    ``blocks``: block ceilings (:mod:`rlopt.milp.ceilings.blocks`) proven beside the run, in worker
     processes or on a Dask cluster; the result's ``bound`` is at most their sum, and
     ``blocks`` its certificate. Not with ``candidates``.
 
-    ``peers``: this run's end of a race (:mod:`rlopt.milp.race`): the interval published
+    ``peers``: this run's end of a race (:mod:`rlopt.milp.racing.race`): the interval published
     as it narrows, the other runs' ceilings and parameters heard (the parameters
     recounted here), the solve stopped when the ends meet.
 
@@ -258,7 +264,7 @@ def solve_block(
     *,
     learner: Callable[..., tuple[LearnResult, Distance | None]] | None = None,
 ) -> dict:
-    """One block's MILP (in a worker; :class:`~rlopt.milp.beside.BlockSearch` is handed
+    """One block's MILP (in a worker; :class:`~rlopt.milp.ceilings.blocks.BlockSearch` is handed
     it): its records against every original, the others fixed as not re-identified;
     ``deadline`` on the wall clock (``time.time()``), shared by processes and machines.
     ``strict``: HiGHS's presolve off and a tenth of the feasibility tolerance, the second

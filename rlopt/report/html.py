@@ -14,7 +14,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from rlopt.exceptions import InputError
 from rlopt.families import BASELINES, FAMILIES, BaselineFamily, Chart, family_of, generic_view
-from rlopt.milp.certificate import describe_blocks, describe_lower
+from rlopt.milp.ceilings.certificate import describe_blocks, describe_lower
 from rlopt.report import plots
 from rlopt.report.answers import answer, integral_answer, map_answer, proven
 from rlopt.status import Status

@@ -19,9 +19,9 @@ Modules:
 - ``threshold``: the officer's threshold (``--threshold 5%``) and the run's answer to it,
   passes, fails or undecided (:func:`~rlopt.risk.threshold.decide`);
 - ``membership``: the worst case of a fully synthetic release, a membership attack with
-  held-out records (:func:`~rlopt.risk.membership.membership_risk`, ``rlopt membership``);
-- ``membership_calibration``: its calibration: the out-of-sample advantage (cross-fitted
-  folds), the permutation null and the anchors' figures;
+  held-out records (:func:`~rlopt.risk.membership.membership_risk`, ``rlopt membership``),
+  a package with its own map: the attack, its region search and MILP, its calibration
+  (the out-of-sample advantage, the permutation null, the anchors) and its nouns;
 - ``measures``: interval disclosure and information loss (``distribution_loss`` for a
   file whose records are not aligned with the original's);
 - ``risk_utility``: the risk-utility trade-off over a masking parameter;

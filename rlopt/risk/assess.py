@@ -23,7 +23,7 @@ from rlopt.exceptions import InputError, Interrupted
 from rlopt.families import family_of, get_learned_family, learned_families
 from rlopt.masking import MaskingSpec, masking_spec
 from rlopt.milp import SolverOptions
-from rlopt.milp.certificate import BlockOptions
+from rlopt.milp.ceilings.certificate import BlockOptions
 from rlopt.risk.drivers import attribute_drivers, check_drivers, drivers_limit
 from rlopt.risk.figures import BaselineRow, FamilyRow, Headline, RiskAssessment
 from rlopt.risk.generalisation import k_fold_generalisation
@@ -163,16 +163,16 @@ def assess_risk(
     progress, intervals : callables, default=None
         ``progress(message)`` before each step; ``intervals(family, event)`` each time
         a family's interval narrows while it is learned (the events of
-        :class:`rlopt.milp.certificate.Certificate`, as ``rlopt learn --progress`` prints).
+        :class:`rlopt.milp.ceilings.certificate.Certificate`, as ``rlopt learn --progress`` prints).
     blocks : BlockOptions or dict, default=None
         Block ceilings proven beside each family's solve on the whole file
-        (:mod:`rlopt.milp.beside`; CLI ``--blocks SIZE``); each family's row holds their
+        (:mod:`rlopt.milp.ceilings.blocks`; CLI ``--blocks SIZE``); each family's row holds their
         certificate. Not used on a learning sample (a ceiling there bounds nothing on
         the file; a note says so).
     n_jobs, scheduler : int, str, default=1, None
         Worker processes (CLI ``--jobs``), or a Dask scheduler's address, for the
         families: side by side, spare workers racing the open ones with other seeds
-        (:mod:`rlopt.milp.race`). A proven figure is the same for every ``n_jobs``; an
+        (:mod:`rlopt.milp.racing.race`). A proven figure is the same for every ``n_jobs``; an
         interval at a time limit may narrow with it. With ``blocks`` the blocks have the
         workers and the families run one after another.
     drivers : bool, default=False

@@ -43,7 +43,7 @@ class FamilyRow:
     whose parameter reached the lower end; ``history`` is the interval over the run (its
     certificate's events); ``sample`` the solve on the learning sample of a large file
     (then ``status`` is ``sampled`` and the counts are the whole file's recount);
-    ``blocks`` the certificate of its block ceilings (:mod:`rlopt.milp.beside`), if any;
+    ``blocks`` the certificate of its block ceilings (:mod:`rlopt.milp.ceilings.blocks`), if any;
     ``upper_source`` what proves ``bound`` (the certificate's name: ``MILP bound``,
     ``identical records``, ...)."""
 

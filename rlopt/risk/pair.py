@@ -40,7 +40,7 @@ from rlopt.linkage.identical import IDENTICAL_RECORDS, identical_records
 from rlopt.linkage.probabilistic import PLD_MAX_RECORDS, pld
 from rlopt.masking import MaskingSpec
 from rlopt.milp import SolverOptions
-from rlopt.milp.certificate import BlockOptions
+from rlopt.milp.ceilings.certificate import BlockOptions
 from rlopt.results import LearnResult
 from rlopt.risk.figures import BaselineRow, FamilyRow
 from rlopt.risk.worst_case import WorstCase, worst_case
@@ -140,7 +140,7 @@ def measure(
         PLD's seed.
     jobs, scheduler : int, str, default=1, None
         Worker processes (or a Dask scheduler's address) for the families: side by side,
-        spare workers racing the open ones (:mod:`rlopt.milp.race`). With ``blocks`` the
+        spare workers racing the open ones (:mod:`rlopt.milp.racing.race`). With ``blocks`` the
         workers solve the blocks and the families run one after another; on a ``sample``
         the families run one after another.
     notes : list of str, default=None
@@ -438,7 +438,7 @@ class _Learning:
 
     @property
     def raced(self) -> bool:
-        """Families side by side in workers (:mod:`rlopt.milp.race`)."""
+        """Families side by side in workers (:mod:`rlopt.milp.racing.race`)."""
         return (self.jobs > 1 or self.scheduler is not None) and self.sample is None and self.blocks is None
 
 
@@ -483,9 +483,9 @@ def _learned(
 
 def _raced(work: _Work, families: list[str], how: _Learning) -> None:
     """The families side by side in ``how.jobs`` workers, spare ones racing the open
-    families (:func:`rlopt.milp.race.race`); each row kept as its family ends (a Ctrl-C
+    families (:func:`rlopt.milp.racing.race.race`); each row kept as its family ends (a Ctrl-C
     keeps them), then the rows in the order given."""
-    from rlopt.milp.race import Raced, race
+    from rlopt.milp.racing.race import Raced, race
 
     def finished(raced: Raced) -> None:
         if raced.result is None:

@@ -56,7 +56,7 @@ def tradeoff(
         Learned families; each cell is one MILP with ``time_limit`` seconds.
     n_jobs : int, default=1
         Worker processes for each masked file's families: side by side, spare workers
-        racing the open ones (:mod:`rlopt.milp.race`).
+        racing the open ones (:mod:`rlopt.milp.racing.race`).
     progress, intervals : callables, default=None
         ``progress(message)`` before each masked file; ``intervals(label, event)`` each
         time a cell's interval narrows (label ``"family at parameter=value"``).

@@ -137,7 +137,7 @@ def test_rendering_a_report_loads_no_solver(tmp_path):
 import json, types
 import pandas as pd
 from rlopt.report import render_risk_report
-from rlopt.milp.certificate import describe_blocks, describe_lower
+from rlopt.milp.ceilings.certificate import describe_blocks, describe_lower
 a = types.SimpleNamespace(figures=json.loads(open({str(figures)!r}).read()), records=pd.read_csv({str(records)!r}))
 render_risk_report(a, {str(tmp_path / "report.html")!r})
 describe_lower("neutral start (AM)")
@@ -146,7 +146,7 @@ describe_lower("neutral start (AM)")
     assert (tmp_path / "report.html").stat().st_size > 1000
 
 
-@pytest.mark.parametrize("module", ["rlopt.report", "rlopt.milp.certificate", "rlopt.milp.budget"])
+@pytest.mark.parametrize("module", ["rlopt.report", "rlopt.milp.ceilings.certificate", "rlopt.milp.budget"])
 def test_light_modules_load_no_solver(module):
     assert _loads(f"import {module}") == "[]"
 

@@ -12,7 +12,7 @@ defaults; every claim ``optimal`` is checked against
 - with ``--scip``, the plain model again solved by SCIP, the second solver
   (:func:`rlopt.milp.pipeline.verify`), under the same rule;
 - brute force over the one free weight of wm, wm_m and owa on two attributes;
-- the parameter-space branch and bound (``rlopt.milp.regions``) for wm, wm_m and owa;
+- the parameter-space branch and bound (``rlopt.milp.ceilings.regions``) for wm, wm_m and owa;
 - the containments between families (e.g. ci >= wm, sb >= sb_nc >= wm) where both are optimal.
 
 Prints one row per family (solves, claims optimal, claims checked by each method,
@@ -41,9 +41,9 @@ from rlopt.learn import LearnedDistanceLinkage
 from rlopt.masking import additive_noise, global_recode, local_suppression, microaggregate, pram, rank_swap
 from rlopt.masking.categorical import pram_matrices
 from rlopt.milp import SolverOptions
+from rlopt.milp.ceilings.regions import branch_and_bound, supports
 from rlopt.milp.margins import PairMargins
 from rlopt.milp.pipeline import verify
-from rlopt.milp.regions import branch_and_bound, supports
 from rlopt.status import Status
 
 MARGIN = 1e-5

@@ -12,8 +12,8 @@ import pytest
 from rlopt.data import validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import get_family
-from rlopt.milp.beside import BlockLimits, block_bound, partition
-from rlopt.milp.certificate import BlockOptions
+from rlopt.milp.ceilings.blocks import BlockLimits, block_bound, partition
+from rlopt.milp.ceilings.certificate import BlockOptions
 from rlopt.milp.pipeline import solve_block
 from tests._helpers import MARGIN, fit, fit_with, noisy_file
 
@@ -190,7 +190,7 @@ def test_a_ctrl_c_during_the_solve_does_not_wait_for_the_blocks(monkeypatch):
     import dataclasses
 
     from rlopt.exceptions import Interrupted
-    from rlopt.milp.beside import BlockSearch
+    from rlopt.milp.ceilings.blocks import BlockSearch
     from rlopt.milp.pipeline import Collaborators
     from rlopt.milp.solvers import solve_model
 
@@ -259,8 +259,8 @@ def _search_with(monkeypatch, bounds):
     import time
 
     import rlopt.processes
-    from rlopt.milp.beside import BlockSearch
-    from rlopt.milp.certificate import BlockOptions
+    from rlopt.milp.ceilings.blocks import BlockSearch
+    from rlopt.milp.ceilings.certificate import BlockOptions
     from rlopt.milp.solvers import SolverOptions
 
     def fake(data, family, margin, records, deadline, options, strict=False):

@@ -20,7 +20,7 @@ from rlopt.data import standardise
 from rlopt.families import get_family
 from rlopt.learn import LearnedDistanceLinkage
 from rlopt.milp import SolverOptions, build_model, solve_model
-from rlopt.milp.certificate import Certificate
+from rlopt.milp.ceilings.certificate import Certificate
 from rlopt.milp.pipeline import Collaborators
 from rlopt.milp.solvers.runtime import Progress, StopRequest
 from rlopt.report import render_risk_report

@@ -21,7 +21,7 @@ import pytest
 from rlopt.data import validate_pair
 from rlopt.exceptions import Interrupted, RecountMismatchError, SolverError
 from rlopt.families import get_family, get_learned_family
-from rlopt.milp.beside import BlockLimits, block_bound, unsolved
+from rlopt.milp.ceilings.blocks import BlockLimits, block_bound, unsolved
 from rlopt.milp.pipeline import Collaborators, learn, solve_block
 from rlopt.milp.solvers import SolverOptions
 from rlopt.milp.solvers.options import SolveResult, Termination
@@ -162,7 +162,7 @@ def test_the_hitting_master_reads_no_bound_from_a_failed_solve(monkeypatch, stat
 
 
 def test_a_hitting_search_whose_master_fails_keeps_the_last_proven_ceiling(monkeypatch):
-    import rlopt.milp.hitting as hitting
+    import rlopt.milp.ceilings.hitting as hitting
     from rlopt.milp.solvers.covering import MasterSolution
 
     zb = np.array([[0.0, 0.0], [1.0, 1.0], [10.0, 10.0], [11.0, 11.0]])  # tests/milp/test_hitting.py's

@@ -1,4 +1,4 @@
-"""The hitting-set ceiling (rlopt.milp.hitting): a ceiling that is a proof (never below a
+"""The hitting-set ceiling (rlopt.milp.ceilings.hitting): a ceiling that is a proof (never below a
 verified count), the optimum where it ends proven (against brute force and the MILP),
 and a four-record file worked out by hand."""
 
@@ -10,7 +10,7 @@ import pytest
 from rlopt.data import validate_pair
 from rlopt.exceptions import InputError
 from rlopt.families import get_learned_family
-from rlopt.milp.hitting import hitting_set_ceiling
+from rlopt.milp.ceilings.hitting import hitting_set_ceiling
 from rlopt.milp.reductions.witnesses import attribute_names, separation
 from rlopt.milp.solvers.covering import HittingMaster
 from tests._helpers import MARGIN, brute_force_two_attributes, fit, noisy_file
@@ -137,7 +137,7 @@ def test_the_block_search_beside_a_solve_gives_a_valid_ceiling():
     """sb on few attributes: the hitting-set search on blocks runs beside the MILP (the
     region search does not apply), its ceiling enters the run's certificate, and where
     the run proves its optimum the blocks' ceiling is never below it."""
-    from rlopt.milp.hitting import HITTING_BLOCKS, applies
+    from rlopt.milp.ceilings.hitting import HITTING_BLOCKS, applies
 
     assert applies(get_learned_family("sb"), 4) and not applies(get_learned_family("sb"), 6)
     assert not applies(get_learned_family("sb_nc"), 3)  # cutting planes

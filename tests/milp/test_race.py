@@ -1,4 +1,4 @@
-"""Racing runs (rlopt.milp.race, rlopt.milp.peers): a family's figure of several runs is
+"""Racing runs (rlopt.milp.racing.race, rlopt.milp.racing.peers): a family's figure of several runs is
 the best verified count and the lowest proven ceiling; a run hears its peers' ceilings
 and recounts their parameters; a proven figure is the same for any number of workers."""
 
@@ -10,9 +10,9 @@ import pytest
 from rlopt.data import validate_pair
 from rlopt.exceptions import RecountMismatchError
 from rlopt.families import get_learned_family
-from rlopt.milp.peers import Peers, read_states
 from rlopt.milp.pipeline import learn
-from rlopt.milp.race import combine
+from rlopt.milp.racing.peers import Peers, read_states
+from rlopt.milp.racing.race import combine
 from rlopt.milp.solvers.options import SolverOptions
 from rlopt.risk import assess_risk
 from rlopt.status import Status
@@ -153,7 +153,7 @@ def _failing_solve(*args, **kwargs):
 
 def test_a_family_whose_runs_all_fail_has_no_figure_and_says_why():
     from rlopt.milp.pipeline import Collaborators
-    from rlopt.milp.race import race
+    from rlopt.milp.racing.race import race
 
     original, masked = noisy_file(3, 20, 3, scale=(0.6, 0.9, 1.2))
     data = validate_pair(original, masked)
@@ -174,7 +174,7 @@ def test_a_run_whose_folder_is_gone_publishes_nothing_and_goes_on(tmp_path):
 
 
 def test_spare_runs_take_seeds_after_the_users_and_a_stopped_family_starts_no_more():
-    from rlopt.milp.race import _Race
+    from rlopt.milp.racing.race import _Race
 
     original, masked = noisy_file(3, 20, 3, scale=(0.6, 0.9, 1.2))
     data = validate_pair(original, masked)
@@ -194,7 +194,7 @@ def test_two_families_of_one_name_are_refused_before_any_run():
     """A race keys a family's runs, states and ceilings by its name: ci_k with k = 2 and
     with k = 3 would share them, so both in one race is one clear error."""
     from rlopt.exceptions import InputError
-    from rlopt.milp.race import race
+    from rlopt.milp.racing.race import race
 
     original, masked = noisy_file(0, 12, 3)
     data = validate_pair(original, masked)

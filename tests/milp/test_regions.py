@@ -12,9 +12,9 @@ import pytest
 from rlopt.data import standardise
 from rlopt.families import get_family
 from rlopt.linkage.distance_based import recount
-from rlopt.milp.certificate import REGION_SEARCH
+from rlopt.milp.ceilings.certificate import REGION_SEARCH
+from rlopt.milp.ceilings.regions import MAX_DIMENSIONS, Companion, branch_and_bound, supports
 from rlopt.milp.margins import PairMargins
-from rlopt.milp.regions import MAX_DIMENSIONS, Companion, branch_and_bound, supports
 from tests._helpers import MARGIN, brute_force_two_attributes, fit, noisy_file
 
 TOL = 1e-9

@@ -15,8 +15,8 @@ from rlopt.cli import app
 from rlopt.exceptions import InputError
 from rlopt.families import get_learned_family
 from rlopt.masking import masking_spec
-from rlopt.milp.membership_regions import best_threshold
 from rlopt.risk.membership import membership_risk, split_release, standardised
+from rlopt.risk.membership.regions import best_threshold
 from tests._helpers import run_main
 
 runner = CliRunner()
@@ -142,7 +142,7 @@ def test_command_line(tmp_path, capsys):
 
 
 def test_ctrl_c_in_the_region_search_keeps_a_valid_ceiling(monkeypatch):
-    import rlopt.milp.membership_regions as regions
+    import rlopt.risk.membership.regions as regions
 
     members, holdout, synthetic = _frames(np.random.default_rng(5), 12, 10, 8)
     family = get_learned_family("wm")
@@ -199,9 +199,9 @@ def test_a_family_open_below_anothers_optimum_leaves_the_release_proven():
 
 
 def test_workers_prove_the_same_optimum_as_one_process(monkeypatch):
-    import rlopt.risk.membership
+    import rlopt.risk.membership.attack
 
-    monkeypatch.setattr(rlopt.risk.membership, "MILP_CHECK_SECONDS", 0.5)  # no limit on the search
+    monkeypatch.setattr(rlopt.risk.membership.attack, "MILP_CHECK_SECONDS", 0.5)  # no limit on the search
     frame = pd.DataFrame(np.random.default_rng(7).gamma(2.0, size=(90, 3)), columns=["a", "b", "c"])
     members, holdout, synthetic = split_release(
         frame, masking_spec("synthetic_copula", seed=2), holdout_share=0.4, seed=2
@@ -215,7 +215,7 @@ def test_workers_prove_the_same_optimum_as_one_process(monkeypatch):
 
 
 def test_the_searches_for_a_lower_end_only_ever_raise_it():
-    from rlopt.risk.membership import _drawn, _off_ties, _search, recount
+    from rlopt.risk.membership.attack import _drawn, _off_ties, _search, recount
 
     members, holdout, synthetic = _frames(np.random.default_rng(8), 20, 15, 12, p=3)
     zm, zh, zs = standardised(*(f.to_numpy(float) for f in (members, holdout, synthetic)))
@@ -234,7 +234,7 @@ def test_the_searches_for_a_lower_end_only_ever_raise_it():
 
 
 def test_each_step_is_heard_and_a_ctrl_c_in_the_start_search_leaves_the_family_not_started(monkeypatch):
-    import rlopt.risk.membership as membership
+    import rlopt.risk.membership.attack as membership
 
     members, holdout, synthetic = _frames(np.random.default_rng(7), 30, 20, 30)
     heard: list[str] = []

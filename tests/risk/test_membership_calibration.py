@@ -1,4 +1,4 @@
-"""The calibrated membership figures (rlopt.risk.membership_calibration): the
+"""The calibrated membership figures (rlopt.risk.membership.calibration): the
 cross-fitting worked by hand, a fold's labels never read by its own attack, the
 permutation null's p-value and excess by hand and uniform under an ideal generator, the
 anchors at 0 and 1, the same figures for any ``jobs``, and one clear error per bad input."""
@@ -13,15 +13,15 @@ from typer.testing import CliRunner
 
 from rlopt.cli import app
 from rlopt.exceptions import InputError
-from rlopt.milp.membership_regions import best_threshold
 from rlopt.risk.membership import membership_risk
-from rlopt.risk.membership_calibration import (
+from rlopt.risk.membership.calibration import (
     Fit,
     PermutationNull,
     clopper_pearson,
     cross_fitted,
     permutation_null,
 )
+from rlopt.risk.membership.regions import best_threshold
 from rlopt.status import Status
 from tests._helpers import run_main
 
@@ -212,8 +212,9 @@ def test_the_cli_prints_the_out_of_sample_headline_first_and_writes_it(tmp_path,
         app, args + ["--reserve", str(paths["r"]), "--time-limit", "4", "--json", str(out)]
     )
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines[0].startswith("membership advantage (TPR - FPR) out of sample:")
+    assert "learning wm on 40 members, 30 held out, 40 synthetic (time limit 4 s)" in result.stderr
     assert "anchor, ideal release (40 real records" in result.output
     assert "anchor, copy of the training file" in result.output
     figures = json.loads(out.read_text())
@@ -247,7 +248,7 @@ def test_each_family_of_a_fit_starts_from_its_own_attacks_only(monkeypatch):
     """A fit over wm then owa starts owa from owa's search or the fixed attack (in every
     family), never from wm's attack, which owa's ceiling may lie below (a relabelled run
     of the Census copula met it: 'a verified attack above the ceiling')."""
-    import rlopt.risk.membership as membership
+    import rlopt.risk.membership.attack as membership
     from rlopt.milp import SolverOptions
 
     starts, solve = [], membership._solve_family
@@ -272,7 +273,7 @@ def test_each_family_of_a_fit_starts_from_its_own_attacks_only(monkeypatch):
 
 
 def test_ctrl_c_in_a_stage_keeps_what_finished_and_names_only_the_stages_asked(monkeypatch):
-    import rlopt.risk.membership as membership
+    import rlopt.risk.membership.attack as membership
 
     members, holdout, synthetic, _ = _files(seed=4, n_m=16, n_h=12, n_s=16)
     kept_null = PermutationNull(20, (0.1,) * 20, (0.2,) * 20, 0.3, 0.3, seconds=0, stopped=True)
@@ -296,7 +297,7 @@ def test_ctrl_c_in_a_stage_keeps_what_finished_and_names_only_the_stages_asked(m
 
 
 def test_the_most_folds_a_small_map_cell_takes_are_those_check_folds_accepts():
-    from rlopt.risk.membership_calibration import check_folds, most_folds
+    from rlopt.risk.membership.calibration import check_folds, most_folds
 
     assert most_folds(2, 50, 5) == 0  # 2 of a class: no fold leaves 2 to learn from
     for smallest in range(3, 13):

@@ -55,9 +55,9 @@ def _best_random_recount(family_name: str, frames, draws: int, seed: int) -> int
 
 def _scip_ceiling(family_name: str, frames) -> int:
     """The relaxation's optimum by SCIP, a second solver (in units)."""
-    from rlopt.milp.membership import build_membership_model
     from rlopt.milp.solvers import SolverOptions
     from rlopt.milp.solvers.scip import solve_model_scip
+    from rlopt.risk.membership.milp import build_membership_model
 
     zm, zh, zs = _z(frames)
     built = build_membership_model(get_learned_family(family_name), zm, zh, zs)

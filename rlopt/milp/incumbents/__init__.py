@@ -13,5 +13,5 @@
   that it re-identifies its records at the exact margin (the conclusion's last step).
 
 The parameter-space branch and bound, a ceiling run beside the solve, is
-:mod:`rlopt.milp.regions` (beside the block ceilings of :mod:`rlopt.milp.beside`).
+:mod:`rlopt.milp.ceilings.regions` (beside the block ceilings of :mod:`rlopt.milp.ceilings.blocks`).
 """

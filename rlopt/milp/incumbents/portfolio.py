@@ -45,7 +45,7 @@ from rlopt.families.md import Mahalanobis, MahalanobisDistance
 from rlopt.families.wm import WeightedMeanDistance
 from rlopt.linkage import LinkageResult
 from rlopt.linkage.distance_based import recount
-from rlopt.milp.certificate import SEARCH_NAMES as _NAMES
+from rlopt.milp.ceilings.certificate import SEARCH_NAMES as _NAMES
 from rlopt.milp.incumbents.greedy import greedy_add
 from rlopt.milp.incumbents.line_search import line_search_ascent
 from rlopt.milp.incumbents.surrogate import surrogate_ascent

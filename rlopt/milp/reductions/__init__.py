@@ -172,7 +172,7 @@ class Searches:
     ``nca_start``: the matrix scikit-learn's NCA learns, projected into the family, is one
     more start; ``surrogate``, ``line_search``, ``greedy_add``: searches for a better
     parameter before the solve (:mod:`rlopt.milp.incumbents.portfolio`); ``parameter_bb``:
-    the parameter-space branch and bound beside the solve (:mod:`rlopt.milp.regions`);
+    the parameter-space branch and bound beside the solve (:mod:`rlopt.milp.ceilings.regions`);
     ``quick_solve``: a short solve from the known starts before the searches."""
 
     nca_start: bool = True

@@ -14,7 +14,7 @@ Split as Pyomo's own ``contrib.solver`` is (common nouns apart from one solver's
 - :mod:`~rlopt.milp.solvers.scip`: SCIP through PySCIPOpt, the second exact solver (an
   optional extra) that re-proves a claimed optimum: :func:`solve_model_scip` (the MILP's
   rounds, reading the model file :func:`write_model` writes), :func:`solve_file_scip`.
-- :mod:`~rlopt.milp.solvers.covering`: the hitting-set MIP of :mod:`rlopt.milp.hitting`
+- :mod:`~rlopt.milp.solvers.covering`: the hitting-set MIP of :mod:`rlopt.milp.ceilings.hitting`
   through highspy (:class:`HittingMaster`).
 
 The names below are loaded when first used, so ``from rlopt.milp.solvers import

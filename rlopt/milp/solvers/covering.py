@@ -1,4 +1,4 @@
-"""The hitting-set master of :mod:`rlopt.milp.hitting` through highspy: binaries ``y_i``,
+"""The hitting-set master of :mod:`rlopt.milp.ceilings.hitting` through highspy: binaries ``y_i``,
 ``minimise sum y`` subject to ``sum_{i in C} y_i >= 1`` for every set ``C`` added, one
 HiGHS model whose rows are added in place between solves (:class:`HittingMaster`).
 """

@@ -63,10 +63,10 @@ class SolverOptions:
         Cap on rounds of added rows (lazy linkage rows, sb_nc and sb_pd cuts).
     presolve : bool, default=True
         HiGHS's presolve; off for a second opinion on a bound that a verified count
-        contradicts (a block's re-solve, :mod:`rlopt.milp.beside`).
+        contradicts (a block's re-solve, :mod:`rlopt.milp.ceilings.blocks`).
     seed : int, default=0
         HiGHS's random seed. A proof's time varies with it by large factors; the runs
-        that race one family (:mod:`rlopt.milp.race`) each take another. An optimum
+        that race one family (:mod:`rlopt.milp.racing.race`) each take another. An optimum
         never depends on it.
     target : int, default=None
         Records: the run stops as soon as it decides whether some parameter re-identifies

@@ -1,34 +1,13 @@
-"""The worst case of a fully synthetic release: a distance-based membership attack
-(docs/method.md §9).
-
-A fully synthetic record is nobody's, so record linkage does not apply. What an
-intruder can still learn is whether a record they hold was in the generator's
-training file: they call it a member when its nearest synthetic record, under a
-distance of a family, is within a threshold. With records held out of the training
-file as non-members, the attack's advantage is ``TPR - FPR`` (0: the release says
-nothing of membership; 1: it gives every member away). Tools of the field report it
-for one fixed distance (the distance to the closest record, DCR, Euclidean); rlopt
-reports the best distance and threshold of a family, proven or bracketed by the
-parameter-space region search (:mod:`rlopt.milp.membership_regions`) and the MILP
-(:mod:`rlopt.milp.membership`), beside that fixed figure and its chance level.
-
-- :func:`split_release`: a file split into members and held-out records, the members
-  given to a generator of the masking registry (a fully synthetic one);
-- :func:`membership_risk`: the three files in, :class:`MembershipRisk` out: the fixed
-  Euclidean attack and its chance level, the share of synthetic records nearer a member
-  than a held-out record (the DCR test of SDMetrics and SynthEval), and each family's
-  worst case (:class:`FamilyFigure`);
-- :func:`recount`: the attack of one parameter counted in plain numpy at its best
-  threshold, the only source of a lower end;
-- :func:`standardised`: the z-scores of the three files, by their pooled moments.
-"""
+"""The membership attack itself (docs/method.md §9): the three files standardised
+together, each family's search, region search and MILP, the fixed Euclidean attack, and
+:func:`membership_risk`, which runs them and the calibration
+(:mod:`rlopt.risk.membership.calibration`)."""
 
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -36,25 +15,23 @@ import pandas as pd
 from rlopt.data._standardise import DEFAULT_CHUNK_BYTES, Standardisation, chunk_rows
 from rlopt.exceptions import InputError, RecountMismatchError
 from rlopt.families import Distance, get_learned_family
-from rlopt.milp.membership_regions import best_threshold
 from rlopt.milp.solvers.options import Termination
-from rlopt.risk.membership_calibration import (
+from rlopt.risk.membership.calibration import (
     Anchor,
     Fit,
     OutOfSample,
-    PermutationNull,
     check_folds,
     check_permutations,
     cross_fitted,
     permutation_null,
 )
+from rlopt.risk.membership.regions import best_threshold
+from rlopt.risk.membership.result import Attack, FamilyFigure, MembershipRisk
 from rlopt.status import Status
 
 __all__ = [
     "MILP_PAIRS",
-    "Attack",
-    "FamilyFigure",
-    "MembershipRisk",
+    "euclidean",
     "set_aside",
     "split_release",
     "fit",
@@ -72,125 +49,6 @@ above it only the region search bounds the family (a family of more than
 SEARCH_DRAWS = 48
 """Random parameters (Dirichlet, seeded) the search recounts besides the neutral one and
 the simplex's vertices."""
-
-
-@dataclass(frozen=True)
-class Attack:
-    """One distance's attack, recounted: call a record a member when its nearest
-    synthetic record is within ``threshold``; ``units = n_h TP - n_m FP``, so
-    ``advantage = units / (n_m n_h) = TPR - FPR``."""
-
-    family: str
-    params: dict
-    threshold: float
-    units: int
-    tpr: float
-    fpr: float
-    advantage: float
-
-
-@dataclass(frozen=True)
-class FamilyFigure:
-    """A family's worst case: ``lower`` the best verified attack, ``ceiling`` the proven
-    advantage no parameter of the family exceeds, ``status`` ``optimal`` when they meet."""
-
-    family: str
-    lower: Attack
-    ceiling: float
-    status: Status
-    seconds: float
-    source: str  # what proves the ceiling: "regions", "milp", or "none" (the trivial 1)
-    solver: dict = field(default_factory=dict)
-    model: dict = field(default_factory=dict)  # what the builder kept
-
-
-@dataclass(frozen=True)
-class MembershipRisk:
-    """The membership figures of one release. ``fixed`` is the Euclidean distance to
-    the closest record (the DCR other tools use) at its best threshold on the same
-    split; ``dcr_share`` the share of synthetic records whose closest original is a
-    member (about ``n_m / (n_m + n_h)`` when the release does not favour its training
-    records); ``chance`` the fixed attack's advantage that 5 % of random relabellings of
-    the same records as members and held out reach (what the fixed distance finds on this
-    split when the release favours no one); ``families`` each family's worst case;
-    ``worst`` the largest verified advantage and ``upper`` the largest ceiling over them."""
-
-    columns: tuple[str, ...]
-    n_members: int
-    n_holdout: int
-    n_synthetic: int
-    fixed: Attack
-    dcr_share: float
-    chance: float
-    families: dict[str, FamilyFigure]
-    not_started: tuple[str, ...] = ()  # Ctrl-C came before these families
-    out_of_sample: OutOfSample | None = None  # the headline (None: not run, or stopped)
-    null: PermutationNull | None = None
-    anchors: dict[str, Anchor] = field(default_factory=dict)
-    skipped: tuple[str, ...] = ()  # what was asked for but not run, and why
-    stopped: bool = False  # Ctrl-C stopped the calibration (the in-sample figures finished)
-
-    def _repr_html_(self) -> str:
-        """A notebook's view (:mod:`rlopt.report.notebook`)."""
-        from rlopt.report.notebook import membership_html
-
-        return membership_html(self)
-
-    def plot(self):
-        """The advantages as intervals (out of sample, in sample per family, the anchors)."""
-        from rlopt.report.notebook import membership_figure
-
-        return membership_figure(self)
-
-    @property
-    def interrupted(self) -> bool:
-        return self.stopped or self.status == Status.INTERRUPTED
-
-    @property
-    def worst(self) -> Attack:
-        attacks = [self.fixed] + [f.lower for f in self.families.values()]
-        return max(attacks, key=lambda a: a.units)
-
-    @property
-    def upper(self) -> float:
-        """The ceiling of the worst case over the families (1 without a family: no
-        distance but the fixed one was searched)."""
-        if self.not_started:  # a family Ctrl-C kept from starting bounds nothing
-            return 1.0
-        return max((f.ceiling for f in self.families.values()), default=1.0)
-
-    @property
-    def status(self) -> Status:
-        """The in-sample worst case's (a calibration Ctrl-C stopped leaves it as it was)."""
-        if self.not_started or any(f.status == Status.INTERRUPTED for f in self.families.values()):
-            return Status.INTERRUPTED  # Ctrl-C before a family's end
-        # proven when a verified attack meets every family's ceiling (a family still open
-        # below another's optimum changes nothing)
-        return Status.PROVEN if self.families and self.worst.advantage >= self.upper else Status.INTERVAL
-
-    def to_dict(self) -> dict:
-        return {
-            "columns": list(self.columns),
-            "n_members": self.n_members,
-            "n_holdout": self.n_holdout,
-            "n_synthetic": self.n_synthetic,
-            "advantage": self.worst.advantage,
-            "advantage_upper": self.upper,
-            "status": str(self.status),
-            "source": self.worst.family,
-            "not_started": list(self.not_started),
-            "fixed_dcr": asdict(self.fixed),
-            "dcr_share": self.dcr_share,
-            "fixed_dcr_chance": self.chance,
-            "families": {
-                name: asdict(figure) | {"status": str(figure.status)}
-                for name, figure in self.families.items()
-            },
-            "out_of_sample": None if self.out_of_sample is None else self.out_of_sample.to_dict(),
-            "permutation_null": None if self.null is None else self.null.to_dict(),
-            "anchors": {kind: anchor.to_dict() for kind, anchor in self.anchors.items()},
-            "skipped": list(self.skipped),
-        }
 
 
 def split_release(
@@ -337,7 +195,7 @@ def _drawn(family, columns, members, holdout, synthetic, lower: Attack, deadline
 
 REGION_PARAMS = 6
 """Families with at most this many parameters get the region search
-(:mod:`rlopt.milp.membership_regions`) before the MILP."""
+(:mod:`rlopt.risk.membership.regions`) before the MILP."""
 
 REGION_SHARE = 0.8
 """The share of a family's time limit the region search may take when the MILP follows:
@@ -453,7 +311,7 @@ def _status(interrupted: bool, lower: int, ceiling: int, limited: bool) -> Statu
 def _regions(family, columns, members, holdout, synthetic, start: Attack, until, jobs: int):
     """The region search of ``family`` until ``until`` (none: until proven), from ``start``,
     in this process or on ``jobs`` workers."""
-    from rlopt.milp.membership_regions import parallel_region_search, region_search
+    from rlopt.risk.membership.regions import parallel_region_search, region_search
 
     phi_m, _ = family.features(members, synthetic)
     phi_h, _ = family.features(holdout, synthetic)
@@ -554,8 +412,8 @@ def _milp(family, members, holdout, synthetic, lower: Attack | None, options, de
     (a restriction, whose parameter is only a lower end once recounted)."""
     from dataclasses import replace
 
-    from rlopt.milp.membership import build_membership_model
     from rlopt.milp.solvers.mip import solve_model
+    from rlopt.risk.membership.milp import build_membership_model
 
     scale = members.shape[0] * holdout.shape[0]
     at_most = None if lower is None else scale - lower.units
@@ -606,7 +464,7 @@ def membership_risk(
 ) -> MembershipRisk:
     """The worst-case membership attack on ``synthetic`` (generated from ``members``, not
     from ``holdout``), over each family in ``families`` (wm, wm_m, owa), beside the fixed
-    Euclidean one; then its calibration (:mod:`rlopt.risk.membership_calibration`).
+    Euclidean one; then its calibration (:mod:`rlopt.risk.membership.calibration`).
 
     The three files are standardised with the moments of their records together
     (:func:`standardised`). ``time_limit`` is per family; a family stopped by it is an interval.
@@ -635,19 +493,10 @@ def membership_risk(
     level = chance_level(member_d, holdout_d, seed)
     closer = nearest_is_member(zm, zh, zs)
     options = SolverOptions(time_limit=time_limit, threads=threads, seed=seed)
-    figures: dict[str, FamilyFigure] = {}
     head = (columns, len(zm), len(zh), len(zs), fixed, closer, level)
-    limit = "" if time_limit is None else f" (time limit {time_limit:g} s)"
-    for done, name in enumerate(families):
-        say(f"learning {name} on {len(zm)} members, {len(zh)} held out, {len(zs)} synthetic{limit}")
-        family = get_learned_family(name)
-        try:
-            start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
-        except KeyboardInterrupt:  # Ctrl-C before its solve: this family not started either
-            return MembershipRisk(*head, figures, tuple(families[done:]))
-        figures[name] = _solve_family(family, columns, zm, zh, zs, start, options, jobs)
-        if figures[name].status == Status.INTERRUPTED:  # Ctrl-C: what finished, the rest not started
-            return MembershipRisk(*head, figures, tuple(families[done + 1 :]))
+    figures, not_started = _each_family(families, columns, (zm, zh, zs), fixed, options, seed, jobs, say=say)
+    if not_started or any(figure.status == Status.INTERRUPTED for figure in figures.values()):
+        return MembershipRisk(*head, figures, not_started)  # Ctrl-C: what finished
     found = MembershipRisk(*head, figures)
     return _calibrated(
         found, families, raw, (zm, zh, zs), options, seed, jobs, (folds, permutations, anchors), say
@@ -656,7 +505,7 @@ def membership_risk(
 
 def _checked(members, holdout, synthetic, reserve, families, columns, jobs, folds, permutations) -> dict:
     """The files' numeric arrays by role, once every input is checked (one clear error)."""
-    from rlopt.milp.membership import membership_families
+    from rlopt.risk.membership.milp import membership_families
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"jobs={jobs!r}; expected a whole number of worker processes, at least 1")
@@ -790,19 +639,42 @@ def fit(
     fixed = _attack(
         "euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs)
     )
+    figures, not_started = _each_family(families, columns, (zm, zh, zs), fixed, options, seed, jobs, check)
     best, ceiling = fixed, 0.0
-    for name in families:
-        family = get_learned_family(name)
-        # each family from its own search and the fixed attack (in every family), never
-        # from another family's attack: the family's ceiling may be below that one
-        start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
-        figure = _solve_family(family, columns, zm, zh, zs, start, options, jobs, check)
+    for figure in figures.values():
         if figure.status == Status.INTERRUPTED:
             return Fit(best, 1.0, Status.INTERRUPTED)
         best = max(best, figure.lower, key=lambda a: a.units)
         ceiling = max(ceiling, figure.ceiling)
+    if not_started:
+        return Fit(best, 1.0, Status.INTERRUPTED)
     ceiling = max(ceiling, best.advantage) if families else 1.0
     return Fit(best, ceiling, Status.PROVEN if best.advantage >= ceiling else Status.INTERVAL)
+
+
+def _each_family(
+    families, columns, z, fixed: Attack, options, seed: int, jobs: int, check: bool = True, say=None
+) -> tuple[dict[str, FamilyFigure], tuple[str, ...]]:
+    """Each family's figure on the z-scores ``z`` (members, held out, synthetic), and the
+    families a Ctrl-C left not started: in a family's start search (that family too) or
+    in its solve (the families after it; its figure says interrupted). Each family starts
+    from its own search and the fixed attack (in every family), never from another
+    family's attack: the family's ceiling may be below that one."""
+    zm, zh, zs = z
+    limit = "" if options.time_limit is None else f" (time limit {options.time_limit:g} s)"
+    figures: dict[str, FamilyFigure] = {}
+    for done, name in enumerate(families):
+        if say is not None:
+            say(f"learning {name} on {len(zm)} members, {len(zh)} held out, {len(zs)} synthetic{limit}")
+        family = get_learned_family(name)
+        try:
+            start = max(_search(family, columns, zm, zh, zs, seed), fixed, key=lambda a: a.units)
+        except KeyboardInterrupt:
+            return figures, tuple(families[done:])
+        figures[name] = _solve_family(family, columns, zm, zh, zs, start, options, jobs, check)
+        if figures[name].status == Status.INTERRUPTED:
+            return figures, tuple(families[done + 1 :])
+    return figures, ()
 
 
 def distances(attack: Attack, records: np.ndarray, *, columns, zs: np.ndarray) -> np.ndarray:

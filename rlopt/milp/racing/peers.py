@@ -1,4 +1,4 @@
-"""What the runs racing on one pair tell each other (:mod:`rlopt.milp.race`).
+"""What the runs racing on one pair tell each other (:mod:`rlopt.milp.racing.race`).
 
 Every run of a race (several families side by side, several seeds of one family) owns one
 :class:`Peers` on a shared folder. It publishes its interval as it narrows: its verified

@@ -432,7 +432,7 @@ def block_companion(za, zb, family, margin, tol, deadline, offered, parent, send
     """The hitting-set search on random blocks of the records (``seed``: the partition's;
     the runs racing one family each take another), one after another,
     each given an equal share of the time left: a forked process beside a run's solve
-    (:class:`rlopt.milp.regions.Companion`'s ``target``). Reports the blocks' sum after
+    (:class:`rlopt.milp.ceilings.regions.Companion`'s ``target``). Reports the blocks' sum after
     each block: a ceiling of the file, since a block's records are linked against every
     original and every record is in one block."""
     import signal

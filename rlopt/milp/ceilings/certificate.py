@@ -11,7 +11,7 @@ produced each end.
 The block ceilings' nouns live here too (:class:`BlockOptions`, what a user chooses;
 :class:`BlockBound` and :class:`BlockCeiling`, the certificate a result carries;
 :func:`describe_blocks`): the report and the CLI render them without loading the solver
-(this module imports no Pyomo). The blocks themselves run in :mod:`rlopt.milp.beside`.
+(this module imports no Pyomo). The blocks themselves run in :mod:`rlopt.milp.ceilings.blocks`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ __all__ = [
 
 
 REGION_SEARCH = "parameter-space branch and bound"
-"""The label of what :mod:`rlopt.milp.regions` finds or proves."""
+"""The label of what :mod:`rlopt.milp.ceilings.regions` finds or proves."""
 
 SEARCH_NAMES = {"surrogate": "surrogate ascent", "line_search": "line search", "greedy_add": "greedy add"}
 

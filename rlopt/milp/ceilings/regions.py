@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from rlopt.families import LearnedFamily
-from rlopt.milp.certificate import REGION_SEARCH
+from rlopt.milp.ceilings.certificate import REGION_SEARCH
 from rlopt.milp.margins import PairMargins
 from rlopt.processes import die_with_parent, interrupts_held
 
@@ -425,7 +425,7 @@ class Companion:
     """A search in a forked process beside the caller's MILP (``deadline`` a
     ``time.perf_counter()`` value, shared by fork): by default this module's branch and
     bound; ``target`` another search with :func:`_companion`'s signature and messages
-    (:func:`rlopt.milp.hitting.block_companion`), ``label`` its name in a certificate and
+    (:func:`rlopt.milp.ceilings.hitting.block_companion`), ``label`` its name in a certificate and
     ``key`` in a result's solver figures. :meth:`offer` passes it verified counts found
     elsewhere; :meth:`poll` returns its reports ``(upper, count, theta)`` as they arrive
     (``count`` and ``theta`` are its own: recount before trusting them)."""

@@ -7,7 +7,7 @@ proven family frees starts another run of a family still open, with another HiGH
 (:attr:`~rlopt.milp.solvers.options.SolverOptions.seed`) and the time left to that
 family's limit. A branch and bound's time varies with its seed by large factors, and the
 runs of one family tell each other their ceilings and parameters as they go
-(:mod:`rlopt.milp.peers`): the first to meet the others' ends stops them all.
+(:mod:`rlopt.milp.racing.peers`): the first to meet the others' ends stops them all.
 
 :func:`combine` makes a family's figure of its runs: the best verified lower end (each run
 recounted its own parameter), the lowest ceiling (each run's bound is proven on an exact
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from rlopt.data import LinkageData
 from rlopt.exceptions import InputError, RecountMismatchError, SolverError
 from rlopt.families import Distance, LearnedFamily, get_learned_family
-from rlopt.milp.peers import Peers, read_states
+from rlopt.milp.racing.peers import Peers, read_states
 from rlopt.milp.solvers.options import SolverOptions
 from rlopt.results import LearnResult
 from rlopt.status import Status
@@ -108,9 +108,9 @@ def _learn_one(
     """One run of a race, in a worker (module level: it pickles). ``settings``: the
     other arguments of :func:`~rlopt.milp.pipeline.learn` (reductions, searches, ...);
     ``first``: the family's first run (the others leave out what the first does alone)."""
+    from rlopt.milp.ceilings.regions import supports
     from rlopt.milp.pipeline import learn
     from rlopt.milp.reductions import Searches
-    from rlopt.milp.regions import supports
 
     run = _run_name(family.name, options.seed)
     if not first:  # the first run's export, and its parameter-space branch and bound (deterministic)
