@@ -156,6 +156,9 @@ def main() -> None:
             print(figures, flush=True)
             rows.append(figures)
             record("bench_membership", figures)
+            if result.interrupted:  # Ctrl-C: the row of what finished is kept, no next generator
+                print(pd.DataFrame(rows).to_string(index=False))
+                raise SystemExit(130)
     print(pd.DataFrame(rows).to_string(index=False))
 
 

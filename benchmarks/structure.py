@@ -13,9 +13,9 @@ For the ``rlopt`` of ``TREE`` (default: this checkout; a tree of a commit:
   followed into every rlopt function that receives it, or receives what a followed
   function returned (a tuple's items and an object's attributes too). The modules of
   those calls, in order, with repeats in a row merged, are the walk: its length
-  (visits), its distinct modules (places), the calls from a module of a lower layer of
-  ARCHITECTURE.md into a higher one (up), and the ``linkage`` -> ``data`` -> ``linkage``
-  round trips.
+  (visits), its distinct modules (places), the calls from a module of a lower layer
+  into a higher one (up; the layers, front doors highest, are :data:`LAYERS`), and the
+  ``linkage`` -> ``data`` -> ``linkage`` round trips.
 
 Nothing is timed; the figures depend on the code only.
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -122,14 +123,17 @@ def walk(root: Path) -> list[tuple[str, str]]:
         capture_output=True,
         text=True,
         check=True,
-        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        cwd=root,  # ``python -c`` puts its folder first: the tree's own rlopt
+        env={**os.environ, "PYTHONPATH": str(root)},
     )
     return [(caller, call.rsplit(".", 1)[0]) for caller, call in json.loads(done.stdout)]
 
 
 LAYERS = {"cli": 5, "app": 5, "report": 5, "risk": 4, "experiments": 4, "integral": 4, "learn": 3, "milp": 2}
 LAYERS |= {"linkage": 1, "attacks": 1}
-"""ARCHITECTURE.md's layers, front doors highest; the rest (families, data, results, ...) 0."""
+"""The layers data flows down through: front doors (cli, app, report), workflows (risk,
+experiments, integral), the estimator (learn), the proof (milp), linkage and attacks; the
+rest (families, masking, models, data, results, ...) 0."""
 
 
 def _layer(module: str) -> int:

@@ -141,7 +141,7 @@ def dump_dom(page, tmp_path) -> str:
     ).stdout  # fmt: skip
 
 
-class UntilABlockIsProven:
+class UntilTheBlocksLowerTheCeiling:
     """A run's MILP solve (``solve``, a collaborator) that ends as its time limit would
     once the blocks beside it have lowered the run's ceiling: a test waits
     for that event, and the run's long time limit is only its outer timeout (the blocks'
@@ -153,13 +153,13 @@ class UntilABlockIsProven:
         import rlopt.milp.beside as beside
         from rlopt.milp.ceilings.certificate import BLOCK_CEILINGS
 
-        self.proven = False
+        self.lowered = False
         heard = beside._blocks_heard
 
         def blocks_heard(run):
             closed = heard(run)
             if run.certificate.upper_source == BLOCK_CEILINGS:  # the blocks lowered the ceiling
-                self.proven = True
+                self.lowered = True
             return closed
 
         monkeypatch.setattr(beside, "_blocks_heard", blocks_heard)
@@ -174,7 +174,7 @@ class UntilABlockIsProven:
 
         def stop() -> bool:
             closed.append(stop_when is not None and stop_when())
-            return closed[-1] or self.proven
+            return closed[-1] or self.lowered
 
         solved = solve_model(model, options, stop_when=stop, **kwargs)
         if solved.termination == Termination.STOPPED and not any(closed):  # stopped here, not by a proof

@@ -74,7 +74,10 @@ def link(
     scheduler: Scheduler = None,
     progress: Annotated[
         bool | None,
-        typer.Option("--progress/--no-progress", help="progress bar on stderr (default: on a terminal)"),
+        typer.Option(
+            "--progress/--no-progress",
+            help="progress on stderr: a bar on a terminal (the default there), a line per tenth in a log",
+        ),
     ] = None,
 ) -> None:
     """Link each masked record to its nearest original and count the correct links.

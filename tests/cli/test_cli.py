@@ -356,21 +356,22 @@ def test_learn_with_blocks_writes_their_certificate(tmp_path, monkeypatch, capsy
 
 def test_risk_with_blocks_reports_their_ceiling_in_the_json_and_the_report(tmp_path, monkeypatch, capsys):
     import rlopt.milp.pipeline as pipeline
-    from tests._helpers import UntilABlockIsProven, noisy_file, run_main
+    from tests._helpers import UntilTheBlocksLowerTheCeiling, noisy_file, run_main
 
     monkeypatch.chdir(tmp_path)
     original, masked = noisy_file(3, 60, 4, scale=(0.8, 1.0, 1.2, 1.5))  # sb: not proven in 20 s
     original.to_csv("a.csv", index=False)
     masked.to_csv("b.csv", index=False)
-    # the solve ends once a block of 6 is proven (well under a second once its worker has
-    # started; the workers' start is slow on a loaded machine): the limit is an outer timeout
-    until = UntilABlockIsProven(monkeypatch)
+    # the solve ends once the blocks of 6 lower the ceiling (each proven well under a second
+    # once its worker has started; the workers' start is slow on a loaded machine): the
+    # limit is an outer timeout
+    until = UntilTheBlocksLowerTheCeiling(monkeypatch)
     monkeypatch.setitem(
         pipeline.learn.__kwdefaults__, "collaborators", pipeline.Collaborators(solve=until.solve)
     )
-    args = ["risk", "a.csv", "b.csv", "--families", "sb", "--folds", "0", "--time-limit", "300"]
+    args = ["risk", "a.csv", "b.csv", "--families", "sb", "--folds", "0", "--time-limit", "120"]
     args += ["--blocks", "6", "--jobs", "2", "--json", "r.json", "--report", "r.html"]
-    assert run_main(args) == 0 and until.proven
+    assert run_main(args) == 0 and until.lowered
     figures = json.loads((tmp_path / "r.json").read_text())
     (row,) = figures["families"]
     blocks = row["blocks"]

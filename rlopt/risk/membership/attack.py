@@ -634,7 +634,8 @@ def fit(
 ) -> Fit:
     """The in-sample search on z-scores already standardised: the best verified attack
     over ``families`` and the fixed Euclidean distance, and the largest ceiling
-    (``check``: the MILP re-proves a region search's proof)."""
+    (``check``: the MILP re-proves a region search's proof). A Ctrl-C in a family's
+    search or solve returns an interrupted :class:`Fit`, not an exception."""
     distance = euclidean(columns)
     fixed = _attack(
         "euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs)

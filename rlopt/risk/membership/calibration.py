@@ -19,7 +19,7 @@ choice itself: an ideal generator reads about 0.2 on 300 records. Three figures 
   :func:`rlopt.risk.membership.membership_risk`).
 
 It computes statistics of splits; the search it calls is passed in (``learn``), so
-that it imports nothing of :mod:`rlopt.risk.membership`.
+that it imports nothing of :mod:`rlopt.risk.membership.attack`.
 
 The out-of-fold calls never read a fold's labels: the fold's records enter only the
 pooled standardisation, which reads values, not labels.
