@@ -487,17 +487,16 @@ def membership_risk(
     columns = tuple(map(str, columns or synthetic.columns))
     raw = _checked(members, holdout, synthetic, reserve, families, columns, jobs, folds, permutations)
     zm, zh, zs = standardised(raw["members"], raw["held-out"], raw["synthetic"])
-    distance = euclidean(columns)
-    member_d, holdout_d = nearest(distance, zm, zs), nearest(distance, zh, zs)  # one count, two figures
-    fixed = _attack("euclidean", {"family": "euclidean"}, member_d, holdout_d)
+    fixed, (member_d, holdout_d) = _fixed(columns, zm, zh, zs)  # one count, two figures
     level = chance_level(member_d, holdout_d, seed)
     closer = nearest_is_member(zm, zh, zs)
     options = SolverOptions(time_limit=time_limit, threads=threads, seed=seed)
     head = (columns, len(zm), len(zh), len(zs), fixed, closer, level)
-    figures, not_started = _each_family(families, columns, (zm, zh, zs), fixed, options, seed, jobs, say=say)
-    if not_started or any(figure.status == Status.INTERRUPTED for figure in figures.values()):
-        return MembershipRisk(*head, figures, not_started)  # Ctrl-C: what finished
-    found = MembershipRisk(*head, figures)
+    found = MembershipRisk(
+        *head, *_each_family(families, columns, (zm, zh, zs), fixed, options, seed, jobs, say=say)
+    )
+    if found.interrupted:  # Ctrl-C: what finished
+        return found
     return _calibrated(
         found, families, raw, (zm, zh, zs), options, seed, jobs, (folds, permutations, anchors), say
     )
@@ -636,21 +635,21 @@ def fit(
     over ``families`` and the fixed Euclidean distance, and the largest ceiling
     (``check``: the MILP re-proves a region search's proof). A Ctrl-C in a family's
     search or solve returns an interrupted :class:`Fit`, not an exception."""
-    distance = euclidean(columns)
-    fixed = _attack(
-        "euclidean", {"family": "euclidean"}, nearest(distance, zm, zs), nearest(distance, zh, zs)
-    )
+    fixed, _ = _fixed(columns, zm, zh, zs)
     figures, not_started = _each_family(families, columns, (zm, zh, zs), fixed, options, seed, jobs, check)
-    best, ceiling = fixed, 0.0
-    for figure in figures.values():
-        if figure.status == Status.INTERRUPTED:
-            return Fit(best, 1.0, Status.INTERRUPTED)
-        best = max(best, figure.lower, key=lambda a: a.units)
-        ceiling = max(ceiling, figure.ceiling)
-    if not_started:
+    best = max([fixed, *(figure.lower for figure in figures.values())], key=lambda a: a.units)
+    if not_started or any(figure.status == Status.INTERRUPTED for figure in figures.values()):
         return Fit(best, 1.0, Status.INTERRUPTED)
-    ceiling = max(ceiling, best.advantage) if families else 1.0
+    ceiling = max([best.advantage, *(figure.ceiling for figure in figures.values())]) if families else 1.0
     return Fit(best, ceiling, Status.PROVEN if best.advantage >= ceiling else Status.INTERVAL)
+
+
+def _fixed(columns, zm, zh, zs) -> tuple[Attack, tuple[np.ndarray, np.ndarray]]:
+    """The fixed Euclidean attack (DCR), and the members' and held-out records' distances
+    to their nearest synthetic records it counts."""
+    distance = euclidean(columns)
+    member_d, holdout_d = nearest(distance, zm, zs), nearest(distance, zh, zs)
+    return _attack("euclidean", {"family": "euclidean"}, member_d, holdout_d), (member_d, holdout_d)
 
 
 def _each_family(
