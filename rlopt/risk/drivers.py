@@ -177,6 +177,8 @@ them costs little, so the drop ranking and the weights can rank them apart."""
 def correlated_notes(data) -> list[str]:
     """One note per group of numeric attributes correlated at :data:`CORRELATED` or more
     in the original file (groups: linked by such pairs), with the largest ``|r|``."""
+    from scipy.sparse.csgraph import connected_components
+
     numeric = data.numeric_columns
     if len(numeric) < 2:
         return []
@@ -184,18 +186,10 @@ def correlated_notes(data) -> list[str]:
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.corrcoef(values, rowvar=False)
     linked = np.nan_to_num(np.abs(r)) >= CORRELATED
-    group = list(range(len(numeric)))  # union-find over the linked pairs
-
-    def root(i: int) -> int:
-        while group[i] != i:
-            i = group[i]
-        return i
-
-    for i, j in zip(*np.nonzero(np.triu(linked, 1)), strict=True):
-        group[root(int(i))] = root(int(j))
+    _, group = connected_components(linked, directed=False)  # linked by such pairs
     notes = []
-    for head in sorted({root(i) for i in range(len(numeric))}):
-        members = [i for i in range(len(numeric)) if root(i) == head]
+    for head in np.unique(group):
+        members = np.flatnonzero(group == head).tolist()
         if len(members) > 1:
             names = [data.columns[numeric[i]] for i in members]
             strongest = max(abs(r[i, j]) for i in members for j in members if i < j)
